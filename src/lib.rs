@@ -1,0 +1,27 @@
+//! shforge: generate the portable shell runtime that AI coding-agent
+//! harnesses run under inside task sandboxes.
+//!
+//! * [`quote`] — every value becomes exactly one shell word; code is a
+//!   separate type.
+//! * [`lex`] and [`dialect`] — the static guard that keeps a script inside
+//!   `posix` or `bash` (3.2).
+//! * [`template_lint`] — where `{{ }}` may stand in a shell template.
+//! * [`catalog`] and [`generate`] — the scripts, and writing/checking
+//!   `generated/`.
+//! * [`params`] — `shell_assignments`, the parameter files the runner sources.
+
+pub mod catalog;
+pub mod dialect;
+pub mod generate;
+pub mod host;
+pub mod installer;
+pub mod lex;
+pub mod musl;
+pub mod params;
+pub mod quote;
+pub mod scripts;
+pub mod template_lint;
+
+// Lets `askama.toml` name the escaper as `::shforge::quote::ShEscaper`, a path
+// that resolves both inside this crate and in its tests and users.
+extern crate self as shforge;

@@ -1,0 +1,159 @@
+//! The `shforge` command line.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use clap::{Parser, Subcommand};
+
+use shforge::catalog::catalog;
+use shforge::dialect::{self, Dialect};
+use shforge::generate;
+use shforge::params;
+
+/// Generate the portable shell runtime for coding-agent harnesses.
+#[derive(Parser)]
+#[command(name = "shforge", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write every script and manifest.json.
+    Generate {
+        /// Output directory.
+        #[arg(long, default_value = "generated")]
+        out: PathBuf,
+    },
+    /// Exit 1, with a diff per stale file, when DIR differs from a fresh generation.
+    Check {
+        /// Directory to check.
+        #[arg(long, default_value = "generated")]
+        out: PathBuf,
+    },
+    /// Print the catalog: name, dialect, purpose.
+    List,
+    /// Run the dialect guard on scripts.
+    Lint {
+        /// posix or bash (bash = bash 3.2 and later).
+        #[arg(long)]
+        dialect: Dialect,
+        /// Scripts to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Turn a JSON object of strings and string arrays into a parameter file.
+    Params {
+        /// JSON file, or - for standard input (the default).
+        file: Option<PathBuf>,
+    },
+}
+
+/// Bad input from the user: printed as one line, exit 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Usage(String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            let code = if err.downcast_ref::<Usage>().is_some() {
+                2
+            } else {
+                1
+            };
+            eprintln!("shforge: {err:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<u8> {
+    match command {
+        Command::Generate { out } => {
+            let outputs = generate::render_all(&catalog())?;
+            generate::write_dir(&out, &outputs)
+                .with_context(|| format!("writing {}", out.display()))?;
+            eprintln!(
+                "shforge: wrote {} scripts and {} to {}",
+                outputs.len(),
+                generate::MANIFEST,
+                out.display()
+            );
+            Ok(0)
+        }
+        Command::Check { out } => {
+            let outputs = generate::render_all(&catalog())?;
+            let report = generate::check_dir(&out, &outputs)?;
+            for (path, diff) in &report.stale {
+                println!("stale: {path}");
+                print!("{diff}");
+            }
+            for path in &report.missing {
+                println!("missing: {path}");
+            }
+            for path in &report.extra {
+                println!("extra: {path}");
+            }
+            if report.is_clean() {
+                Ok(0)
+            } else {
+                eprintln!(
+                    "shforge: {} is out of date: run `shforge generate`",
+                    out.display()
+                );
+                Ok(1)
+            }
+        }
+        Command::List => {
+            for e in catalog() {
+                println!("{}\t{}\t{}", e.path, e.dialect, e.purpose);
+            }
+            Ok(0)
+        }
+        Command::Lint { dialect, files } => lint(dialect, &files),
+        Command::Params { file } => {
+            let json = read_input(file.as_deref())?;
+            match params::shell_assignments(&json) {
+                Ok(raw) => {
+                    print!("{raw}");
+                    Ok(0)
+                }
+                Err(e) => Err(Usage(e.to_string()).into()),
+            }
+        }
+    }
+}
+
+fn lint(dialect: Dialect, files: &[PathBuf]) -> Result<u8> {
+    let mut clean = true;
+    for file in files {
+        let text = std::fs::read(file)
+            .map_err(|e| Usage(format!("cannot read {}: {e}", file.display())))?;
+        let text = String::from_utf8_lossy(&text);
+        for f in dialect::check(&text, dialect) {
+            clean = false;
+            println!("{}", f.render(&file.display().to_string()));
+        }
+    }
+    Ok(if clean { 0 } else { 1 })
+}
+
+fn read_input(file: Option<&Path>) -> Result<String> {
+    let mut s = String::new();
+    match file {
+        None => std::io::stdin().read_to_string(&mut s).map(drop),
+        Some(p) if p == Path::new("-") => std::io::stdin().read_to_string(&mut s).map(drop),
+        Some(p) => std::fs::read_to_string(p).map(|t| s = t),
+    }
+    .map_err(|e| {
+        let what = file.map_or("standard input".into(), |p| p.display().to_string());
+        Usage(format!("cannot read {what}: {e}"))
+    })?;
+    Ok(s)
+}
