@@ -556,7 +556,7 @@ pub static RULES: &[Rule] = &[
         "bash32-empty-array-nounset",
         BothUnderNounset,
         Target::Code,
-        r#"(?:^|[^+])"?\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}"#,
+        r#"(?:^|[^+"])\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}|(?:^|[^+])"\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}"#,
         "\"${a[@]}\" under set -u",
         "bash before 4.4 treats an empty array as unset",
         "${a[@]+\"${a[@]}\"}"

@@ -1,0 +1,174 @@
+//! generated/ is exactly what `shforge generate` writes; `check` reports
+//! stale, missing and extra files; output is deterministic.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+fn shforge(args: &[&str], dir: &Path) -> std::process::Output {
+    let mut c = Command::new(common::shforge());
+    c.args(args).arg("--out").arg(dir);
+    common::run(c)
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn golden_generated_dir_is_fresh() {
+    let outputs =
+        shforge::generate::render_all(&shforge::catalog::catalog()).expect("catalog renders");
+    let report = shforge::generate::check_dir(&common::root().join("generated"), &outputs).unwrap();
+    assert!(
+        report.is_clean(),
+        "generated/ is stale: run `cargo run -- generate`\n{:?} missing {:?} extra {:?}",
+        report.stale.iter().map(|s| &s.0).collect::<Vec<_>>(),
+        report.missing,
+        report.extra
+    );
+}
+
+#[test]
+fn generation_is_deterministic_and_headed() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    assert!(shforge(&["generate"], a.path()).status.success());
+    assert!(shforge(&["generate"], b.path()).status.success());
+    let catalog = shforge::catalog::catalog();
+    for e in &catalog {
+        let x = fs::read(a.path().join(&e.path)).unwrap();
+        let y = fs::read(b.path().join(&e.path)).unwrap();
+        assert_eq!(x, y, "{} differs between runs", e.path);
+        let text = String::from_utf8(x).unwrap();
+        let mut lines = text.lines();
+        assert!(
+            lines.next().unwrap().starts_with("#!"),
+            "{}: no shebang",
+            e.path
+        );
+        let header = lines.next().unwrap();
+        assert!(
+            header.contains(&format!("templates/{}", e.template))
+                && header.contains("shforge generate"),
+            "{}: header {header:?}",
+            e.path
+        );
+        assert!(
+            !text.contains(a.path().to_str().unwrap()),
+            "{}: absolute path leaked",
+            e.path
+        );
+    }
+    assert_eq!(
+        fs::read(a.path().join("manifest.json")).unwrap(),
+        fs::read(b.path().join("manifest.json")).unwrap()
+    );
+}
+
+#[test]
+fn manifest_lists_file_dialect_and_sha256() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(shforge(&["generate"], dir.path()).status.success());
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.path().join("manifest.json")).unwrap())
+            .unwrap();
+    let files = manifest["files"].as_array().unwrap();
+    assert_eq!(files.len(), shforge::catalog::catalog().len());
+    for f in files {
+        let path = f["file"].as_str().unwrap();
+        let content = fs::read(dir.path().join(path)).unwrap();
+        let out = common::run({
+            let mut c = Command::new("sha256sum");
+            c.arg(dir.path().join(path));
+            c
+        });
+        let want = stdout(&out).split_whitespace().next().unwrap().to_owned();
+        assert_eq!(f["sha256"].as_str().unwrap(), want, "{path}");
+        assert!(matches!(f["dialect"].as_str(), Some("posix" | "bash")));
+        assert!(!content.is_empty());
+    }
+}
+
+/// A scratch output dir holding a fresh generation, plus one script to edit
+/// (check needs at least one file besides the manifest to go stale).
+fn fresh_with_script() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(shforge(&["generate"], dir.path()).status.success());
+    dir
+}
+
+#[test]
+fn check_reports_stale_missing_and_extra_files() {
+    let dir = fresh_with_script();
+    let ok = shforge(&["check"], dir.path());
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+
+    // Edit: the manifest always exists, so edit it (and a script when there is one).
+    let target = shforge::catalog::catalog()
+        .first()
+        .map_or("manifest.json".to_owned(), |e| e.path.clone());
+    let path = dir.path().join(&target);
+    let mut text = fs::read_to_string(&path).unwrap();
+    text = text.replacen('\n', "\nHAND EDIT\n", 1);
+    fs::write(&path, &text).unwrap();
+    let out = shforge(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let s = stdout(&out);
+    assert!(s.contains(&format!("stale: {target}")), "{s}");
+    assert!(s.contains("-HAND EDIT"), "diff must show the edit: {s}");
+    assert!(s.contains(&format!("--- a/{target}")), "{s}");
+
+    // Missing and extra.
+    let dir = fresh_with_script();
+    fs::remove_file(dir.path().join(&target)).unwrap();
+    fs::create_dir_all(dir.path().join("sub")).unwrap();
+    fs::write(dir.path().join("sub/extra.sh"), "#!/bin/sh\n").unwrap();
+    let out = shforge(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let s = stdout(&out);
+    assert!(s.contains(&format!("missing: {target}")), "{s}");
+    assert!(s.contains("extra: sub/extra.sh"), "{s}");
+}
+
+#[test]
+fn generate_removes_only_files_its_old_manifest_listed() {
+    let dir = fresh_with_script();
+    fs::write(dir.path().join("user-file.txt"), "mine").unwrap();
+    let old = r#"{"files":[{"file":"retired.sh","dialect":"posix","sha256":"x"},{"file":"../escape.sh","dialect":"posix","sha256":"x"}]}"#;
+    fs::write(dir.path().join("manifest.json"), old).unwrap();
+    fs::write(dir.path().join("retired.sh"), "#!/bin/sh\n").unwrap();
+    let outside = dir.path().parent().unwrap().join("escape.sh");
+    let _ = fs::write(&outside, "keep");
+    assert!(shforge(&["generate"], dir.path()).status.success());
+    assert!(!dir.path().join("retired.sh").exists());
+    assert!(dir.path().join("user-file.txt").exists());
+    assert!(
+        outside.exists(),
+        "generate must never follow a manifest outside DIR"
+    );
+    let _ = fs::remove_file(outside);
+}
+
+#[test]
+fn list_prints_every_entry() {
+    let out = common::run({
+        let mut c = Command::new(common::shforge());
+        c.arg("list");
+        c
+    });
+    assert!(out.status.success());
+    let s = stdout(&out);
+    let catalog = shforge::catalog::catalog();
+    assert_eq!(s.lines().count(), catalog.len());
+    for e in catalog {
+        assert!(s.contains(&format!("{}\t{}\t", e.path, e.dialect)), "{s}");
+    }
+}

@@ -1,0 +1,25 @@
+//! The shell matrix itself: every shell found runs a trivial POSIX script,
+//! and the run says which shells it used (fails under
+//! SHFORGE_REQUIRE_SHELLS=1 when one is missing).
+
+mod common;
+
+#[test]
+fn every_shell_of_the_matrix_runs() {
+    let shells = common::posix_shells();
+    assert!(!shells.is_empty(), "no shell found at all");
+    for shell in &shells {
+        let out = common::run(shell.command_c("x='a b'; set -- $x; printf '%s:%s' \"$#\" \"$2\""));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "2:b",
+            "{}",
+            shell.name
+        );
+    }
+    for bash in common::bashes() {
+        let out = common::run(bash.command_c("a=(x y); printf '%s' \"${#a[@]}\""));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "2", "{}", bash.name);
+    }
+    common::report("every_shell_of_the_matrix_runs", &shells);
+}

@@ -1,0 +1,58 @@
+//! Every generated script passes the real shellcheck for its dialect with no
+//! findings, and every disable comment carries a reason on the same line.
+
+mod common;
+
+use std::process::Command;
+
+#[test]
+fn generated_scripts_are_shellcheck_clean() {
+    let have = Command::new("shellcheck")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        if std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1") {
+            panic!("shellcheck is not installed (SHFORGE_REQUIRE_SHELLS=1)");
+        }
+        common::loud("SKIPPING shellcheck test: shellcheck not installed");
+        return;
+    }
+    let dir = common::root().join("generated");
+    let catalog = shforge::catalog::catalog();
+    for e in &catalog {
+        let path = dir.join(&e.path);
+        let shell = match e.dialect {
+            shforge::dialect::Dialect::Posix => "sh",
+            shforge::dialect::Dialect::Bash => "bash",
+        };
+        let mut c = Command::new("shellcheck");
+        c.args(["--shell", shell, "--severity", "style"]).arg(&path);
+        let out = common::run(c);
+        assert!(
+            out.status.success(),
+            "shellcheck finds issues in {}:\n{}",
+            e.path,
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if let Some(rest) = line.split("shellcheck disable=").nth(1) {
+                let reason = rest
+                    .split_once(' ')
+                    .map(|(_, r)| r.trim_start_matches(['#', ' ']))
+                    .unwrap_or("");
+                assert!(
+                    !reason.trim().is_empty(),
+                    "{}:{}: disable without a reason",
+                    e.path,
+                    n + 1
+                );
+            }
+        }
+    }
+    common::loud(&format!(
+        "shellcheck: {} generated scripts clean",
+        catalog.len()
+    ));
+}
