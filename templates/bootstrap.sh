@@ -108,7 +108,7 @@ musl_soname() {
 detect_package_manager() {
     pm=
     for _dpm_name in $PACKAGE_MANAGERS; do
-        if command -v "$_dpm_name" >/dev/null 2>&1; then
+        if on_path "$_dpm_name"; then
             pm=$_dpm_name
             return 0
         fi
@@ -146,12 +146,30 @@ install_packages() {
 
 # ---- --need ----------------------------------------------------------------
 
+# on_path CMD: succeeds when an executable file CMD is in a PATH directory.
+# Not `command -v`: that also accepts builtins, functions and busybox's
+# in-shell applets, which the programs started later cannot run. An empty
+# PATH entry means the current directory, as for execvp.
+on_path() {
+    _op_rest=$PATH
+    while :; do
+        _op_dir=${_op_rest%%:*}
+        if [ -f "${_op_dir:-.}/$1" ] && [ -x "${_op_dir:-.}/$1" ]; then
+            return 0
+        fi
+        case $_op_rest in
+            *:*) _op_rest=${_op_rest#*:} ;;
+            *) return 1 ;;
+        esac
+    done
+}
+
 # provide_commands: install the packages of every needed command that is
 # not on PATH, in one package manager call, then check each command again.
 provide_commands() {
     _pc_missing=
     for _pc_cmd in $needs; do
-        command -v "$_pc_cmd" >/dev/null 2>&1 || list_add _pc_missing "$_pc_cmd"
+        on_path "$_pc_cmd" || list_add _pc_missing "$_pc_cmd"
     done
     [ -n "$_pc_missing" ] || return 0
 
@@ -174,7 +192,7 @@ provide_commands() {
 
     _pc_failed=
     for _pc_cmd in $_pc_missing; do
-        if ! command -v "$_pc_cmd" >/dev/null 2>&1; then
+        if ! on_path "$_pc_cmd"; then
             package_for "$_pc_cmd" "$pm"
             err "cannot provide command $_pc_cmd: $pm did not install it (package $pkg, $pm exit $_pc_status; package managers tried: $pm)"
             _pc_failed=1
@@ -201,7 +219,7 @@ provide_musl_libs() {
     done
     [ -n "$_pml_missing" ] || return 0
 
-    if ! command -v apk >/dev/null 2>&1; then
+    if ! on_path apk; then
         for _pml_lib in $_pml_missing; do
             musl_soname "$_pml_lib"
             err "cannot provide musl library $_pml_lib ($soname): apk not found (package managers tried: apk)"
