@@ -100,16 +100,7 @@ package_for() {
                 zypper) pkg=procps ;;
             esac
             ;;
-        sha256sum)
-            case $2 in
-                apk) pkg=coreutils ;;
-                apt-get) pkg=coreutils ;;
-                dnf) pkg=coreutils ;;
-                microdnf) pkg=coreutils ;;
-                yum) pkg=coreutils ;;
-                zypper) pkg=coreutils ;;
-            esac
-            ;;
+        sha256sum) pkg=coreutils ;;
         flock)
             case $2 in
                 apt-get) pkg=util-linux ;;

@@ -74,6 +74,9 @@ package_for() {
     pkg=$1
     case $1 in
 {%- for arm in package_arms %}
+{%- if let Some(all) = arm.all %}
+        {{ arm.command }}) pkg={{ all }} ;;
+{%- else %}
         {{ arm.command }})
             case $2 in
 {%- for row in arm.rows %}
@@ -81,6 +84,7 @@ package_for() {
 {%- endfor %}
             esac
             ;;
+{%- endif %}
 {%- endfor %}
     esac
 }

@@ -86,85 +86,24 @@ const fn row(command: &'static str, packages: [&'static str; 6]) -> CommandPacka
 /// the package of the same name under every manager.
 ///
 /// Columns: apk, apt-get, dnf, microdnf, yum, zypper.
+#[rustfmt::skip]
 pub const PACKAGES: &[CommandPackages] = &[
-    row("bash", ["bash", "bash", "bash", "bash", "bash", "bash"]),
-    row(
-        "python3",
-        [
-            "python3", "python3", "python3", "python3", "python3", "python3",
-        ],
-    ),
-    row("curl", ["curl", "curl", "curl", "curl", "curl", "curl"]),
-    row("wget", ["wget", "wget", "wget", "wget", "wget", "wget"]),
-    row("tar", ["tar", "tar", "tar", "tar", "tar", "tar"]),
-    row("gzip", ["gzip", "gzip", "gzip", "gzip", "gzip", "gzip"]),
-    row("git", ["git", "git", "git", "git", "git", "git"]),
-    row("xz", ["xz", "xz-utils", "xz", "xz", "xz", "xz"]),
-    row(
-        "ps",
-        [
-            "procps",
-            "procps",
-            "procps-ng",
-            "procps-ng",
-            "procps-ng",
-            "procps",
-        ],
-    ),
-    row(
-        "pgrep",
-        [
-            "procps",
-            "procps",
-            "procps-ng",
-            "procps-ng",
-            "procps-ng",
-            "procps",
-        ],
-    ),
-    row(
-        "sha256sum",
-        [
-            "coreutils",
-            "coreutils",
-            "coreutils",
-            "coreutils",
-            "coreutils",
-            "coreutils",
-        ],
-    ),
-    row(
-        "flock",
-        [
-            "flock",
-            "util-linux",
-            "util-linux",
-            "util-linux",
-            "util-linux",
-            "util-linux",
-        ],
-    ),
-    row(
-        "setsid",
-        [
-            "util-linux-misc",
-            "util-linux",
-            "util-linux",
-            "util-linux",
-            "util-linux",
-            "util-linux",
-        ],
-    ),
-    row(
-        "openssl",
-        [
-            "openssl", "openssl", "openssl", "openssl", "openssl", "openssl",
-        ],
-    ),
-    row(
-        "unzip",
-        ["unzip", "unzip", "unzip", "unzip", "unzip", "unzip"],
-    ),
+    //   command       apk                apt-get       dnf           microdnf      yum           zypper
+    row("bash",      ["bash",           "bash",       "bash",       "bash",       "bash",       "bash"]),
+    row("python3",   ["python3",        "python3",    "python3",    "python3",    "python3",    "python3"]),
+    row("curl",      ["curl",           "curl",       "curl",       "curl",       "curl",       "curl"]),
+    row("wget",      ["wget",           "wget",       "wget",       "wget",       "wget",       "wget"]),
+    row("tar",       ["tar",            "tar",        "tar",        "tar",        "tar",        "tar"]),
+    row("gzip",      ["gzip",           "gzip",       "gzip",       "gzip",       "gzip",       "gzip"]),
+    row("git",       ["git",            "git",        "git",        "git",        "git",        "git"]),
+    row("unzip",     ["unzip",          "unzip",      "unzip",      "unzip",      "unzip",      "unzip"]),
+    row("openssl",   ["openssl",        "openssl",    "openssl",    "openssl",    "openssl",    "openssl"]),
+    row("xz",        ["xz",             "xz-utils",   "xz",         "xz",         "xz",         "xz"]),
+    row("ps",        ["procps",         "procps",     "procps-ng",  "procps-ng",  "procps-ng",  "procps"]),
+    row("pgrep",     ["procps",         "procps",     "procps-ng",  "procps-ng",  "procps-ng",  "procps"]),
+    row("sha256sum", ["coreutils",      "coreutils",  "coreutils",  "coreutils",  "coreutils",  "coreutils"]),
+    row("flock",     ["flock",          "util-linux", "util-linux", "util-linux", "util-linux", "util-linux"]),
+    row("setsid",    ["util-linux-misc", "util-linux", "util-linux", "util-linux", "util-linux", "util-linux"]),
 ];
 
 /// The package that provides `command` under `manager`.
@@ -306,7 +245,9 @@ impl BootstrapBuilder {
 pub struct PackageArm {
     /// The command.
     pub command: Value,
-    /// (manager, package) for each manager where they differ.
+    /// The package, when every manager calls it the same.
+    pub all: Option<Value>,
+    /// (manager, package) for each manager where they differ, otherwise.
     pub rows: Vec<PackageRow>,
 }
 
@@ -345,12 +286,19 @@ fn package_arms() -> Result<Vec<PackageArm>, QuoteError> {
                 });
             }
         }
-        if !rows.is_empty() {
-            arms.push(PackageArm {
-                command: Value::new(r.command)?,
-                rows,
-            });
+        if rows.is_empty() {
+            continue;
         }
+        let same = r.packages.iter().all(|p| *p == r.packages[0]);
+        arms.push(PackageArm {
+            command: Value::new(r.command)?,
+            all: if same {
+                Some(Value::new(r.packages[0])?)
+            } else {
+                None
+            },
+            rows: if same { Vec::new() } else { rows },
+        });
     }
     Ok(arms)
 }
