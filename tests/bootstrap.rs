@@ -479,6 +479,19 @@ fn overlapping_dirs_are_refused_with_exit_3() {
                 describe(shell, &out)
             );
         }
+        // A session dir that is a symlink to nothing cannot be resolved.
+        symlink(t.base.join("nowhere"), t.base.join("dangling")).unwrap();
+        let out = t._w.run(
+            shell,
+            &[
+                "--workdir",
+                t.base.join("work dir").to_str().unwrap(),
+                "--session-dir",
+                t.base.join("dangling/s").to_str().unwrap(),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", describe(shell, &out));
+        assert!(text(&out.stderr).contains("symlink to nothing"));
         // The message names the resolved directories, newline and all.
         let out = t._w.run(
             shell,
@@ -869,6 +882,22 @@ fn musl_chroot_installs_exactly_the_missing_libraries() {
                 && !err.contains("libstdc++"),
             "{}",
             describe(shell, &out)
+        );
+    }
+    // A variant with the library baked in asks for it without flags.
+    let variant = BootstrapBuilder::new()
+        .musl_lib("libgcc")
+        .unwrap()
+        .script()
+        .unwrap();
+    fs::write(root.join("bootstrap.sh"), &variant.content).unwrap();
+    for shell in &shells {
+        reset(true, false);
+        let out = in_chroot(root, shell, &[], &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(shell, &out));
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "apk add --no-cache libgcc\n"
         );
     }
     // A name with a byte the path file could split on stays one directory.
