@@ -198,7 +198,7 @@ provide_commands() {
     for _pc_cmd in $_pc_missing; do
         if ! on_path "$_pc_cmd"; then
             package_for "$_pc_cmd" "$pm"
-            err "cannot provide command $_pc_cmd: $pm did not install it (package $pkg, $pm exit $_pc_status; package managers tried: $pm)"
+            err "cannot provide command $_pc_cmd: $pm did not install it (package $pkg, $pm exited with $_pc_status; package managers tried: $pm)"
             _pc_failed=1
         fi
     done
@@ -238,7 +238,7 @@ provide_musl_libs() {
     for _pml_lib in $_pml_missing; do
         musl_soname "$_pml_lib"
         if ! musl_lib_present "$soname"; then
-            err "cannot provide musl library $_pml_lib: $soname is still in no musl library directory (package $pkg, apk exit $_pml_status; package managers tried: apk)"
+            err "cannot provide musl library $_pml_lib: $soname is still in no musl library directory (package $pkg, apk exited with $_pml_status; package managers tried: apk)"
             _pml_failed=1
         fi
     done

@@ -309,7 +309,7 @@ fn exit_4_names_the_command_and_the_managers_tried() {
         expect_status(shell, &out, 4);
         let err = text(&out.stderr);
         assert!(
-            err.contains("cannot provide command bash") && err.contains("apk exit 3"),
+            err.contains("cannot provide command bash") && err.contains("apk exited with 3"),
             "{}",
             describe(shell, &out)
         );
