@@ -1,0 +1,909 @@
+//! generated/bootstrap.sh under every POSIX shell of the matrix and every bash:
+//! fake package managers on a private PATH (tests/fixtures/bootstrap/fakepm),
+//! the overlap check on real directory trees, and, as root, a bash-less
+//! busybox chroot and a musl chroot with a fake apk.
+
+mod common;
+
+use std::fs;
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _, symlink};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{Kind, Shell};
+use shforge::scripts::bootstrap::{BootstrapBuilder, PackageManager};
+
+const MANAGERS: [&str; 6] = ["apk", "apt-get", "dnf", "microdnf", "yum", "zypper"];
+
+fn script() -> PathBuf {
+    common::root().join("generated/bootstrap.sh")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    common::root().join("tests/fixtures/bootstrap").join(name)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn describe(shell: &Shell, out: &Output) -> String {
+    format!(
+        "under {}: status {:?}\nstdout: {}\nstderr: {}",
+        shell.name,
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+/// A private world: `pm/` holds fake package managers, `bin/` what they
+/// install (and what counts as already present), `tools/` the few external
+/// programs the shells need (printf is not a builtin in mksh and posh).
+struct World {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().to_owned();
+        for d in ["pm", "bin", "tools"] {
+            fs::create_dir(root.join(d)).unwrap();
+        }
+        symlink("/usr/bin/printf", root.join("tools/printf")).unwrap();
+        fs::write(root.join("log"), "").unwrap();
+        World { _dir: dir, root }
+    }
+
+    /// Put these fake package managers on the PATH.
+    fn managers(&self, names: &[&str]) {
+        for n in names {
+            symlink(fixture("fakepm"), self.root.join("pm").join(n)).unwrap();
+        }
+    }
+
+    /// A command that is already installed.
+    fn present(&self, cmd: &str) {
+        let p = self.root.join("bin").join(cmd);
+        fs::write(&p, "#!/bin/sh\nexit 0\n").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn provides(&self, lines: &str) {
+        fs::write(self.root.join("provides"), lines).unwrap();
+    }
+
+    fn log(&self) -> String {
+        fs::read_to_string(self.root.join("log")).unwrap()
+    }
+
+    fn clear_log(&self) {
+        fs::write(self.root.join("log"), "").unwrap();
+    }
+
+    fn clear_bin(&self) {
+        fs::remove_dir_all(self.root.join("bin")).unwrap();
+        fs::create_dir(self.root.join("bin")).unwrap();
+    }
+
+    fn command(&self, shell: &Shell, script: &Path, args: &[&str]) -> Command {
+        let mut c = shell.command(script);
+        c.args(args);
+        c.env_clear()
+            .env(
+                "PATH",
+                format!(
+                    "{0}/pm:{0}/bin:{0}/tools",
+                    self.root.to_str().expect("utf-8 temp dir")
+                ),
+            )
+            .env("FAKEPM_LOG", self.root.join("log"))
+            .env("FAKEPM_BIN", self.root.join("bin"))
+            .env("FAKEPM_PROVIDES", self.root.join("provides"))
+            .current_dir(&self.root);
+        c
+    }
+
+    fn run(&self, shell: &Shell, args: &[&str]) -> Output {
+        common::run(self.command(shell, &script(), args))
+    }
+}
+
+fn expect_status(shell: &Shell, out: &Output, code: i32) {
+    assert_eq!(out.status.code(), Some(code), "{}", describe(shell, out));
+}
+
+#[test]
+fn nothing_missing_runs_no_package_manager() {
+    let shells = common::posix_shells();
+    for shell in &shells {
+        let w = World::new();
+        w.managers(&MANAGERS);
+        w.present("bash");
+        w.present("python3");
+        // Not musl here: --musl-lib must not install anything either.
+        let out = w.run(
+            shell,
+            &[
+                "--need",
+                "bash",
+                "--need=python3",
+                "--need",
+                "printf",
+                "--musl-lib",
+                "libstdc++",
+                "--musl-lib=libgcc",
+            ],
+        );
+        expect_status(shell, &out, 0);
+        assert_eq!(
+            w.log(),
+            "",
+            "a package manager ran {}",
+            describe(shell, &out)
+        );
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{}",
+            describe(shell, &out)
+        );
+        // And with no arguments at all.
+        let out = w.run(shell, &[]);
+        expect_status(shell, &out, 0);
+        assert_eq!(w.log(), "");
+    }
+    common::report("nothing_missing_runs_no_package_manager", &shells);
+}
+
+#[test]
+fn first_package_manager_found_wins_with_its_own_flags() {
+    let shells = common::posix_shells();
+    let expected = [
+        "apk add --no-cache bash\n",
+        "apt-get update DEBIAN_FRONTEND=noninteractive\n\
+         apt-get install -y --no-install-recommends bash DEBIAN_FRONTEND=noninteractive\n",
+        "dnf -y install bash\n",
+        "microdnf -y install bash\n",
+        "yum -y install bash\n",
+        "zypper --non-interactive install bash\n",
+    ];
+    for shell in &shells {
+        for (k, want) in expected.iter().enumerate() {
+            let w = World::new();
+            // Every manager from the k-th on is present: the k-th must be used.
+            w.managers(&MANAGERS[k..]);
+            let out = w.run(shell, &["--need", "bash"]);
+            expect_status(shell, &out, 0);
+            assert_eq!(
+                &w.log(),
+                want,
+                "with {:?} {}",
+                &MANAGERS[k..],
+                describe(shell, &out)
+            );
+            assert!(w.root.join("bin/bash").exists());
+        }
+    }
+    common::report(
+        "first_package_manager_found_wins_with_its_own_flags",
+        &shells,
+    );
+}
+
+#[test]
+fn only_missing_packages_and_apt_get_update_once() {
+    let shells = common::posix_shells();
+    for shell in &shells {
+        let w = World::new();
+        w.managers(&["apt-get", "dnf"]);
+        w.provides("xz-utils xz\nprocps ps\n");
+        w.present("python3");
+        let args = [
+            "--need", "python3", "--need", "bash", "--need", "xz", "--need", "bash", "--need", "ps",
+        ];
+        let out = w.run(shell, &args);
+        expect_status(shell, &out, 0);
+        let log = w.log();
+        assert_eq!(
+            log,
+            "apt-get update DEBIAN_FRONTEND=noninteractive\n\
+             apt-get install -y --no-install-recommends bash xz-utils procps DEBIAN_FRONTEND=noninteractive\n",
+            "{}",
+            describe(shell, &out)
+        );
+        assert_eq!(log.matches("apt-get update").count(), 1);
+        for cmd in ["bash", "xz", "ps"] {
+            assert!(w.root.join("bin").join(cmd).exists(), "{cmd} not installed");
+        }
+        // A second run finds everything and runs nothing.
+        w.clear_log();
+        let out = w.run(shell, &args);
+        expect_status(shell, &out, 0);
+        assert_eq!(w.log(), "", "second run {}", describe(shell, &out));
+    }
+    common::report("only_missing_packages_and_apt_get_update_once", &shells);
+}
+
+#[test]
+fn package_names_come_from_the_rust_table() {
+    // The script's names agree with the one table, for every manager.
+    let shells = common::posix_shells();
+    let shell = &shells[0];
+    for (i, m) in MANAGERS.iter().enumerate() {
+        let pm = PackageManager::ALL[i];
+        assert_eq!(pm.command(), *m);
+        for cmd in [
+            "bash",
+            "python3",
+            "xz",
+            "ps",
+            "setsid",
+            "flock",
+            "unlisted-tool",
+        ] {
+            let w = World::new();
+            w.managers(&[m]);
+            w.provides(&format!(
+                "{} {cmd}\n",
+                shforge::scripts::bootstrap::package_for(cmd, pm)
+            ));
+            let out = w.run(shell, &["--need", cmd]);
+            expect_status(shell, &out, 0);
+            let log = w.log();
+            let install = log.lines().last().unwrap_or("");
+            let want = shforge::scripts::bootstrap::package_for(cmd, pm);
+            assert!(
+                install.split(' ').any(|w| w == want),
+                "{m} {cmd}: wanted package {want}, log {log}"
+            );
+        }
+    }
+}
+
+#[test]
+fn exit_4_names_the_command_and_the_managers_tried() {
+    let shells = common::posix_shells();
+    for shell in &shells {
+        // No package manager at all.
+        let w = World::new();
+        let out = w.run(shell, &["--need", "bash", "--need", "python3"]);
+        expect_status(shell, &out, 4);
+        let err = text(&out.stderr);
+        for want in [
+            "bootstrap: cannot provide command bash",
+            "bootstrap: cannot provide command python3",
+            "apk apt-get dnf microdnf yum zypper",
+        ] {
+            assert!(
+                err.contains(want),
+                "missing {want:?} {}",
+                describe(shell, &out)
+            );
+        }
+
+        // The manager runs but the package does not provide the command.
+        let w = World::new();
+        w.managers(&["dnf", "zypper"]);
+        let mut c = w.command(shell, &script(), &["--need", "bash"]);
+        c.env("FAKEPM_BROKEN", "1");
+        let out = common::run(c);
+        expect_status(shell, &out, 4);
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("bootstrap: cannot provide command bash")
+                && err.contains("package managers tried: dnf"),
+            "{}",
+            describe(shell, &out)
+        );
+        assert_eq!(w.log(), "dnf -y install bash\n");
+
+        // The manager fails outright.
+        let w = World::new();
+        w.managers(&["apk"]);
+        let mut c = w.command(shell, &script(), &["--need", "bash"]);
+        c.env("FAKEPM_FAIL", "3");
+        let out = common::run(c);
+        expect_status(shell, &out, 4);
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("cannot provide command bash") && err.contains("apk exited with 3"),
+            "{}",
+            describe(shell, &out)
+        );
+    }
+    common::report("exit_4_names_the_command_and_the_managers_tried", &shells);
+}
+
+#[test]
+fn usage_errors_exit_2_and_install_nothing() {
+    let shells = common::posix_shells();
+    let cases: &[&[&str]] = &[
+        &["--bogus"],
+        &["--need"],
+        &["--need", ""],
+        &["--need", "a b"],
+        &["--need", "-x"],
+        &["--need", "x;y"],
+        &["--musl-lib", "libfoo"],
+        &["--workdir", "/tmp"],
+        &["--session-dir", "/tmp"],
+        &["--need", "bash", "stray"],
+    ];
+    for shell in &shells {
+        let w = World::new();
+        w.managers(&MANAGERS);
+        for args in cases {
+            let out = w.run(shell, args);
+            expect_status(shell, &out, 2);
+            assert!(
+                text(&out.stderr).contains("bootstrap: "),
+                "{args:?} {}",
+                describe(shell, &out)
+            );
+            assert_eq!(w.log(), "", "{args:?}");
+        }
+        let out = w.run(shell, &["--help"]);
+        expect_status(shell, &out, 0);
+        assert!(text(&out.stdout).contains("--session-dir"));
+    }
+    common::report("usage_errors_exit_2_and_install_nothing", &shells);
+}
+
+/// The trees the overlap cases run in: names with blanks and newlines,
+/// symlinks and `..`.
+struct Tree {
+    _w: World,
+    base: PathBuf,
+}
+
+fn tree() -> Tree {
+    let w = World::new();
+    let base = w.root.join("o p\nq");
+    for d in ["work dir/sub", "elsewhere", "trail\n", "work dir2", "other"] {
+        fs::create_dir_all(base.join(d)).unwrap();
+    }
+    symlink(base.join("work dir"), base.join("link to work")).unwrap();
+    symlink("../elsewhere", base.join("other/up")).unwrap();
+    symlink(base.join("elsewhere"), base.join("link out")).unwrap();
+    Tree { _w: w, base }
+}
+
+#[test]
+fn overlapping_dirs_are_refused_with_exit_3() {
+    let shells = common::posix_shells();
+    // (workdir, session dir) relative to the tree's base.
+    let overlapping: &[(&str, &str)] = &[
+        ("work dir", "work dir"),
+        ("work dir", "work dir/"),
+        ("work dir", "work dir/sub"),
+        ("work dir", "work dir/.shforge"),
+        ("work dir", "work dir/not/yet/there"),
+        ("work dir/sub", "work dir"),
+        (".", "work dir/new"),
+        ("work dir", "link to work"),
+        ("work dir", "link to work/new session"),
+        ("link to work/sub", "work dir/sub/new"),
+        ("work dir", "other/../work dir/s"),
+        ("work dir", "missing/../work dir"),
+        ("work dir", "missing/../../o p\nq/work dir/x"),
+        ("work dir", "work dir/sub/../new/."),
+        ("elsewhere", "other/up/s"),
+        ("link out", "elsewhere"),
+        ("trail\n", "trail\n/s"),
+    ];
+    let passing: &[(&str, &str)] = &[
+        ("work dir", "elsewhere"),
+        ("work dir", "work dir2"),
+        ("work dir", "work dir2/s"),
+        ("work dir", "link out/s"),
+        ("work dir", "other/up"),
+        ("work dir", "work dir/../sibling"),
+        ("trail\n", "trail"),
+        ("work dir/sub", "work dir/subway"),
+        ("link to work/sub", "work dir/new"),
+    ];
+    for shell in &shells {
+        let t = tree();
+        t._w.managers(&["apk"]);
+        for (wd, sd) in overlapping {
+            for (a, b) in [(wd, sd), (sd, wd)] {
+                let (pa, pb) = (t.base.join(a), t.base.join(b));
+                let out = t._w.run(
+                    shell,
+                    &[
+                        "--need",
+                        "bash",
+                        "--workdir",
+                        pa.to_str().unwrap(),
+                        "--session-dir",
+                        pb.to_str().unwrap(),
+                    ],
+                );
+                assert_eq!(
+                    out.status.code(),
+                    Some(3),
+                    "{a:?} {b:?} {}",
+                    describe(shell, &out)
+                );
+                let err = text(&out.stderr);
+                assert!(
+                    err.starts_with("bootstrap: "),
+                    "{a:?} {b:?} {}",
+                    describe(shell, &out)
+                );
+                // Refused before anything is installed.
+                assert_eq!(t._w.log(), "", "{a:?} {b:?}");
+            }
+            // Relative paths, from the tree's base.
+            let mut c =
+                t._w.command(shell, &script(), &["--workdir", wd, "--session-dir", sd]);
+            c.current_dir(&t.base);
+            let out = common::run(c);
+            assert_eq!(
+                out.status.code(),
+                Some(3),
+                "relative {wd:?} {sd:?} {}",
+                describe(shell, &out)
+            );
+        }
+        for (wd, sd) in passing {
+            for (a, b) in [(wd, sd), (sd, wd)] {
+                let (pa, pb) = (t.base.join(a), t.base.join(b));
+                let out = t._w.run(
+                    shell,
+                    &[
+                        "--workdir",
+                        pa.to_str().unwrap(),
+                        "--session-dir",
+                        pb.to_str().unwrap(),
+                    ],
+                );
+                assert_eq!(
+                    out.status.code(),
+                    Some(0),
+                    "{a:?} {b:?} {}",
+                    describe(shell, &out)
+                );
+            }
+            let mut c =
+                t._w.command(shell, &script(), &["--workdir", wd, "--session-dir", sd]);
+            c.current_dir(&t.base);
+            let out = common::run(c);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "relative {wd:?} {sd:?} {}",
+                describe(shell, &out)
+            );
+        }
+        // A session dir that is a symlink to nothing cannot be resolved.
+        symlink(t.base.join("nowhere"), t.base.join("dangling")).unwrap();
+        let out = t._w.run(
+            shell,
+            &[
+                "--workdir",
+                t.base.join("work dir").to_str().unwrap(),
+                "--session-dir",
+                t.base.join("dangling/s").to_str().unwrap(),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", describe(shell, &out));
+        assert!(text(&out.stderr).contains("symlink to nothing"));
+        // The message names the resolved directories, newline and all.
+        let out = t._w.run(
+            shell,
+            &[
+                "--workdir",
+                t.base.join("link to work").to_str().unwrap(),
+                "--session-dir",
+                t.base.join("work dir/s").to_str().unwrap(),
+            ],
+        );
+        let want = format!(
+            "bootstrap: the session dir {0}/work dir/s lies inside the workdir {0}/work dir\n",
+            fs::canonicalize(&t.base).unwrap().to_str().unwrap()
+        );
+        assert_eq!(text(&out.stderr), want, "{}", describe(shell, &out));
+    }
+    common::report("overlapping_dirs_are_refused_with_exit_3", &shells);
+}
+
+#[test]
+fn a_baked_variant_needs_what_the_builder_says() {
+    let shells = common::posix_shells();
+    let out = BootstrapBuilder::new()
+        .need("python3")
+        .unwrap()
+        .need("bash")
+        .unwrap()
+        .script()
+        .expect("the Codex variant generates");
+    let dir = tempfile::tempdir().unwrap();
+    let variant = dir.path().join("bootstrap_codex.sh");
+    fs::write(&variant, &out.content).unwrap();
+    assert!(shellcheck_clean(&variant));
+    for shell in &shells {
+        let w = World::new();
+        w.managers(&["apk"]);
+        w.present("bash");
+        let o = common::run(w.command(shell, &variant, &[]));
+        expect_status(shell, &o, 0);
+        assert_eq!(
+            w.log(),
+            "apk add --no-cache python3\n",
+            "{}",
+            describe(shell, &o)
+        );
+        // Flags add to what is baked in.
+        w.clear_log();
+        w.clear_bin();
+        let o = common::run(w.command(shell, &variant, &["--need", "git"]));
+        expect_status(shell, &o, 0);
+        assert_eq!(w.log(), "apk add --no-cache python3 bash git\n");
+    }
+    common::report("a_baked_variant_needs_what_the_builder_says", &shells);
+}
+
+fn shellcheck_clean(file: &Path) -> bool {
+    let out = common::run({
+        let mut c = Command::new("shellcheck");
+        c.args(["-s", "sh"]).arg(file);
+        c
+    });
+    if !out.status.success() {
+        common::loud(&text(&out.stdout));
+    }
+    out.status.success()
+}
+
+#[test]
+fn generated_script_is_clean() {
+    let file = script();
+    assert!(shellcheck_clean(&file), "shellcheck -s sh found problems");
+    let out = common::run({
+        let mut c = Command::new(common::shforge());
+        c.args(["lint", "--dialect", "posix"]).arg(&file);
+        c
+    });
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let body = BootstrapBuilder::new().script().unwrap();
+    assert_eq!(
+        fs::read_to_string(&file).unwrap(),
+        body.content,
+        "generated/ is stale"
+    );
+    for t in ["templates/bootstrap.sh", "templates/lib/musl.sh"] {
+        let src = fs::read_to_string(common::root().join(t)).unwrap();
+        let findings = shforge::template_lint::check(&src);
+        assert!(findings.is_empty(), "{t}: {findings:?}");
+    }
+    assert!(body.content.is_ascii());
+    assert!(
+        !body
+            .content
+            .lines()
+            .any(|l| l.trim_start().starts_with("local ")),
+        "ksh93 has no local"
+    );
+    assert!(body.content.trim_end().ends_with("main \"$@\""));
+}
+
+// ---- chroots (root) --------------------------------------------------------
+
+/// Copy a dynamically linked program and the libraries `ldd` names into the
+/// chroot at the same paths.
+fn copy_with_libs(root: &Path, program: &str) {
+    let real = fs::canonicalize(program).unwrap();
+    let mut files = vec![(PathBuf::from(program), real.clone())];
+    let out = common::run({
+        let mut c = Command::new("ldd");
+        c.arg(&real);
+        c
+    });
+    for line in text(&out.stdout).lines() {
+        let lib = line
+            .split("=>")
+            .last()
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap_or("");
+        if lib.starts_with('/') {
+            files.push((PathBuf::from(lib), fs::canonicalize(lib).unwrap()));
+        }
+    }
+    for (dest, src) in files {
+        let d = root.join(dest.strip_prefix("/").unwrap());
+        fs::create_dir_all(d.parent().unwrap()).unwrap();
+        if !d.exists() {
+            fs::copy(&src, &d).unwrap();
+        }
+    }
+}
+
+/// A bash-less image: Debian's static busybox as every applet and /bin/sh,
+/// the fake apk, and the non-bash shells of the matrix with their libraries.
+fn busybox_chroot(shells: &[Shell]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for d in [
+        "bin",
+        "sbin",
+        "usr/bin",
+        "usr/sbin",
+        "usr/lib",
+        "etc",
+        "tmp",
+        "var/log",
+        "var/cache/fake-apk",
+    ] {
+        fs::create_dir_all(root.join(d)).unwrap();
+    }
+    fs::copy("/bin/busybox", root.join("bin/busybox")).unwrap();
+    // Every image has a /dev/null.
+    fs::create_dir_all(root.join("dev")).unwrap();
+    let st = common::run({
+        let mut c = Command::new("mknod");
+        c.args(["-m", "666"])
+            .arg(root.join("dev/null"))
+            .args(["c", "1", "3"]);
+        c
+    });
+    assert!(st.status.success(), "mknod: {}", text(&st.stderr));
+    // Every applet as a symlink, as busybox --install -s would make them
+    // (which needs /proc inside the chroot).
+    let list = common::run({
+        let mut c = Command::new("/bin/busybox");
+        c.arg("--list-full");
+        c
+    });
+    assert!(list.status.success());
+    for applet in text(&list.stdout).lines() {
+        let link = root.join(applet);
+        fs::create_dir_all(link.parent().unwrap()).unwrap();
+        if fs::symlink_metadata(&link).is_err() {
+            symlink("/bin/busybox", &link).unwrap();
+        }
+    }
+    let _ = fs::remove_file(root.join("bin/sh"));
+    symlink("busybox", root.join("bin/sh")).unwrap();
+    fs::copy(fixture("chroot-apk"), root.join("sbin/apk")).unwrap();
+    fs::set_permissions(root.join("sbin/apk"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::copy(script(), root.join("bootstrap.sh")).unwrap();
+    fs::write(root.join("var/log/fake-apk.log"), "").unwrap();
+    // The "bash" package: Debian's bash-static as /bin/bash.
+    fs::create_dir_all(root.join("var/cache/fake-apk/bash/bin")).unwrap();
+    fs::copy(
+        "/bin/bash-static",
+        root.join("var/cache/fake-apk/bash/bin/bash"),
+    )
+    .unwrap();
+    for s in shells.iter().filter(|s| {
+        s.kind == Kind::Posix
+            && !s.program().ends_with("/bash")
+            && !s.program().ends_with("/busybox")
+    }) {
+        copy_with_libs(root, s.program());
+    }
+    for bash in ["bin/bash", "usr/bin/bash", "usr/local/bin/bash"] {
+        assert!(
+            !root.join(bash).exists(),
+            "the chroot must be bash-less: {bash}"
+        );
+    }
+    dir
+}
+
+/// The shells that can run inside the chroot: its own busybox /bin/sh and
+/// the copied non-bash shells (a bash-less image has no bash to run under).
+fn chroot_shells(shells: &[Shell]) -> Vec<Shell> {
+    let mut v = vec![Shell {
+        name: "the chroot's /bin/sh (busybox)".into(),
+        argv: vec!["/bin/sh".into()],
+        kind: Kind::Posix,
+    }];
+    v.extend(
+        shells
+            .iter()
+            .filter(|s| {
+                s.kind == Kind::Posix
+                    && !s.program().ends_with("/bash")
+                    && !s.program().ends_with("/busybox")
+            })
+            .cloned(),
+    );
+    v
+}
+
+/// PATH inside the chroots (it also finds `chroot` itself on the host).
+const CHROOT_PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+
+fn in_chroot(root: &Path, shell: &Shell, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new("chroot");
+    c.arg(root)
+        .args(&shell.argv)
+        .arg("/bootstrap.sh")
+        .args(args)
+        .env_clear()
+        .env("PATH", CHROOT_PATH)
+        .current_dir("/");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    common::run(c)
+}
+
+#[test]
+fn bash_less_busybox_chroot_gets_a_working_bash() {
+    if !common::require_root("bash_less_busybox_chroot_gets_a_working_bash") {
+        return;
+    }
+    let all = common::posix_shells();
+    let dir = busybox_chroot(&all);
+    let root = dir.path();
+    let shells = chroot_shells(&all);
+    for shell in &shells {
+        let _ = fs::remove_file(root.join("bin/bash"));
+        fs::write(root.join("var/log/fake-apk.log"), "").unwrap();
+        let out = in_chroot(root, shell, &["--need", "bash"], &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(shell, &out));
+        let log = fs::read_to_string(root.join("var/log/fake-apk.log")).unwrap();
+        assert_eq!(
+            log,
+            "apk add --no-cache bash\n",
+            "{}",
+            describe(shell, &out)
+        );
+        let v = common::run({
+            let mut c = Command::new("chroot");
+            c.arg(root)
+                .args(["/bin/bash", "-c", "printf '%s' \"$BASH_VERSION\""])
+                .env_clear()
+                .env("PATH", CHROOT_PATH);
+            c
+        });
+        assert!(
+            v.status.success() && text(&v.stdout).starts_with(|c: char| c.is_ascii_digit()),
+            "bash in the chroot does not run: {}",
+            text(&v.stderr)
+        );
+        // A second run changes nothing.
+        let before = fs::metadata(root.join("bin/bash")).unwrap();
+        let out = in_chroot(root, shell, &["--need", "bash"], &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(shell, &out));
+        let after = fs::metadata(root.join("bin/bash")).unwrap();
+        assert_eq!(
+            fs::read_to_string(root.join("var/log/fake-apk.log")).unwrap(),
+            log
+        );
+        assert_eq!(
+            (before.ino(), before.mtime(), before.mtime_nsec()),
+            (after.ino(), after.mtime(), after.mtime_nsec())
+        );
+        // Not musl (no ld-musl loader): --musl-lib installs nothing.
+        let out = in_chroot(root, shell, &["--musl-lib", "libstdc++"], &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(shell, &out));
+        assert_eq!(
+            fs::read_to_string(root.join("var/log/fake-apk.log")).unwrap(),
+            log
+        );
+    }
+    common::report("bash_less_busybox_chroot_gets_a_working_bash", &shells);
+}
+
+#[test]
+fn musl_chroot_installs_exactly_the_missing_libraries() {
+    if !common::require_root("musl_chroot_installs_exactly_the_missing_libraries") {
+        return;
+    }
+    let all = common::posix_shells();
+    let dir = busybox_chroot(&all);
+    let root = dir.path();
+    fs::create_dir_all(root.join("lib")).unwrap();
+    fs::write(root.join("lib/ld-musl-x86_64.so.1"), "").unwrap();
+    // The path file: one directory per line, and a colon-separated line.
+    fs::write(
+        root.join("etc/ld-musl-x86_64.path"),
+        "/opt/none\n/usr/local/lib:/opt/extra lib\n",
+    )
+    .unwrap();
+    for (pkg, file) in [
+        ("libstdc++", "usr/lib/libstdc++.so.6"),
+        ("libgcc", "usr/lib/libgcc_s.so.1"),
+    ] {
+        let p = root.join("var/cache/fake-apk").join(pkg).join(file);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, "").unwrap();
+    }
+    let log = root.join("var/log/fake-apk.log");
+    let extra = root.join("opt/extra lib");
+    let shells = chroot_shells(&all);
+    let args = ["--musl-lib", "libstdc++", "--musl-lib", "libgcc"];
+    let reset = |stdcxx_in_extra: bool, gcc_in_usr_lib: bool| {
+        fs::write(&log, "").unwrap();
+        let _ = fs::remove_dir_all(&extra);
+        fs::create_dir_all(&extra).unwrap();
+        let _ = fs::remove_file(root.join("usr/lib/libstdc++.so.6"));
+        let _ = fs::remove_file(root.join("usr/lib/libgcc_s.so.1"));
+        if stdcxx_in_extra {
+            fs::write(extra.join("libstdc++.so.6"), "").unwrap();
+        }
+        if gcc_in_usr_lib {
+            fs::write(root.join("usr/lib/libgcc_s.so.1"), "").unwrap();
+        }
+    };
+    for shell in &shells {
+        // Present in the extra directory of the path file, and in /usr/lib.
+        reset(true, true);
+        let out = in_chroot(root, shell, &args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(shell, &out));
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "",
+            "{}",
+            describe(shell, &out)
+        );
+
+        // One missing.
+        reset(true, false);
+        let out = in_chroot(root, shell, &args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(shell, &out));
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "apk add --no-cache libgcc\n"
+        );
+        assert!(root.join("usr/lib/libgcc_s.so.1").exists());
+
+        // Both missing: one apk call for exactly those two.
+        reset(false, false);
+        let out = in_chroot(root, shell, &args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(shell, &out));
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "apk add --no-cache libstdc++ libgcc\n"
+        );
+        // ... and a second run changes nothing.
+        fs::write(&log, "").unwrap();
+        let out = in_chroot(root, shell, &args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(shell, &out));
+        assert_eq!(fs::read_to_string(&log).unwrap(), "");
+
+        // apk does not provide it: exit 4 naming the library and apk.
+        reset(true, false);
+        let out = in_chroot(root, shell, &args, &[("FAKE_APK_BROKEN", "1")]);
+        assert_eq!(out.status.code(), Some(4), "{}", describe(shell, &out));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("bootstrap: cannot provide musl library libgcc")
+                && err.contains("package managers tried: apk")
+                && !err.contains("libstdc++"),
+            "{}",
+            describe(shell, &out)
+        );
+    }
+    // A variant with the library baked in asks for it without flags.
+    let variant = BootstrapBuilder::new()
+        .musl_lib("libgcc")
+        .unwrap()
+        .script()
+        .unwrap();
+    fs::write(root.join("bootstrap.sh"), &variant.content).unwrap();
+    for shell in &shells {
+        reset(true, false);
+        let out = in_chroot(root, shell, &[], &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(shell, &out));
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "apk add --no-cache libgcc\n"
+        );
+    }
+    // A name with a byte the path file could split on stays one directory.
+    assert!(extra.as_os_str().as_bytes().contains(&b' '));
+    common::report(
+        "musl_chroot_installs_exactly_the_missing_libraries",
+        &shells,
+    );
+}
