@@ -48,9 +48,10 @@ clear_inherited_params() {
     done
 }
 
-# load_params FILE: source the parameter file.
+# load_params FILE: source the parameter file. A hand-written file might
+# export a RUNNER_* variable: none of them reaches the CLI.
 load_params() {
-    local lp_file=$1
+    local lp_file=$1 lp_name
     if [[ ! -f $lp_file || ! -r $lp_file ]]; then
         fail 125 "cannot read the parameter file '$lp_file'"
     fi
@@ -63,6 +64,10 @@ load_params() {
     if ! . "$lp_file" </dev/null; then
         fail 125 "sourcing the parameter file '$1' failed"
     fi
+    for lp_name in "${!RUNNER_@}"; do
+        # shellcheck disable=SC2163 # the names are in lp_name; -n removes the export
+        export -n "$lp_name"
+    done
 }
 
 # param_kind NAME: print "array" or "scalar" (or "other" for an associative

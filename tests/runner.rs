@@ -549,6 +549,33 @@ fn inherited_runner_variables_are_cleared() {
     common::report("inherited_runner_variables_are_cleared", &shells);
 }
 
+/// A hand-written parameter file (compound array form, an exported
+/// scalar) works too, and its RUNNER_* variables do not reach the CLI.
+#[test]
+fn hand_written_params_file() {
+    let shells = common::bashes();
+    for shell in &shells {
+        let d = tmp();
+        let mark = d.path().join("mark");
+        let file = d.path().join("params.sh");
+        std::fs::write(
+            &file,
+            format!(
+                "export RUNNER_MODE=direct\nRUNNER_ARGV=('{}' '{}' 6)\nRUNNER_ENV=('PROBE_X=1')\n",
+                fixture("probe.sh"),
+                p(&mark)
+            ),
+        )
+        .unwrap();
+        let out = run(shell, "C", &file, d.path(), &[]);
+        assert_eq!(code(&out), 6, "{}: {}", shell.name, err(&out));
+        let got = String::from_utf8_lossy(&out.stdout);
+        assert!(got.contains("\nPROBE_X=1\n"), "{}: {got}", shell.name);
+        assert!(!got.contains("RUNNER_"), "{}: {got}", shell.name);
+    }
+    common::report("hand_written_params_file", &shells);
+}
+
 /// Bad parameter files: 125 with one line naming the problem, and the CLI
 /// never starts.
 #[test]
