@@ -75,6 +75,7 @@ load_params() {
 param_kind() {
     local pk_decl
     pk_decl=$(declare -p "$1" 2>/dev/null)
+    # "declare -a RUNNER_ARGV=..." -> "-a RUNNER_AR" -> "-a"
     pk_decl=${pk_decl:8:12}
     pk_decl=${pk_decl%% *}
     case $pk_decl in
@@ -258,7 +259,8 @@ launch_cli() {
 # locale. A trailing CR is tested with one substring expansion before it is
 # cut: ${line%$'\r'} on a long line without CR is quadratic in a UTF-8
 # locale. `read` from a pipe costs one system call per byte; that is the
-# floor here. Without $EPOCHREALTIME (bash < 5.0) the stamp is one `date +%s`
+# floor here. No bash variable can hold NUL: bash 4.4 and later drop NUL
+# bytes, older ones cut the line at the first one. Without $EPOCHREALTIME (bash < 5.0) the stamp is one `date +%s`
 # taken at start (EPOCH, when SECONDS was AT) plus SECONDS: no fork per line.
 record_events() {
     local re_epoch=$1 re_at=$2 re_line re_stamp re_fraction=0

@@ -307,6 +307,43 @@ fn events_mode_handles_json_streams_and_empty_output() {
     common::report("events_mode_handles_json_streams_and_empty_output", &shells);
 }
 
+/// NUL cannot live in a bash variable: the line loses it (4.4+) or is cut
+/// there (older), and the lines after it are intact.
+#[test]
+fn nul_bytes_do_not_break_the_stream() {
+    let shells = common::bashes();
+    for shell in &shells {
+        let d = tmp();
+        let data = d.path().join("data");
+        std::fs::write(&data, b"a\0b\r\n{\"next\":1}\n").unwrap();
+        let events = d.path().join("ev");
+        let file = params(
+            d.path(),
+            &json!({
+                "RUNNER_ARGV": [fixture("replay.sh"), p(&data)],
+                "RUNNER_MODE": "events",
+                "RUNNER_EVENTS": p(&events),
+            }),
+        );
+        let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
+        assert_eq!(code(&out), 0, "{}: {}", shell.name, err(&out));
+        let got = check_events(
+            &std::fs::read(&events).unwrap(),
+            shell,
+            0.0,
+            f64::MAX,
+            &shell.name,
+        );
+        assert!(
+            got == b"ab\n{\"next\":1}\n" || got == b"a\n{\"next\":1}\n",
+            "{}: {:?}",
+            shell.name,
+            String::from_utf8_lossy(&got)
+        );
+    }
+    common::report("nul_bytes_do_not_break_the_stream", &shells);
+}
+
 /// One 16 MiB line (multibyte UTF-8 text, no CR) and one 2 MiB line ending
 /// in CR: byte-exact, under every bash, in both locales. A quadratic CR
 /// check or a per-character locale cost would trip the hang guard.
