@@ -234,6 +234,10 @@ locate_cli() {
 # and its stderr. A failed open stops with 125: the CLI never starts.
 open_streams() {
     local os_stdin=${RUNNER_STDIN-/dev/null}
+    # A directory opens for reading without complaint; the CLI would fail on
+    # its first read instead.
+    [[ ! -d $os_stdin ]] ||
+        fail 125 "RUNNER_STDIN '$os_stdin' is a directory; the CLI was not started"
     exec <"$os_stdin" ||
         fail 125 "cannot open RUNNER_STDIN '$os_stdin' for reading; the CLI was not started"
     if [[ $1 == direct && -n ${RUNNER_STDOUT+set} ]]; then

@@ -840,6 +840,7 @@ fn failed_redirections_exit_125() {
             json!({"RUNNER_ARGV": argv, "RUNNER_STDOUT": bad}),
             json!({"RUNNER_ARGV": argv, "RUNNER_STDERR": bad}),
             json!({"RUNNER_ARGV": argv, "RUNNER_STDOUT": p(d.path())}),
+            json!({"RUNNER_ARGV": argv, "RUNNER_STDIN": p(d.path())}),
             json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": bad}),
             json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": p(d.path())}),
             json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": events, "RUNNER_STDIN": bad}),
