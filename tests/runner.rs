@@ -124,6 +124,14 @@ fn run(shell: &Shell, locale: &str, params: &Path, cwd: &Path, env: &[(&str, &st
     run_env(cmd, locale, env, cwd)
 }
 
+/// Every bash with every locale.
+fn pairs(shells: &[Shell]) -> Vec<(&Shell, &'static str)> {
+    shells
+        .iter()
+        .flat_map(|s| common::LOCALES.iter().map(move |l| (s, *l)))
+        .collect()
+}
+
 fn code(out: &Output) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     out.status
@@ -312,7 +320,7 @@ fn events_mode_handles_json_streams_and_empty_output() {
 #[test]
 fn nul_bytes_do_not_break_the_stream() {
     let shells = common::bashes();
-    for shell in &shells {
+    for (shell, locale) in pairs(&shells) {
         let d = tmp();
         let data = d.path().join("data");
         std::fs::write(&data, b"a\0b\r\n{\"next\":1}\n").unwrap();
@@ -325,7 +333,7 @@ fn nul_bytes_do_not_break_the_stream() {
                 "RUNNER_EVENTS": p(&events),
             }),
         );
-        let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
+        let out = run(shell, locale, &file, d.path(), &[]);
         assert_eq!(code(&out), 0, "{}: {}", shell.name, err(&out));
         let got = check_events(
             &std::fs::read(&events).unwrap(),
@@ -523,7 +531,7 @@ fn events_mode_sets_up_the_cli() {
 #[test]
 fn inherited_runner_variables_are_cleared() {
     let shells = common::bashes();
-    for shell in &shells {
+    for (shell, locale) in pairs(&shells) {
         for mode in ["direct", "events"] {
             let d = tmp();
             let mark = d.path().join("mark");
@@ -561,8 +569,8 @@ fn inherited_runner_variables_are_cleared() {
                 ("RUNNER_BOGUS", "1"),
                 ("RUNNER_PATH_PREFIX", "/nonexistent"),
             ];
-            let what = format!("{} {mode}", shell.name);
-            let out = run(shell, "C", &file, d.path(), &env);
+            let what = format!("{} {locale} {mode}", shell.name);
+            let out = run(shell, locale, &file, d.path(), &env);
             assert_eq!(code(&out), 4, "{what}: {}", err(&out));
             assert!(mark.exists(), "{what}: CLI did not run");
             assert!(
@@ -591,7 +599,7 @@ fn inherited_runner_variables_are_cleared() {
 #[test]
 fn hand_written_params_file() {
     let shells = common::bashes();
-    for shell in &shells {
+    for (shell, locale) in pairs(&shells) {
         let d = tmp();
         let mark = d.path().join("mark");
         let file = d.path().join("params.sh");
@@ -604,7 +612,7 @@ fn hand_written_params_file() {
             ),
         )
         .unwrap();
-        let out = run(shell, "C", &file, d.path(), &[]);
+        let out = run(shell, locale, &file, d.path(), &[]);
         assert_eq!(code(&out), 6, "{}: {}", shell.name, err(&out));
         let got = String::from_utf8_lossy(&out.stdout);
         assert!(got.contains("\nPROBE_X=1\n"), "{}: {got}", shell.name);
@@ -751,7 +759,7 @@ fn setup_failures_exit_125() {
         "if then fi",
         "f() { false; echo ran-on; }\nf",
     ];
-    for shell in &shells {
+    for (shell, locale) in pairs(&shells) {
         for mode in ["direct", "events"] {
             for setup in cases {
                 let d = tmp();
@@ -765,8 +773,8 @@ fn setup_failures_exit_125() {
                     json["RUNNER_EVENTS"] = p(&d.path().join("ev")).into();
                 }
                 let file = params(d.path(), &json);
-                let what = format!("{} {mode} {setup:?}", shell.name);
-                let out = run(shell, "C", &file, d.path(), &[]);
+                let what = format!("{} {locale} {mode} {setup:?}", shell.name);
+                let out = run(shell, locale, &file, d.path(), &[]);
                 assert_eq!(code(&out), 125, "{what}: {}", err(&out));
                 assert!(err(&out).contains("RUNNER_SETUP"), "{what}: {}", err(&out));
                 assert!(!err(&out).contains("ran-on"), "{what}");
@@ -798,7 +806,7 @@ fn cli_not_found_127_not_executable_126() {
         (p(d.path()), 126),
         ("noexec-cli".to_owned(), 126),
     ];
-    for shell in &shells {
+    for (shell, locale) in pairs(&shells) {
         for mode in ["direct", "events"] {
             for (cli, want) in &cases {
                 let mut json = json!({
@@ -810,8 +818,8 @@ fn cli_not_found_127_not_executable_126() {
                     json["RUNNER_EVENTS"] = p(&d.path().join("ev")).into();
                 }
                 let file = params(d.path(), &json);
-                let what = format!("{} {mode} {cli:?}", shell.name);
-                let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
+                let what = format!("{} {locale} {mode} {cli:?}", shell.name);
+                let out = run(shell, locale, &file, d.path(), &[]);
                 assert_eq!(code(&out), *want, "{what}: {}", err(&out));
                 assert!(
                     err(&out).starts_with("harness_runner: "),
@@ -829,7 +837,7 @@ fn cli_not_found_127_not_executable_126() {
 #[test]
 fn failed_redirections_exit_125() {
     let shells = common::bashes();
-    for shell in &shells {
+    for (shell, locale) in pairs(&shells) {
         let d = tmp();
         let mark = d.path().join("mark");
         let argv = json!([fixture("probe.sh"), p(&mark), "0"]);
@@ -848,8 +856,8 @@ fn failed_redirections_exit_125() {
         ];
         for json in &cases {
             let file = params(d.path(), json);
-            let what = format!("{} {json}", shell.name);
-            let out = run(shell, "C", &file, d.path(), &[]);
+            let what = format!("{} {locale} {json}", shell.name);
+            let out = run(shell, locale, &file, d.path(), &[]);
             assert_eq!(code(&out), 125, "{what}: {}", err(&out));
             assert!(
                 err(&out).contains("the CLI was not started"),
@@ -866,7 +874,7 @@ fn failed_redirections_exit_125() {
 #[test]
 fn unwritable_events_exit_125() {
     let shells = common::bashes();
-    for shell in &shells {
+    for (shell, locale) in pairs(&shells) {
         let d = tmp();
         let data = d.path().join("data");
         std::fs::write(&data, "{\"a\":1}\n").unwrap();
@@ -878,7 +886,7 @@ fn unwritable_events_exit_125() {
                 "RUNNER_EVENTS": "/dev/full",
             }),
         );
-        let out = run(shell, "C", &file, d.path(), &[]);
+        let out = run(shell, locale, &file, d.path(), &[]);
         assert_eq!(code(&out), 125, "{}: {}", shell.name, err(&out));
         assert!(
             err(&out).contains("writing RUNNER_EVENTS"),
@@ -895,7 +903,7 @@ fn unwritable_events_exit_125() {
 #[test]
 fn inherited_errexit_changes_nothing() {
     let shells = common::bashes();
-    for shell in &shells {
+    for (shell, locale) in pairs(&shells) {
         let d = tmp();
         let data = d.path().join("data");
         std::fs::write(&data, "not json\n{\"a\":1}\r\nlast").unwrap();
@@ -938,12 +946,12 @@ fn inherited_errexit_changes_nothing() {
         for (json, want) in &cases {
             let file = params(d.path(), json);
             for how in ["SHELLOPTS", "-euo pipefail"] {
-                let what = format!("{} {how} {json}", shell.name);
+                let what = format!("{} {locale} {how} {json}", shell.name);
                 let _ = std::fs::remove_file(&events);
                 let out = if how == "SHELLOPTS" {
                     run(
                         shell,
-                        "C",
+                        locale,
                         &file,
                         d.path(),
                         &[("SHELLOPTS", "errexit:nounset:pipefail")],
@@ -953,7 +961,7 @@ fn inherited_errexit_changes_nothing() {
                     cmd.args(["-e", "-u", "-o", "pipefail"])
                         .arg(runner_script())
                         .arg(&file);
-                    run_env(cmd, "C", &[], d.path())
+                    run_env(cmd, locale, &[], d.path())
                 };
                 assert_eq!(code(&out), *want, "{what}: {}", err(&out));
                 if *want != 5 {
@@ -1008,7 +1016,7 @@ fn cli_inherits_no_runner_descriptors() {
         .map(|(fd, _)| fd)
         .collect();
     assert!(baseline.starts_with(&[0, 1, 2]), "baseline {baseline:?}");
-    for shell in &shells {
+    for (shell, locale) in pairs(&shells) {
         for mode in ["direct", "events"] {
             let d = tmp();
             let out_f = d.path().join("out");
@@ -1020,8 +1028,8 @@ fn cli_inherits_no_runner_descriptors() {
                 json["RUNNER_STDOUT"] = p(&out_f).into();
             }
             let file = params(d.path(), &json);
-            let what = format!("{} {mode}", shell.name);
-            let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
+            let what = format!("{} {locale} {mode}", shell.name);
+            let out = run(shell, locale, &file, d.path(), &[]);
             assert_eq!(code(&out), 0, "{what}: {}", err(&out));
             let raw = std::fs::read(&out_f).unwrap();
             let text = if mode == "events" {
