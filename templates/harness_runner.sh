@@ -1,0 +1,332 @@
+# harness_runner.sh: start one harness CLI (Claude Code, OpenCode, Kilo,
+# OpenClaw, Pi, ...) the way its adapter's parameter file says.
+#
+#   bash harness_runner.sh PARAMS_FILE
+#
+# PARAMS_FILE is written by `shforge params` and is the only configuration:
+#   RUNNER_ARGV         array: the CLI and its arguments (required)
+#   RUNNER_MODE         direct (default) or events
+#   RUNNER_CWD          directory to run in
+#   RUNNER_PATH_PREFIX  prepended to PATH (for RUNNER_SETUP and the CLI)
+#   RUNNER_ENV          array of NAME=VALUE, exported to the CLI only
+#   RUNNER_STDIN        the CLI's stdin (default /dev/null: harnesses hang on
+#                       an open stdin that never sends anything)
+#   RUNNER_STDOUT       file for the CLI's stdout (direct mode; default inherited)
+#   RUNNER_STDERR       file for the CLI's stderr (default inherited)
+#   RUNNER_EVENTS       events mode: file that receives one line
+#                       "<unix seconds[.fraction]><TAB><line>" per stdout line
+#   RUNNER_SETUP        shell code run (under set -e) before the CLI starts
+#
+# Exit status: the CLI's own; 125 when the runner fails (bad parameters, bad
+# cwd, setup failed or exited, a redirection failed, events not written);
+# 126 when the CLI is not executable; 127 when it is not found.
+
+# fail STATUS MESSAGE: the one way this script reports an error and stops.
+fail() {
+    printf 'harness_runner: %s\n' "$2" >&2
+    exit "$1"
+}
+
+# Options inherited through SHELLOPTS/BASHOPTS (errexit, nounset, noclobber,
+# posix, execfail, ...) would change what the runner does: turn them off.
+# When SHELLOPTS was exported, the CLI sees the updated value.
+reset_shell_options() {
+    set +a +e +f +k +m +u +v +x +C +E +T
+    set +o pipefail +o posix
+    shopt -u execfail nocasematch nocaseglob nullglob failglob
+}
+
+# Only the parameter file configures the runner: forget every RUNNER_*
+# variable that came from the environment (exported or not, array or not).
+clear_inherited_params() {
+    local rc_name
+    for rc_name in "${!RUNNER_@}"; do
+        unset -v "$rc_name" 2>/dev/null
+    done
+    for rc_name in "${!RUNNER_@}"; do
+        fail 125 "cannot clear the inherited variable $rc_name (read-only)"
+    done
+}
+
+# load_params FILE: source the parameter file. A hand-written file might
+# export a RUNNER_* variable: none of them reaches the CLI.
+load_params() {
+    local lp_file=$1 lp_name
+    if [[ ! -f $lp_file || ! -r $lp_file ]]; then
+        fail 125 "cannot read the parameter file '$lp_file'"
+    fi
+    # `. name` would search PATH for a name without a slash.
+    case $lp_file in
+        */*) ;;
+        *) lp_file=./$lp_file ;;
+    esac
+    # shellcheck disable=SC1090 # the file is named on the command line at run time
+    if ! . "$lp_file" </dev/null; then
+        fail 125 "sourcing the parameter file '$1' failed"
+    fi
+    for lp_name in "${!RUNNER_@}"; do
+        # shellcheck disable=SC2163 # the names are in lp_name; -n removes the export
+        export -n "$lp_name"
+    done
+}
+
+# param_kind NAME: print "array" or "scalar" (or "other" for an associative
+# array). bash 3.2 has no ${x@a}: the attributes come from declare -p.
+param_kind() {
+    local pk_decl
+    pk_decl=$(declare -p "$1" 2>/dev/null)
+    # "declare -a RUNNER_ARGV=..." -> "-a RUNNER_AR" -> "-a"
+    pk_decl=${pk_decl:8:12}
+    pk_decl=${pk_decl%% *}
+    case $pk_decl in
+        *A*) printf 'other' ;;
+        *a*) printf 'array' ;;
+        *) printf 'scalar' ;;
+    esac
+}
+
+# valid_name NAME: succeeds when NAME is a shell variable name. The letters
+# are spelled out: a range like [A-Z] can match other letters in a UTF-8
+# locale on old bashes.
+valid_name() {
+    local vn_chars=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789
+    case $1 in
+        '' | [0123456789]* | *[!$vn_chars]*) return 1 ;;
+    esac
+    return 0
+}
+
+# check_params: every RUNNER_* variable is known and of the right kind, and
+# the combination makes sense.
+check_params() {
+    local cp_name cp_kind cp_entry cp_i=0
+    for cp_name in "${!RUNNER_@}"; do
+        cp_kind=$(param_kind "$cp_name")
+        case $cp_name in
+            RUNNER_ARGV | RUNNER_ENV)
+                [[ $cp_kind == array ]] || fail 125 "$cp_name must be an array"
+                ;;
+            RUNNER_MODE | RUNNER_CWD | RUNNER_PATH_PREFIX | RUNNER_STDIN | RUNNER_STDOUT | RUNNER_STDERR | RUNNER_EVENTS | RUNNER_SETUP)
+                [[ $cp_kind == scalar ]] || fail 125 "$cp_name must be a string, not an array"
+                ;;
+            *)
+                fail 125 "unknown parameter $cp_name"
+                ;;
+        esac
+    done
+    [[ -n ${RUNNER_ARGV[0]+set} ]] || fail 125 "RUNNER_ARGV is missing or empty: there is no CLI to run"
+    case ${RUNNER_MODE-direct} in
+        direct)
+            [[ -z ${RUNNER_EVENTS+set} ]] || fail 125 "RUNNER_EVENTS is set but RUNNER_MODE is not events"
+            ;;
+        events)
+            [[ -n ${RUNNER_EVENTS+set} ]] || fail 125 "events mode needs RUNNER_EVENTS"
+            [[ -z ${RUNNER_STDOUT+set} ]] || fail 125 "RUNNER_STDOUT does not apply in events mode: the CLI's stdout goes to RUNNER_EVENTS"
+            ;;
+        *)
+            fail 125 "RUNNER_MODE must be direct or events, not '$RUNNER_MODE'"
+            ;;
+    esac
+    for cp_name in RUNNER_CWD RUNNER_STDIN RUNNER_STDOUT RUNNER_STDERR RUNNER_EVENTS; do
+        if [[ -n ${!cp_name+set} && -z ${!cp_name} ]]; then
+            fail 125 "$cp_name is empty"
+        fi
+    done
+    for cp_entry in ${RUNNER_ENV[@]+"${RUNNER_ENV[@]}"}; do
+        if [[ $cp_entry != *=* ]] || ! valid_name "${cp_entry%%=*}"; then
+            fail 125 "RUNNER_ENV[$cp_i] is not NAME=VALUE with a valid variable name"
+        fi
+        cp_i=$((cp_i + 1))
+    done
+}
+
+# enter_cwd: run in RUNNER_CWD. CDPATH could send a relative cd elsewhere.
+enter_cwd() {
+    [[ -n ${RUNNER_CWD+set} ]] || return 0
+    CDPATH='' cd -- "$RUNNER_CWD" >/dev/null 2>&1 ||
+        fail 125 "cannot enter RUNNER_CWD '$RUNNER_CWD'"
+}
+
+# prefix_path: RUNNER_PATH_PREFIX goes in front of PATH (an empty prefix
+# would add the current directory, so it is skipped).
+prefix_path() {
+    [[ -n ${RUNNER_PATH_PREFIX-} ]] || return 0
+    export PATH="$RUNNER_PATH_PREFIX${PATH:+:$PATH}"
+}
+
+# setup_aborted STATUS: EXIT trap while RUNNER_SETUP runs. An `exit` inside
+# the setup, or a failing command under its set -e, ends up here instead of
+# falling through to the CLI.
+# shellcheck disable=SC2317 # reached through the EXIT trap set in run_setup
+setup_aborted() {
+    trap - EXIT
+    fail 125 "RUNNER_SETUP failed or exited (status $1); the CLI was not started"
+}
+
+# run_setup: run RUNNER_SETUP in this shell (so its cd and exports reach the
+# CLI), as the body of a function: `return` ends it, and errexit inside a
+# function behaves the same on every bash (eval under errexit in a function
+# misbehaves on 5.2). Its stdin is /dev/null.
+run_setup() {
+    [[ -n ${RUNNER_SETUP-} ]] || return 0
+    eval "runner_setup_body() {
+$RUNNER_SETUP
+}" 2>/dev/null || fail 125 "RUNNER_SETUP is not valid shell code"
+    trap 'setup_aborted "$?"' EXIT
+    set -e
+    runner_setup_body </dev/null
+    set +e
+    trap - EXIT
+    unset -f runner_setup_body
+    reset_shell_options
+}
+
+# apply_env: export RUNNER_ENV. Called only in the process that becomes the
+# CLI, so the runner's own helpers never see these values.
+apply_env() {
+    local ae_entry
+    for ae_entry in ${RUNNER_ENV[@]+"${RUNNER_ENV[@]}"}; do
+        # shellcheck disable=SC2163 # the entry is NAME=VALUE, checked in check_params
+        export "$ae_entry" 2>/dev/null ||
+            fail 125 "cannot export ${ae_entry%%=*} from RUNNER_ENV (read-only variable)"
+    done
+}
+
+# locate_cli NAME: succeed when exec would start NAME, else stop with 127
+# (nothing by that name) or 126 (not executable, or a directory). exec alone
+# cannot say: `exec /missing` exits 126 on bash 3.2 and 4.0. The PATH walk
+# follows bash's own search: an executable file wins, a non-executable one is
+# remembered, directories are skipped, an empty entry is the current directory.
+locate_cli() {
+    local lc_name=$1 lc_rest lc_dir lc_seen=''
+    case $lc_name in
+        '')
+            fail 127 "RUNNER_ARGV[0] is empty: command not found"
+            ;;
+        */*)
+            [[ -e $lc_name ]] || fail 127 "$lc_name: not found"
+            [[ ! -d $lc_name ]] || fail 126 "$lc_name: is a directory"
+            [[ -x $lc_name ]] || fail 126 "$lc_name: not executable"
+            return 0
+            ;;
+    esac
+    lc_rest=${PATH-}
+    while :; do
+        lc_dir=${lc_rest%%:*}
+        [[ -n $lc_dir ]] || lc_dir=.
+        if [[ -f $lc_dir/$lc_name ]]; then
+            [[ -x $lc_dir/$lc_name ]] && return 0
+            lc_seen=$lc_dir/$lc_name
+        fi
+        case $lc_rest in
+            *:*) lc_rest=${lc_rest#*:} ;;
+            *) break ;;
+        esac
+    done
+    [[ -z $lc_seen ]] || fail 126 "$lc_name: $lc_seen is not executable"
+    fail 127 "$lc_name: command not found"
+}
+
+# open_streams MODE: give this process (about to become the CLI) its stdin,
+# its stdout (direct mode; in events mode stdout is the pipe to the recorder)
+# and its stderr. A failed open stops with 125: the CLI never starts.
+open_streams() {
+    local os_stdin=${RUNNER_STDIN-/dev/null}
+    # A directory opens for reading without complaint; the CLI would fail on
+    # its first read instead.
+    [[ ! -d $os_stdin ]] ||
+        fail 125 "RUNNER_STDIN '$os_stdin' is a directory; the CLI was not started"
+    exec <"$os_stdin" ||
+        fail 125 "cannot open RUNNER_STDIN '$os_stdin' for reading; the CLI was not started"
+    if [[ $1 == direct && -n ${RUNNER_STDOUT+set} ]]; then
+        exec >"$RUNNER_STDOUT" ||
+            fail 125 "cannot open RUNNER_STDOUT '$RUNNER_STDOUT' for writing; the CLI was not started"
+    fi
+    if [[ -n ${RUNNER_STDERR+set} ]]; then
+        exec 2>"$RUNNER_STDERR" ||
+            fail 125 "cannot open RUNNER_STDERR '$RUNNER_STDERR' for writing; the CLI was not started"
+    fi
+}
+
+# launch_cli MODE: turn this process into the CLI. exec failing after the
+# checks (a bad binary) exits 126 by itself: execfail is off.
+launch_cli() {
+    apply_env
+    locate_cli "${RUNNER_ARGV[0]}"
+    open_streams "$1"
+    exec "${RUNNER_ARGV[@]}"
+}
+
+# record_events EPOCH AT: read the CLI's stdout and write one event line per
+# line. Runs in its own subshell, under the C locale: every byte is one
+# character, so each step is linear in the line length whatever the user's
+# locale. A trailing CR is tested with one substring expansion before it is
+# cut: ${line%$'\r'} on a long line without CR is quadratic in a UTF-8
+# locale. `read` from a pipe costs one system call per byte; that is the
+# floor here. No bash variable can hold NUL: bash 4.4 and later drop NUL
+# bytes, older ones cut the line at the first one. Without $EPOCHREALTIME (bash < 5.0) the stamp is one `date +%s`
+# taken at start (EPOCH, when SECONDS was AT) plus SECONDS: no fork per line.
+record_events() {
+    local re_epoch=$1 re_at=$2 re_line re_stamp re_fraction=0
+    LC_ALL=C
+    if ((BASH_VERSINFO[0] >= 5)); then
+        re_fraction=1
+    fi
+    while IFS= read -r re_line || [[ -n $re_line ]]; do
+        if [[ ${re_line: -1} == $'\r' ]]; then
+            re_line=${re_line%?}
+        fi
+        if ((re_fraction)); then
+            # shforge-allow: bash32-epoch only read when BASH_VERSINFO[0] >= 5
+            re_stamp=$EPOCHREALTIME
+        else
+            re_stamp=$((re_epoch + SECONDS - re_at))
+        fi
+        printf '%s\t%s\n' "$re_stamp" "$re_line" || return 1
+    done
+    return 0
+}
+
+# run_events: the CLI's stdout goes through record_events into RUNNER_EVENTS.
+# The events file is opened by the group around the pipeline, before the CLI
+# starts; the CLI's stdout is the pipe, and bash keeps its saved copy of the
+# runner's stdout close-on-exec, so the CLI holds no descriptor of ours.
+# The runner exits once the recorder has written the last line.
+run_events() {
+    local ev_epoch=0 ev_at=0 ev_opened='' ev_status
+    if ((BASH_VERSINFO[0] < 5)); then
+        ev_at=$SECONDS
+        ev_epoch=$(date +%s 2>/dev/null)
+        case $ev_epoch in
+            '' | *[!0123456789]*) fail 125 "date +%s failed: no clock for event timestamps" ;;
+        esac
+    fi
+    {
+        ev_opened=1
+        (launch_cli events) | (record_events "$ev_epoch" "$ev_at")
+        ev_status=("${PIPESTATUS[@]}")
+    } >"$RUNNER_EVENTS"
+    [[ -n $ev_opened ]] ||
+        fail 125 "cannot open RUNNER_EVENTS '$RUNNER_EVENTS' for writing; the CLI was not started"
+    [[ ${ev_status[1]} == 0 ]] ||
+        fail 125 "writing RUNNER_EVENTS '$RUNNER_EVENTS' failed (the CLI exited with status ${ev_status[0]})"
+    exit "${ev_status[0]}"
+}
+
+main() {
+    reset_shell_options
+    clear_inherited_params
+    [[ $# -eq 1 ]] || fail 125 "usage: harness_runner.sh PARAMS_FILE"
+    load_params "$1"
+    check_params
+    enter_cwd
+    prefix_path
+    run_setup
+    case ${RUNNER_MODE-direct} in
+        events) run_events ;;
+        *) launch_cli direct ;;
+    esac
+    fail 125 "internal error: the CLI did not start"
+}
+
+main "$@"
