@@ -17,8 +17,16 @@ pub struct MuslLib {
 
 /// Every library shforge knows how to provide.
 pub const MUSL_LIBS: &[MuslLib] = &[
-    MuslLib { name: "libstdc++", soname: "libstdc++.so.6", apk_package: "libstdc++" },
-    MuslLib { name: "libgcc", soname: "libgcc_s.so.1", apk_package: "libgcc" },
+    MuslLib {
+        name: "libstdc++",
+        soname: "libstdc++.so.6",
+        apk_package: "libstdc++",
+    },
+    MuslLib {
+        name: "libgcc",
+        soname: "libgcc_s.so.1",
+        apk_package: "libgcc",
+    },
 ];
 
 /// Look a library up by name.
@@ -28,5 +36,9 @@ pub fn lookup(name: &str) -> Option<&'static MuslLib> {
 
 /// The known names, for error messages.
 pub fn known_names() -> String {
-    MUSL_LIBS.iter().map(|l| l.name).collect::<Vec<_>>().join(", ")
+    MUSL_LIBS
+        .iter()
+        .map(|l| l.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
