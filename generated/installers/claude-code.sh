@@ -399,7 +399,7 @@ lock_queue=
 # proc_start_time PID: sets REPLY to the start time of PID (clock ticks after
 # boot), "-" when /proc is not there, empty when the process is gone.
 proc_start_time() {
-    local stat rest re='^[0-9]+$'
+    local stat='' rest='' re='^[0-9]+$'
     REPLY=
     if [ ! -d /proc/self ]; then
         REPLY=-
