@@ -715,11 +715,12 @@ main() {
     trap 'exit 130' INT
     trap 'exit 143' TERM
     lock_acquire "$prefix/.$name-$version" "$lock_timeout"
+    # Nothing for this machine: say so before adding any library.
+    select_artifacts
     ensure_musl_libs
     if entry_ok "$final"; then
-        say "reusing $final (installed by another installer meanwhile)"
+        say "reusing $final (installed meanwhile, or fixed by the libraries)"
     else
-        select_artifacts
         install_fresh
         say "installed $name $version into $final"
     fi

@@ -43,11 +43,7 @@ art_dest[0]=.
 art_count=1
 musl_soname=()
 musl_package=()
-musl_soname[0]=libstdc++.so.6
-musl_package[0]=libstdc++
-musl_soname[1]=libgcc_s.so.1
-musl_package[1]=libgcc
-musl_count=2
+musl_count=0
 launcher_path=''
 # shellcheck disable=SC2016 # the launcher text is data: its $ expand when the launcher runs
 launcher_text=''
@@ -694,11 +690,12 @@ main() {
     trap 'exit 130' INT
     trap 'exit 143' TERM
     lock_acquire "$prefix/.$name-$version" "$lock_timeout"
+    # Nothing for this machine: say so before adding any library.
+    select_artifacts
     ensure_musl_libs
     if entry_ok "$final"; then
-        say "reusing $final (installed by another installer meanwhile)"
+        say "reusing $final (installed meanwhile, or fixed by the libraries)"
     else
-        select_artifacts
         install_fresh
         say "installed $name $version into $final"
     fi

@@ -176,3 +176,133 @@ fn toml_error(text: &str, e: &toml::de::Error) -> SpecError {
         None => SpecError::new("", msg),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = r#"
+name = "tool"
+version = "1.0"
+entry = "bin/tool"
+
+[[artifact]]
+path = "a.tgz"
+sha256 = "465B40D7195B8DD0B52D8830F13CBE800858A2EE82FBA4CE3C1832CD9727062B"
+unpack = "tar.gz"
+arch = "x86_64"
+libc = "glibc"
+
+[[artifact]]
+path = "tool"
+sha256 = "4d9dd0604ae502870e840fa6ae5461dd4fc0ae62620fbb056012d32dc40e8c1b"
+unpack = "file"
+arch = "any"
+libc = "musl"
+"#;
+
+    fn err(spec: &str) -> String {
+        Installer::from_toml(spec).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_and_normalisation() {
+        let i = Installer::from_toml(SPEC).unwrap();
+        assert_eq!(i.check_args, ["--version"]);
+        assert_eq!(i.check_expect, "1.0");
+        assert!(
+            i.artifacts[0]
+                .sha256
+                .bytes()
+                .all(|b| !b.is_ascii_uppercase())
+        );
+        assert_eq!(i.artifacts[1].mode.as_deref(), Some("755"));
+        assert_eq!(i.artifacts[1].dest.as_deref(), Some("tool"));
+        assert_eq!(i.artifacts[0].dest, None);
+    }
+
+    #[test]
+    fn spec_and_builder_agree() {
+        let from_spec = Installer::from_toml(SPEC).unwrap();
+        let built = Installer::builder("tool", "1.0")
+            .entry("bin/tool")
+            .artifact(
+                Artifact::tar_gz(
+                    "a.tgz",
+                    "465b40d7195b8dd0b52d8830f13cbe800858a2ee82fba4ce3c1832cd9727062b",
+                )
+                .arch("x86_64")
+                .libc(Libc::Glibc),
+            )
+            .artifact(
+                Artifact::file(
+                    "tool",
+                    "4d9dd0604ae502870e840fa6ae5461dd4fc0ae62620fbb056012d32dc40e8c1b",
+                )
+                .libc(Libc::Musl),
+            )
+            .build()
+            .unwrap();
+        assert_eq!(from_spec, built);
+        assert_eq!(from_spec.render().unwrap(), built.render().unwrap());
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let second = SPEC.replace(
+            "4d9dd0604ae502870e840fa6ae5461dd4fc0ae62620fbb056012d32dc40e8c1b",
+            "xyz",
+        );
+        assert_eq!(err(&second), "artifact[1].sha256: expected 64 hex digits");
+        assert!(
+            err(&SPEC.replace("unpack = \"file\"", "unpack = \"zip\""))
+                .starts_with("artifact[1].unpack: unknown variant `zip`")
+        );
+        assert!(
+            err(&SPEC.replace("libc = \"musl\"", "libc = 1")).starts_with("artifact[1].libc: ")
+        );
+        assert!(
+            err(&SPEC.replace("arch = \"any\"", "arch = \"x86 64\""))
+                .starts_with("artifact[1].arch: ")
+        );
+        assert!(
+            err(&SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nmode = \"999\""))
+                .starts_with("artifact[1].mode: ")
+        );
+        assert!(
+            err(&SPEC.replace("libc = \"glibc\"", "libc = \"glibc\"\nmode = \"644\""))
+                .starts_with("artifact[0].mode: only a `file`")
+        );
+        assert!(err(&SPEC.replace("bin/tool", "bin/../tool")).starts_with("entry: "));
+        assert!(err(&SPEC.replace("name = \"tool\"", "name = \"Tool X\"")).starts_with("name: "));
+        assert!(
+            err(&SPEC.replace("version = \"1.0\"", "version = \"1.0\"\nextra = 1"))
+                .contains("unknown field `extra`")
+        );
+        assert!(
+            err(&SPEC.replace(
+                "entry = \"bin/tool\"",
+                "entry = \"bin/tool\"\nmusl_libs = [\"libz\"]"
+            ))
+            .starts_with("musl_libs[0]: unknown library \"libz\"")
+        );
+        assert!(
+            err(&SPEC.replace(
+                "entry = \"bin/tool\"",
+                "entry = \"bin/tool\"\n[check]\nargs = [1]"
+            ))
+            .starts_with("check.args[0]: invalid type")
+        );
+        let none = SPEC.split("[[artifact]]").next().unwrap();
+        assert_eq!(err(none), "artifact: at least one [[artifact]] is required");
+        assert!(err("name = ").starts_with("line 1, column "));
+    }
+
+    #[test]
+    fn harness_specs_parse() {
+        for (name, text) in crate::installer::HARNESS_SPECS {
+            let i = Installer::from_toml(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(i.name(), *name);
+        }
+    }
+}
