@@ -145,6 +145,11 @@ entry_ok() {
     return 1
 }
 
+# lock_satisfied: asked by lock_acquire while waiting: is the install there now?
+lock_satisfied() {
+    [ -x "$final/$entry" ] && [ "$musl_missing_count" -eq 0 ] && entry_ok "$final"
+}
+
 # cleanup: the EXIT trap. Removes what was staged and gives the lock up.
 # shellcheck disable=SC2317 # reached through the EXIT trap
 cleanup() {
@@ -242,7 +247,11 @@ main() {
     trap 'exit 129' HUP
     trap 'exit 130' INT
     trap 'exit 143' TERM
-    lock_acquire "$prefix/.$name-$version" "$lock_timeout"
+    if ! lock_acquire "$prefix/.$name-$version" "$lock_timeout"; then
+        # Another installer finished the same install while we waited.
+        printf '%s\n' "$final/$entry"
+        exit 0
+    fi
     # Nothing for this machine: say so before adding any library.
     select_artifacts
     ensure_musl_libs

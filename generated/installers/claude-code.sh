@@ -447,7 +447,9 @@ lock_nap() {
     sleep 0.1 2>/dev/null 9>&- || sleep 1 9>&-
 }
 
-# lock_acquire PATH TIMEOUT: take the lock or exit 3.
+# lock_acquire PATH TIMEOUT: take the lock (return 0) or exit 3. While
+# waiting it asks `lock_satisfied` (defined by the script) each round whether
+# the work was done meanwhile by the holder; if so it returns 2 without the lock.
 lock_acquire() {
     local deadline
     lock_deadline "$2"
@@ -457,6 +459,11 @@ lock_acquire() {
         exec 9>>"$1.lock" || die 3 "cannot open the lock file $1.lock"
         # -n in a loop works with util-linux and busybox flock alike.
         until flock -n 9; do
+            if lock_satisfied; then
+                exec 9>&-
+                lock_kind=
+                return 2
+            fi
             if [ "$SECONDS" -ge "$deadline" ]; then
                 die 3 "timed out after $2 s waiting for the lock $1.lock"
             fi
@@ -528,6 +535,12 @@ queue_acquire() {
     lock_ticket=$lock_queue/t.$n
     rm -f "$chooser"
     while queue_blocked "$n"; do
+        if lock_satisfied; then
+            rm -f "$lock_ticket"
+            lock_ticket=
+            lock_kind=
+            return 2
+        fi
         if [ "$SECONDS" -ge "$1" ]; then
             rm -f "$lock_ticket"
             lock_ticket=
@@ -615,6 +628,11 @@ entry_ok() {
         *"$check_expect"*) return 0 ;;
     esac
     return 1
+}
+
+# lock_satisfied: asked by lock_acquire while waiting: is the install there now?
+lock_satisfied() {
+    [ -x "$final/$entry" ] && [ "$musl_missing_count" -eq 0 ] && entry_ok "$final"
 }
 
 # cleanup: the EXIT trap. Removes what was staged and gives the lock up.
@@ -714,7 +732,11 @@ main() {
     trap 'exit 129' HUP
     trap 'exit 130' INT
     trap 'exit 143' TERM
-    lock_acquire "$prefix/.$name-$version" "$lock_timeout"
+    if ! lock_acquire "$prefix/.$name-$version" "$lock_timeout"; then
+        # Another installer finished the same install while we waited.
+        printf '%s\n' "$final/$entry"
+        exit 0
+    fi
     # Nothing for this machine: say so before adding any library.
     select_artifacts
     ensure_musl_libs

@@ -69,7 +69,9 @@ lock_nap() {
     sleep 0.1 2>/dev/null 9>&- || sleep 1 9>&-
 }
 
-# lock_acquire PATH TIMEOUT: take the lock or exit 3.
+# lock_acquire PATH TIMEOUT: take the lock (return 0) or exit 3. While
+# waiting it asks `lock_satisfied` (defined by the script) each round whether
+# the work was done meanwhile by the holder; if so it returns 2 without the lock.
 lock_acquire() {
     local deadline
     lock_deadline "$2"
@@ -79,6 +81,11 @@ lock_acquire() {
         exec 9>>"$1.lock" || die 3 "cannot open the lock file $1.lock"
         # -n in a loop works with util-linux and busybox flock alike.
         until flock -n 9; do
+            if lock_satisfied; then
+                exec 9>&-
+                lock_kind=
+                return 2
+            fi
             if [ "$SECONDS" -ge "$deadline" ]; then
                 die 3 "timed out after $2 s waiting for the lock $1.lock"
             fi
@@ -150,6 +157,12 @@ queue_acquire() {
     lock_ticket=$lock_queue/t.$n
     rm -f "$chooser"
     while queue_blocked "$n"; do
+        if lock_satisfied; then
+            rm -f "$lock_ticket"
+            lock_ticket=
+            lock_kind=
+            return 2
+        fi
         if [ "$SECONDS" -ge "$1" ]; then
             rm -f "$lock_ticket"
             lock_ticket=
