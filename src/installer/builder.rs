@@ -8,7 +8,10 @@
 //!     .musl_lib("libstdc++")
 //!     .musl_lib("libgcc")
 //!     .artifact(
-//!         Artifact::tar_gz("opencode-linux-x64-1.17.11.tgz", "a".repeat(64))
+//!         Artifact::tar_gz(
+//!             "opencode-linux-x64-1.17.11.tgz",
+//!             "465b40d7195b8dd0b52d8830f13cbe800858a2ee82fba4ce3c1832cd9727062b",
+//!         )
 //!             .arch("x86_64")
 //!             .libc(Libc::Glibc),
 //!     )
