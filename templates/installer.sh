@@ -59,6 +59,7 @@ prefix=
 source_dir=
 base_url=
 lock_timeout=300
+entry_check_seconds=120
 final=
 stage=
 old=
@@ -137,8 +138,17 @@ parse_args() {
 entry_ok() {
     local out
     [ -f "$1/$entry" ] && [ -x "$1/$entry" ] || return 1
-    # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
-    out=$("$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1 9>&-) || return 1
+    # A hung entry must not hold the lock for ever: bound it where timeout exists.
+    # `exec 9>&-; exec CMD` in substitutions: neither the subshell nor CMD may
+    # keep the lock descriptor (bash 3.2 leaks a saved copy of it with
+    # `exec CMD 9>&-`), or a killed installer would leave the lock held.
+    if command -v timeout >/dev/null 2>&1; then
+        # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
+        out=$(exec 9>&-; exec timeout "$entry_check_seconds" "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1) || return 1
+    else
+        # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
+        out=$(exec 9>&-; exec "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1) || return 1
+    fi
     case $out in
         *"$check_expect"*) return 0 ;;
     esac

@@ -36,7 +36,11 @@ fn sha256_hex(bytes: &[u8]) -> String {
 fn make_runtime_tgz(dir: &Path, name: &str, output: &str) -> Vec<u8> {
     let src = dir.join(format!("src-{name}"));
     fs::create_dir_all(src.join("bin")).unwrap();
-    let script = format!("#!/bin/sh\nprintf '%s\\n' '{output}'\n");
+    // FAKE_HOLD=FILE makes the entry write its PID to FILE and hang: a
+    // test kills the installer while it holds the lock in the entry check.
+    let script = format!(
+        "#!/bin/sh\nif [ -n \"${{FAKE_HOLD:-}}\" ]; then printf %s \"$$\" > \"$FAKE_HOLD.tmp\"; mv \"$FAKE_HOLD.tmp\" \"$FAKE_HOLD\"; exec sleep 60; fi\nprintf '%s\\n' '{output}'\n"
+    );
     fs::write(src.join("bin/fake"), script).unwrap();
     fs::set_permissions(src.join("bin/fake"), fs::Permissions::from_mode(0o755)).unwrap();
     fs::write(src.join("README"), "fake runtime\n").unwrap();
@@ -717,6 +721,51 @@ fn kill_9_mid_download_with_flock() {
 #[test]
 fn kill_9_mid_download_with_the_ticket_queue() {
     killed_mid_download(true, "kill_9_mid_download_with_the_ticket_queue");
+}
+
+/// kill -9 an installer while it holds the lock in its entry check (the
+/// entry hangs); the next run recovers within its lock timeout.
+fn killed_holding_the_lock(hide_flock: bool, test: &str) {
+    let shells = common::bashes();
+    for sh in &shells {
+        let w = world();
+        let without: &[&str] = if hide_flock { &["flock"] } else { &[] };
+        let path = tools(w.dir.path(), without, false);
+        let src = path_of(&w.src());
+        let held = w.dir.path().join("held");
+        let mut victim = install_cmd(sh, &w, &path, &["--source-dir", &src], &[])
+            .env("FAKE_HOLD", &held)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for("the entry check to hang", || held.exists());
+        victim.kill().unwrap();
+        victim.wait().unwrap();
+        let o = run_install(
+            sh,
+            &w,
+            &path,
+            &["--source-dir", &src],
+            &["--lock-timeout", "20"],
+        );
+        // The hung entry (an orphan now) is ours to end.
+        let pid = fs::read_to_string(&held).unwrap();
+        let _ = Command::new("kill").arg("-9").arg(pid.trim()).status();
+        assert_installed(sh, &w, &o);
+    }
+    common::report(test, &shells);
+}
+
+#[test]
+fn kill_9_holding_the_lock_with_flock() {
+    killed_holding_the_lock(false, "kill_9_holding_the_lock_with_flock");
+}
+
+#[test]
+fn kill_9_holding_the_lock_with_the_ticket_queue() {
+    killed_holding_the_lock(true, "kill_9_holding_the_lock_with_the_ticket_queue");
 }
 
 /// Field 22 of /proc/PID/stat.

@@ -68,6 +68,7 @@ prefix=
 source_dir=
 base_url=
 lock_timeout=300
+entry_check_seconds=120
 final=
 stage=
 old=
@@ -191,7 +192,7 @@ selected_count=0
 
 # machine_arch: sets REPLY to uname -m, with the common aliases folded.
 machine_arch() {
-    REPLY=$(uname -m 9>&-) || REPLY=unknown
+    REPLY=$(exec 9>&-; exec uname -m) || REPLY=unknown
     case $REPLY in
         amd64) REPLY=x86_64 ;;
         arm64) REPLY=aarch64 ;;
@@ -304,17 +305,17 @@ sha256_of() {
     REPLY=
     # The file is read on stdin so that no name is ever escaped in the output.
     if command -v sha256sum >/dev/null 2>&1; then
-        out=$(sha256sum < "$1" 9>&-) || return 1
+        out=$(exec 9>&-; exec sha256sum < "$1") || return 1
         out=${out%% *}
     elif command -v shasum >/dev/null 2>&1; then
-        out=$(shasum -a 256 < "$1" 9>&-) || return 1
+        out=$(exec 9>&-; exec shasum -a 256 < "$1") || return 1
         out=${out%% *}
     elif command -v openssl >/dev/null 2>&1; then
         # "SHA2-256(stdin)= HEX" (OpenSSL 3) or "(stdin)= HEX" (older).
-        out=$(openssl dgst -sha256 < "$1" 9>&-) || return 1
+        out=$(exec 9>&-; exec openssl dgst -sha256 < "$1") || return 1
         out=${out##* }
     elif command -v busybox >/dev/null 2>&1 && busybox sha256sum < /dev/null > /dev/null 2>&1; then
-        out=$(busybox sha256sum < "$1" 9>&-) || return 1
+        out=$(exec 9>&-; exec busybox sha256sum < "$1") || return 1
         out=${out%% *}
     else
         return 2
@@ -492,7 +493,7 @@ queue_blocked() {
                 [ "$n" -lt "$1" ] || continue
                 ;;
         esac
-        target=$(readlink "$f" 9>&-) || continue
+        target=$(exec 9>&-; exec readlink "$f") || continue
         if owner_alive "$target"; then
             return 0
         fi
@@ -612,8 +613,17 @@ parse_args() {
 entry_ok() {
     local out
     [ -f "$1/$entry" ] && [ -x "$1/$entry" ] || return 1
-    # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
-    out=$("$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1 9>&-) || return 1
+    # A hung entry must not hold the lock for ever: bound it where timeout exists.
+    # `exec 9>&-; exec CMD` in substitutions: neither the subshell nor CMD may
+    # keep the lock descriptor (bash 3.2 leaks a saved copy of it with
+    # `exec CMD 9>&-`), or a killed installer would leave the lock held.
+    if command -v timeout >/dev/null 2>&1; then
+        # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
+        out=$(exec 9>&-; exec timeout "$entry_check_seconds" "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1) || return 1
+    else
+        # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
+        out=$(exec 9>&-; exec "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1) || return 1
+    fi
     case $out in
         *"$check_expect"*) return 0 ;;
     esac

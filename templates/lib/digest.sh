@@ -9,17 +9,17 @@ sha256_of() {
     REPLY=
     # The file is read on stdin so that no name is ever escaped in the output.
     if command -v sha256sum >/dev/null 2>&1; then
-        out=$(sha256sum < "$1" 9>&-) || return 1
+        out=$(exec 9>&-; exec sha256sum < "$1") || return 1
         out=${out%% *}
     elif command -v shasum >/dev/null 2>&1; then
-        out=$(shasum -a 256 < "$1" 9>&-) || return 1
+        out=$(exec 9>&-; exec shasum -a 256 < "$1") || return 1
         out=${out%% *}
     elif command -v openssl >/dev/null 2>&1; then
         # "SHA2-256(stdin)= HEX" (OpenSSL 3) or "(stdin)= HEX" (older).
-        out=$(openssl dgst -sha256 < "$1" 9>&-) || return 1
+        out=$(exec 9>&-; exec openssl dgst -sha256 < "$1") || return 1
         out=${out##* }
     elif command -v busybox >/dev/null 2>&1 && busybox sha256sum < /dev/null > /dev/null 2>&1; then
-        out=$(busybox sha256sum < "$1" 9>&-) || return 1
+        out=$(exec 9>&-; exec busybox sha256sum < "$1") || return 1
         out=${out%% *}
     else
         return 2

@@ -124,7 +124,7 @@ queue_blocked() {
                 [ "$n" -lt "$1" ] || continue
                 ;;
         esac
-        target=$(readlink "$f" 9>&-) || continue
+        target=$(exec 9>&-; exec readlink "$f") || continue
         if owner_alive "$target"; then
             return 0
         fi

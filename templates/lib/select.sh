@@ -7,7 +7,7 @@ selected_count=0
 
 # machine_arch: sets REPLY to uname -m, with the common aliases folded.
 machine_arch() {
-    REPLY=$(uname -m 9>&-) || REPLY=unknown
+    REPLY=$(exec 9>&-; exec uname -m) || REPLY=unknown
     case $REPLY in
         amd64) REPLY=x86_64 ;;
         arm64) REPLY=aarch64 ;;
