@@ -50,6 +50,15 @@ enum Command {
         /// JSON file, or - for standard input (the default).
         file: Option<PathBuf>,
     },
+    /// Generate an installer from an adapter's TOML spec.
+    Installer {
+        /// The spec (TOML).
+        #[arg(long)]
+        spec: PathBuf,
+        /// Write the script here (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 /// Bad input from the user: printed as one line, exit 2.
@@ -127,7 +136,22 @@ fn run(command: Command) -> Result<u8> {
                 Err(e) => Err(Usage(e.to_string()).into()),
             }
         }
+        Command::Installer { spec, out } => installer(&spec, out.as_deref()),
     }
+}
+
+fn installer(spec: &Path, out: Option<&Path>) -> Result<u8> {
+    let text = std::fs::read_to_string(spec)
+        .map_err(|e| Usage(format!("cannot read {}: {e}", spec.display())))?;
+    let inst = shforge::installer::Installer::from_toml(&text)
+        .map_err(|e| Usage(format!("{}: {e}", spec.display())))?;
+    let script = inst.script()?;
+    match out {
+        None => print!("{script}"),
+        Some(path) => shforge::installer::write_script(path, &script)
+            .with_context(|| format!("writing {}", path.display()))?,
+    }
+    Ok(0)
 }
 
 fn lint(dialect: Dialect, files: &[PathBuf]) -> Result<u8> {

@@ -1,9 +1,108 @@
-//! Installers: the spec format, the builder and the generated catalog
-//! (work in progress: lands with its issue).
+//! Installers: one generic, crash-safe mechanism (`templates/installer.sh`
+//! and the shared functions in `templates/lib/`), many specs.
+//!
+//! * [`builder`] — [`Installer::builder`], the typed API adapters use.
+//! * [`spec`] — the TOML format that maps one to one onto the builder.
+//! * [`template`] — rendering.
+//!
+//! The five harness specs live in `installers/NAME.toml`, are compiled in
+//! here and generated to `generated/installers/NAME.sh`.
 
-use crate::catalog::Entry;
+use crate::catalog::{Entry, RenderError};
+use crate::dialect::Dialect;
+
+pub mod builder;
+pub mod spec;
+pub mod template;
+
+pub use builder::{Artifact, Installer, InstallerBuilder, Launcher, Libc, SpecError, Unpack};
+pub use spec::InstallerSpec;
+
+/// The harness specs kept in the repository: (name, TOML text).
+pub const HARNESS_SPECS: &[(&str, &str)] = &[
+    (
+        "claude-code",
+        include_str!("../../installers/claude-code.toml"),
+    ),
+    ("kilo", include_str!("../../installers/kilo.toml")),
+    ("openclaw", include_str!("../../installers/openclaw.toml")),
+    ("opencode", include_str!("../../installers/opencode.toml")),
+    ("pi", include_str!("../../installers/pi.toml")),
+];
+
+/// Parse one of [`HARNESS_SPECS`].
+pub fn harness(name: &str) -> Option<Result<Installer, SpecError>> {
+    HARNESS_SPECS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| Installer::from_toml(text))
+}
+
+impl Installer {
+    /// A catalog entry writing this installer to `installers/NAME.sh`.
+    pub fn catalog_entry(self) -> Entry {
+        let purpose = format!(
+            "install {} {} into PREFIX/{}-{} (digest-checked, locked, staged)",
+            self.name, self.version, self.name, self.version
+        );
+        Entry {
+            path: format!("installers/{}.sh", self.name),
+            template: "installer.sh".into(),
+            dialect: Dialect::Bash,
+            purpose,
+            render: Box::new(move || self.render()),
+        }
+    }
+}
 
 /// Catalog entries: one installer per harness spec.
 pub fn entries() -> Vec<Entry> {
-    Vec::new()
+    HARNESS_SPECS
+        .iter()
+        .map(|(name, text)| match Installer::from_toml(text) {
+            Ok(i) => i.catalog_entry(),
+            Err(e) => {
+                let message = format!("installers/{name}.toml: {e}");
+                Entry {
+                    path: format!("installers/{name}.sh"),
+                    template: "installer.sh".into(),
+                    dialect: Dialect::Bash,
+                    purpose: "invalid spec".into(),
+                    render: Box::new(move || {
+                        Err(RenderError::Other {
+                            template: "installer.sh".into(),
+                            message: message.clone(),
+                        })
+                    }),
+                }
+            }
+        })
+        .collect()
+}
+
+/// Write a generated script atomically: a temporary file in the same
+/// directory, made executable, then renamed over `path`.
+pub fn write_script(path: &std::path::Path, script: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = parent.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(script.as_bytes())?;
+        f.sync_all()?;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }

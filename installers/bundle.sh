@@ -1,0 +1,36 @@
+#!/bin/sh
+# Host side (not run in the sandbox): build the relocatable bundle of a Node
+# CLI and its node_modules that a shforge installer unpacks next to a Node
+# runtime. The dependency tree is pinned by installers/bundles/NAME/package-lock.json
+# and the archive is written deterministically (sorted names, mtime 0, owner 0,
+# gzip without a timestamp), so the same lock file on the same platform gives
+# the same bytes and the sha256 in installers/NAME.toml can be checked again.
+#
+# usage: sh installers/bundle.sh NAME OUT.tar.gz
+# needs: npm, GNU tar, gzip.
+set -eu
+
+if [ "$#" -ne 2 ]; then
+    printf 'usage: sh installers/bundle.sh NAME OUT.tar.gz\n' >&2
+    exit 2
+fi
+name=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd -P)
+src=$here/bundles/$name
+if [ ! -f "$src/package-lock.json" ]; then
+    printf 'bundle.sh: no %s\n' "$src/package-lock.json" >&2
+    exit 2
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/bundle"
+cp "$src/package.json" "$src/package-lock.json" "$work/bundle/"
+# --ignore-scripts: nothing from the registry runs on the host; the packages
+# ship their prebuilt native parts.
+(cd "$work/bundle" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund >&2)
+tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+    --mode=u+rwX,go+rX,go-w -C "$work" -cf - bundle | gzip -n -9 > "$out.tmp"
+mv "$out.tmp" "$out"
+sha256sum "$out"

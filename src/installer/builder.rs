@@ -1,0 +1,535 @@
+//! The typed installer builder: what adapters write in Rust.
+//!
+//! ```
+//! use shforge::installer::{Artifact, Installer, Libc};
+//!
+//! let opencode = Installer::builder("opencode", "1.17.11")
+//!     .entry("package/bin/opencode")
+//!     .musl_lib("libstdc++")
+//!     .musl_lib("libgcc")
+//!     .artifact(
+//!         Artifact::tar_gz(
+//!             "opencode-linux-x64-1.17.11.tgz",
+//!             "465b40d7195b8dd0b52d8830f13cbe800858a2ee82fba4ce3c1832cd9727062b",
+//!         )
+//!             .arch("x86_64")
+//!             .libc(Libc::Glibc),
+//!     )
+//!     .build()
+//!     .unwrap();
+//! assert_eq!(opencode.name(), "opencode");
+//! let script = opencode.render().unwrap();
+//! assert!(script.contains("main \"$@\""));
+//! ```
+//!
+//! Every value is checked by [`InstallerBuilder::build`], which names the
+//! offending field exactly as the TOML spec does (`artifact[1].sha256: expected
+//! 64 hex digits`), so a spec error and a builder error read the same.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A spec or builder value is invalid. Displays as `field: message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", render_spec_error(field, message))]
+pub struct SpecError {
+    /// The field, as written in the TOML spec (`artifact[1].sha256`); empty
+    /// for a document-level problem (TOML syntax).
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl SpecError {
+    pub(crate) fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        SpecError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// How an artifact becomes files in the install dir.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unpack {
+    /// A single file, copied with a mode (`"file"`).
+    #[serde(rename = "file")]
+    File,
+    /// A gzip-compressed tar archive (`"tar.gz"`).
+    #[serde(rename = "tar.gz")]
+    TarGz,
+    /// An xz-compressed tar archive (`"tar.xz"`).
+    #[serde(rename = "tar.xz")]
+    TarXz,
+}
+
+impl Unpack {
+    /// The spelling used in specs and in the generated script.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unpack::File => "file",
+            Unpack::TarGz => "tar.gz",
+            Unpack::TarXz => "tar.xz",
+        }
+    }
+}
+
+impl fmt::Display for Unpack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The C library an artifact is built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Libc {
+    /// glibc (Debian, Ubuntu, ...).
+    Glibc,
+    /// musl (Alpine): recognised by its loader `/lib/ld-musl-*.so.1`.
+    Musl,
+    /// Either (scripts, bundles of JavaScript).
+    Any,
+}
+
+impl Libc {
+    /// The spelling used in specs and in the generated script.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Libc::Glibc => "glibc",
+            Libc::Musl => "musl",
+            Libc::Any => "any",
+        }
+    }
+}
+
+/// One file the installer fetches, checks and unpacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    pub(crate) path: String,
+    pub(crate) sha256: String,
+    pub(crate) unpack: Unpack,
+    pub(crate) arch: String,
+    pub(crate) libc: Libc,
+    pub(crate) mode: Option<String>,
+    pub(crate) dest: Option<String>,
+}
+
+impl Artifact {
+    /// An artifact at `path` (relative to `--source-dir` / `--base-url`) with
+    /// its sha256. Defaults: any arch, any libc, unpacked into the install root.
+    pub fn new(path: impl Into<String>, sha256: impl Into<String>, unpack: Unpack) -> Self {
+        Artifact {
+            path: path.into(),
+            sha256: sha256.into(),
+            unpack,
+            arch: "any".into(),
+            libc: Libc::Any,
+            mode: None,
+            dest: None,
+        }
+    }
+
+    /// A single file (mode 755 unless [`Artifact::mode`] says otherwise).
+    pub fn file(path: impl Into<String>, sha256: impl Into<String>) -> Self {
+        Self::new(path, sha256, Unpack::File)
+    }
+
+    /// A `.tar.gz` (npm tarballs are these).
+    pub fn tar_gz(path: impl Into<String>, sha256: impl Into<String>) -> Self {
+        Self::new(path, sha256, Unpack::TarGz)
+    }
+
+    /// A `.tar.xz`.
+    pub fn tar_xz(path: impl Into<String>, sha256: impl Into<String>) -> Self {
+        Self::new(path, sha256, Unpack::TarXz)
+    }
+
+    /// The `uname -m` it is for (`x86_64`, `aarch64`; `any`).
+    pub fn arch(mut self, arch: impl Into<String>) -> Self {
+        self.arch = arch.into();
+        self
+    }
+
+    /// The libc it is for.
+    pub fn libc(mut self, libc: Libc) -> Self {
+        self.libc = libc;
+        self
+    }
+
+    /// Octal mode of a single file (`"755"`); only for [`Unpack::File`].
+    pub fn mode(mut self, mode: impl Into<String>) -> Self {
+        self.mode = Some(mode.into());
+        self
+    }
+
+    /// Where it goes inside the install dir: the file's path for a single
+    /// file (default: the artifact's base name), the directory an archive is
+    /// unpacked into (default: the install dir itself).
+    pub fn dest(mut self, dest: impl Into<String>) -> Self {
+        self.dest = Some(dest.into());
+        self
+    }
+}
+
+/// A small `sh` script written into the install dir that runs a program of
+/// the install with fixed leading arguments (a Node runtime and a CLI's
+/// script, say). Paths are relative to the install dir; the launcher finds
+/// them relative to itself, so the install can be renamed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launcher {
+    pub(crate) path: String,
+    pub(crate) program: String,
+    pub(crate) args: Vec<String>,
+}
+
+impl Launcher {
+    /// A launcher at `path` that execs `program`.
+    pub fn new(path: impl Into<String>, program: impl Into<String>) -> Self {
+        Launcher {
+            path: path.into(),
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// An argument that names a file of the install (resolved like `program`).
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+}
+
+/// Builds an [`Installer`]; nothing is checked until [`InstallerBuilder::build`].
+#[derive(Debug, Clone)]
+pub struct InstallerBuilder {
+    name: String,
+    version: String,
+    entry: Option<String>,
+    check_args: Option<Vec<String>>,
+    check_expect: Option<String>,
+    musl_libs: Vec<String>,
+    artifacts: Vec<Artifact>,
+    launcher: Option<Launcher>,
+}
+
+/// A checked installer: render it, or make it a catalog entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installer {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) entry: String,
+    pub(crate) check_args: Vec<String>,
+    pub(crate) check_expect: String,
+    pub(crate) musl_libs: Vec<&'static crate::musl::MuslLib>,
+    pub(crate) artifacts: Vec<Artifact>,
+    pub(crate) launcher: Option<Launcher>,
+}
+
+impl Installer {
+    /// Start an installer for `name` at `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> InstallerBuilder {
+        InstallerBuilder {
+            name: name.into(),
+            version: version.into(),
+            entry: None,
+            check_args: None,
+            check_expect: None,
+            musl_libs: Vec::new(),
+            artifacts: Vec::new(),
+            launcher: None,
+        }
+    }
+
+    /// The runtime's name (the install dir is `NAME-VERSION`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The pinned version.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The entry program, relative to the install dir.
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
+
+    /// The artifacts, in spec order.
+    pub fn artifacts(&self) -> &[Artifact] {
+        &self.artifacts
+    }
+}
+
+impl Artifact {
+    /// Path relative to the source.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Lowercase hex sha256.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+}
+
+impl InstallerBuilder {
+    /// The program to run, relative to the install dir (required).
+    pub fn entry(mut self, entry: impl Into<String>) -> Self {
+        self.entry = Some(entry.into());
+        self
+    }
+
+    /// The entry check: run the entry with `args`; its output (stdout and
+    /// stderr) must contain `expect`. Default: `--version`, expecting the
+    /// version.
+    pub fn check<I, S>(mut self, args: I, expect: impl Into<String>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.check_args = Some(args.into_iter().map(Into::into).collect());
+        self.check_expect = Some(expect.into());
+        self
+    }
+
+    /// Only the check's arguments (the expected text stays the default).
+    pub fn check_args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.check_args = Some(args.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Only the check's expected text.
+    pub fn check_expect(mut self, expect: impl Into<String>) -> Self {
+        self.check_expect = Some(expect.into());
+        self
+    }
+
+    /// A musl library the runtime needs on musl systems (`libstdc++`, `libgcc`;
+    /// see [`crate::musl::MUSL_LIBS`]).
+    pub fn musl_lib(mut self, name: impl Into<String>) -> Self {
+        self.musl_libs.push(name.into());
+        self
+    }
+
+    /// Add an artifact.
+    pub fn artifact(mut self, artifact: Artifact) -> Self {
+        self.artifacts.push(artifact);
+        self
+    }
+
+    /// Write a launcher into the install dir.
+    pub fn launcher(mut self, launcher: Launcher) -> Self {
+        self.launcher = Some(launcher);
+        self
+    }
+
+    /// Check every value; the error names the field as the TOML spec does.
+    pub fn build(self) -> Result<Installer, SpecError> {
+        check_name("name", &self.name)?;
+        check_version("version", &self.version)?;
+        let entry = self.entry.ok_or_else(|| {
+            SpecError::new(
+                "entry",
+                "missing: the program to run, relative to the install dir",
+            )
+        })?;
+        check_rel_path("entry", &entry)?;
+        let check_args = self.check_args.unwrap_or_else(|| vec!["--version".into()]);
+        for (i, a) in check_args.iter().enumerate() {
+            check_text(&format!("check.args[{i}]"), a)?;
+        }
+        let check_expect = self.check_expect.unwrap_or_else(|| self.version.clone());
+        check_text("check.expect", &check_expect)?;
+        let mut musl_libs: Vec<&'static crate::musl::MuslLib> = Vec::new();
+        for (i, lib) in self.musl_libs.iter().enumerate() {
+            let found = crate::musl::lookup(lib).ok_or_else(|| {
+                SpecError::new(
+                    format!("musl_libs[{i}]"),
+                    format!(
+                        "unknown library {lib:?} (known: {})",
+                        crate::musl::known_names()
+                    ),
+                )
+            })?;
+            if !musl_libs.contains(&found) {
+                musl_libs.push(found);
+            }
+        }
+        if self.artifacts.is_empty() {
+            return Err(SpecError::new(
+                "artifact",
+                "at least one [[artifact]] is required",
+            ));
+        }
+        let mut artifacts = Vec::new();
+        for (i, a) in self.artifacts.into_iter().enumerate() {
+            artifacts.push(check_artifact(i, a)?);
+        }
+        if let Some(l) = &self.launcher {
+            check_rel_path("launcher.path", &l.path)?;
+            check_rel_path("launcher.program", &l.program)?;
+            for (i, a) in l.args.iter().enumerate() {
+                check_rel_path(&format!("launcher.args[{i}]"), a)?;
+            }
+        }
+        Ok(Installer {
+            name: self.name,
+            version: self.version,
+            entry,
+            check_args,
+            check_expect,
+            musl_libs,
+            artifacts,
+            launcher: self.launcher,
+        })
+    }
+}
+
+fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, SpecError> {
+    let f = |field: &str| format!("artifact[{i}].{field}");
+    check_rel_path(&f("path"), &a.path)?;
+    let sha = a.sha256.to_ascii_lowercase();
+    if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(SpecError::new(f("sha256"), "expected 64 hex digits"));
+    }
+    if sha.bytes().all(|b| b == b'0') || sha.bytes().all(|b| b == sha.as_bytes()[0]) {
+        return Err(SpecError::new(
+            f("sha256"),
+            "looks like a placeholder: pin the digest of the real artifact",
+        ));
+    }
+    a.sha256 = sha;
+    if a.arch.is_empty()
+        || !a
+            .arch
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return Err(SpecError::new(
+            f("arch"),
+            format!(
+                "expected a `uname -m` value such as x86_64 or aarch64, or any; got {:?}",
+                a.arch
+            ),
+        ));
+    }
+    match (a.unpack, &a.mode) {
+        (Unpack::File, None) => a.mode = Some("755".into()),
+        (Unpack::File, Some(m)) => {
+            let ok = (3..=4).contains(&m.len()) && m.bytes().all(|b| (b'0'..=b'7').contains(&b));
+            if !ok {
+                return Err(SpecError::new(
+                    f("mode"),
+                    format!("expected an octal mode such as \"755\", got {m:?}"),
+                ));
+            }
+        }
+        (_, Some(_)) => {
+            return Err(SpecError::new(
+                f("mode"),
+                "only a `file` artifact has a mode",
+            ));
+        }
+        (_, None) => {}
+    }
+    match (&a.dest, a.unpack) {
+        (Some(d), _) => check_rel_path(&f("dest"), d)?,
+        (None, Unpack::File) => {
+            let base = a.path.rsplit('/').next().unwrap_or(&a.path).to_owned();
+            a.dest = Some(base);
+        }
+        (None, _) => {}
+    }
+    Ok(a)
+}
+
+fn check_name(field: &str, v: &str) -> Result<(), SpecError> {
+    let ok = v
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && v.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(SpecError::new(
+            field,
+            format!("expected [a-z0-9][a-z0-9_-]* (it names files), got {v:?}"),
+        ))
+    }
+}
+
+fn check_version(field: &str, v: &str) -> Result<(), SpecError> {
+    let ok = v.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(SpecError::new(
+            field,
+            format!("expected letters, digits and . _ + - (it names the install dir), got {v:?}"),
+        ))
+    }
+}
+
+/// A relative path made of safe segments: no `..`, no `.`, no empty segment,
+/// no leading `/`, and only `[A-Za-z0-9._+@-]` (so it needs no URL encoding).
+fn check_rel_path(field: &str, v: &str) -> Result<(), SpecError> {
+    if v.is_empty() {
+        return Err(SpecError::new(
+            field,
+            "expected a relative path, got an empty string",
+        ));
+    }
+    if v.starts_with('/') {
+        return Err(SpecError::new(
+            field,
+            format!("expected a relative path, got the absolute {v:?}"),
+        ));
+    }
+    for seg in v.split('/') {
+        if seg.is_empty() || seg == "." || seg == ".." {
+            return Err(SpecError::new(
+                field,
+                format!("{v:?}: empty, `.` and `..` segments are not allowed"),
+            ));
+        }
+        if !seg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._+@-".contains(&b))
+        {
+            return Err(SpecError::new(
+                field,
+                format!("{v:?}: only letters, digits and . _ + @ - are allowed in a path segment"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_text(field: &str, v: &str) -> Result<(), SpecError> {
+    if v.contains('\0') {
+        return Err(SpecError::new(
+            field,
+            "contains a NUL byte, which no shell can hold",
+        ));
+    }
+    Ok(())
+}
+
+fn render_spec_error(field: &str, message: &str) -> String {
+    if field.is_empty() {
+        message.to_owned()
+    } else {
+        format!("{field}: {message}")
+    }
+}

@@ -1,0 +1,308 @@
+//! The TOML spec format: one table per installer, mapping one to one onto
+//! [`crate::installer::InstallerBuilder`].
+//!
+//! ```toml
+//! name = "opencode"                  # install dir is PREFIX/NAME-VERSION
+//! version = "1.17.11"
+//! entry = "package/bin/opencode"     # the program, relative to the install dir
+//! musl_libs = ["libstdc++", "libgcc"] # needed on musl systems only
+//!
+//! [check]                            # optional; default: --version printing the version
+//! args = ["--version"]
+//! expect = "1.17.11"
+//!
+//! [[artifact]]                       # one or more
+//! path = "opencode-linux-x64-1.17.11.tgz"   # relative to --source-dir / --base-url
+//! sha256 = "..."                     # 64 hex digits of the real file
+//! unpack = "tar.gz"                  # file | tar.gz | tar.xz
+//! arch = "x86_64"                    # uname -m, or any
+//! libc = "glibc"                     # glibc | musl | any
+//! # mode = "755"                     # file only (default 755)
+//! # dest = "bin/x"                   # file: its path; archive: the dir to unpack into
+//!
+//! [launcher]                         # optional: a sh script that runs a program of the install
+//! path = "bin/pi"
+//! program = "node/package/bin/node"
+//! args = ["bundle/node_modules/x/cli.js"]
+//! ```
+//!
+//! Unknown fields are errors, and every error names its field
+//! (`artifact[1].sha256: expected 64 hex digits`).
+
+use serde::{Deserialize, Serialize};
+
+use super::builder::{Artifact, Installer, Launcher, Libc, SpecError, Unpack};
+
+/// A whole spec file, as serde reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstallerSpec {
+    /// Runtime name.
+    pub name: String,
+    /// Pinned version.
+    pub version: String,
+    /// Entry program, relative to the install dir.
+    pub entry: String,
+    /// The entry check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<CheckSpec>,
+    /// musl libraries needed on musl systems.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub musl_libs: Vec<String>,
+    /// The artifacts (`[[artifact]]`).
+    #[serde(default, rename = "artifact")]
+    pub artifacts: Vec<ArtifactSpec>,
+    /// An optional launcher script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<LauncherSpec>,
+}
+
+/// `[check]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckSpec {
+    /// Arguments (default `["--version"]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+    /// Text the output must contain (default: the version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<String>,
+}
+
+/// `[[artifact]]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactSpec {
+    /// Path relative to the source.
+    pub path: String,
+    /// sha256, 64 hex digits.
+    pub sha256: String,
+    /// file, tar.gz or tar.xz.
+    pub unpack: Unpack,
+    /// `uname -m` or any.
+    pub arch: String,
+    /// glibc, musl or any.
+    pub libc: Libc,
+    /// Octal mode (file only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Destination inside the install dir.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dest: Option<String>,
+    /// Where the digest came from (free text, for reviewers; not used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// `[launcher]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LauncherSpec {
+    /// Where the launcher goes.
+    pub path: String,
+    /// What it runs.
+    pub program: String,
+    /// Install-relative files passed first.
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+impl InstallerSpec {
+    /// Parse TOML; errors name the field (`artifact[1].unpack: unknown variant ...`).
+    pub fn from_toml(text: &str) -> Result<Self, SpecError> {
+        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, &e))?;
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner();
+            let field = if field == "." { String::new() } else { field };
+            SpecError::new(field, inner.message().to_owned())
+        })
+    }
+
+    /// The builder this spec describes, field for field.
+    pub fn to_builder(&self) -> super::builder::InstallerBuilder {
+        let mut b = Installer::builder(&self.name, &self.version).entry(&self.entry);
+        if let Some(c) = &self.check {
+            if let Some(args) = &c.args {
+                b = b.check_args(args.iter().cloned());
+            }
+            if let Some(e) = &c.expect {
+                b = b.check_expect(e);
+            }
+        }
+        for l in &self.musl_libs {
+            b = b.musl_lib(l);
+        }
+        for a in &self.artifacts {
+            let mut art = Artifact::new(&a.path, &a.sha256, a.unpack)
+                .arch(&a.arch)
+                .libc(a.libc);
+            if let Some(m) = &a.mode {
+                art = art.mode(m);
+            }
+            if let Some(d) = &a.dest {
+                art = art.dest(d);
+            }
+            b = b.artifact(art);
+        }
+        if let Some(l) = &self.launcher {
+            let mut launcher = Launcher::new(&l.path, &l.program);
+            for a in &l.args {
+                launcher = launcher.arg(a);
+            }
+            b = b.launcher(launcher);
+        }
+        b
+    }
+}
+
+impl Installer {
+    /// Parse and check a TOML spec.
+    pub fn from_toml(text: &str) -> Result<Installer, SpecError> {
+        InstallerSpec::from_toml(text)?.to_builder().build()
+    }
+}
+
+/// A TOML syntax error: "line N, column M: message".
+fn toml_error(text: &str, e: &toml::de::Error) -> SpecError {
+    let msg = e.message().trim().to_owned();
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, str::len) + 1;
+            SpecError::new(format!("line {line}, column {col}"), msg)
+        }
+        None => SpecError::new("", msg),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = r#"
+name = "tool"
+version = "1.0"
+entry = "bin/tool"
+
+[[artifact]]
+path = "a.tgz"
+sha256 = "465B40D7195B8DD0B52D8830F13CBE800858A2EE82FBA4CE3C1832CD9727062B"
+unpack = "tar.gz"
+arch = "x86_64"
+libc = "glibc"
+
+[[artifact]]
+path = "tool"
+sha256 = "4d9dd0604ae502870e840fa6ae5461dd4fc0ae62620fbb056012d32dc40e8c1b"
+unpack = "file"
+arch = "any"
+libc = "musl"
+"#;
+
+    fn err(spec: &str) -> String {
+        Installer::from_toml(spec).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_and_normalisation() {
+        let i = Installer::from_toml(SPEC).unwrap();
+        assert_eq!(i.check_args, ["--version"]);
+        assert_eq!(i.check_expect, "1.0");
+        assert!(
+            i.artifacts[0]
+                .sha256
+                .bytes()
+                .all(|b| !b.is_ascii_uppercase())
+        );
+        assert_eq!(i.artifacts[1].mode.as_deref(), Some("755"));
+        assert_eq!(i.artifacts[1].dest.as_deref(), Some("tool"));
+        assert_eq!(i.artifacts[0].dest, None);
+    }
+
+    #[test]
+    fn spec_and_builder_agree() {
+        let from_spec = Installer::from_toml(SPEC).unwrap();
+        let built = Installer::builder("tool", "1.0")
+            .entry("bin/tool")
+            .artifact(
+                Artifact::tar_gz(
+                    "a.tgz",
+                    "465b40d7195b8dd0b52d8830f13cbe800858a2ee82fba4ce3c1832cd9727062b",
+                )
+                .arch("x86_64")
+                .libc(Libc::Glibc),
+            )
+            .artifact(
+                Artifact::file(
+                    "tool",
+                    "4d9dd0604ae502870e840fa6ae5461dd4fc0ae62620fbb056012d32dc40e8c1b",
+                )
+                .libc(Libc::Musl),
+            )
+            .build()
+            .unwrap();
+        assert_eq!(from_spec, built);
+        assert_eq!(from_spec.render().unwrap(), built.render().unwrap());
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let second = SPEC.replace(
+            "4d9dd0604ae502870e840fa6ae5461dd4fc0ae62620fbb056012d32dc40e8c1b",
+            "xyz",
+        );
+        assert_eq!(err(&second), "artifact[1].sha256: expected 64 hex digits");
+        assert!(
+            err(&SPEC.replace("unpack = \"file\"", "unpack = \"zip\""))
+                .starts_with("artifact[1].unpack: unknown variant `zip`")
+        );
+        assert!(
+            err(&SPEC.replace("libc = \"musl\"", "libc = 1")).starts_with("artifact[1].libc: ")
+        );
+        assert!(
+            err(&SPEC.replace("arch = \"any\"", "arch = \"x86 64\""))
+                .starts_with("artifact[1].arch: ")
+        );
+        assert!(
+            err(&SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nmode = \"999\""))
+                .starts_with("artifact[1].mode: ")
+        );
+        assert!(
+            err(&SPEC.replace("libc = \"glibc\"", "libc = \"glibc\"\nmode = \"644\""))
+                .starts_with("artifact[0].mode: only a `file`")
+        );
+        assert!(err(&SPEC.replace("bin/tool", "bin/../tool")).starts_with("entry: "));
+        assert!(err(&SPEC.replace("name = \"tool\"", "name = \"Tool X\"")).starts_with("name: "));
+        assert!(
+            err(&SPEC.replace("version = \"1.0\"", "version = \"1.0\"\nextra = 1"))
+                .contains("unknown field `extra`")
+        );
+        assert!(
+            err(&SPEC.replace(
+                "entry = \"bin/tool\"",
+                "entry = \"bin/tool\"\nmusl_libs = [\"libz\"]"
+            ))
+            .starts_with("musl_libs[0]: unknown library \"libz\"")
+        );
+        assert!(
+            err(&SPEC.replace(
+                "entry = \"bin/tool\"",
+                "entry = \"bin/tool\"\n[check]\nargs = [1]"
+            ))
+            .starts_with("check.args[0]: invalid type")
+        );
+        let none = SPEC.split("[[artifact]]").next().unwrap();
+        assert_eq!(err(none), "artifact: at least one [[artifact]] is required");
+        assert!(err("name = ").starts_with("line 1, column "));
+    }
+
+    #[test]
+    fn harness_specs_parse() {
+        for (name, text) in crate::installer::HARNESS_SPECS {
+            let i = Installer::from_toml(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(i.name(), *name);
+        }
+    }
+}

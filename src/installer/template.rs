@@ -1,0 +1,133 @@
+//! Rendering an [`Installer`] with `templates/installer.sh`, the one template
+//! every installer comes from.
+
+use askama::Template;
+
+use super::builder::{Installer, Launcher};
+use crate::catalog::{RenderError, render_template};
+use crate::quote::{QuoteError, Value, filters, quote};
+
+/// The template's view of one artifact: every field one shell word.
+struct ArtifactView {
+    path: Value,
+    sha256: Value,
+    unpack: Value,
+    arch: Value,
+    libc: Value,
+    mode: Value,
+    dest: Value,
+}
+
+/// The template's view of one musl library.
+struct MuslView {
+    soname: Value,
+    package: Value,
+}
+
+#[derive(Template)]
+#[template(path = "installer.sh", escape = "sh")]
+struct InstallerScript {
+    name: Value,
+    version: Value,
+    entry: Value,
+    check_expect: Value,
+    check_args: Vec<Value>,
+    artifacts: Vec<ArtifactView>,
+    musl: Vec<MuslView>,
+    launcher_path: Value,
+    launcher_text: Value,
+}
+
+// The `raw` filter is not used by this template; keep the import the
+// convention asks for without a warning.
+#[allow(unused_imports)]
+use filters as _;
+
+const TEMPLATE: &str = "installer.sh";
+
+fn wrap(e: QuoteError) -> RenderError {
+    RenderError::Quote {
+        template: TEMPLATE.into(),
+        source: e,
+    }
+}
+
+/// The launcher script's text: finds the install relative to itself.
+fn launcher_text(name: &str, l: &Launcher) -> Result<String, QuoteError> {
+    let up = "../".repeat(l.path.matches('/').count());
+    let mut words = vec![format!(
+        "\"$here\"/{}",
+        quote(&format!("{up}{}", l.program))?
+    )];
+    for a in &l.args {
+        words.push(format!("\"$here\"/{}", quote(&format!("{up}{a}"))?));
+    }
+    Ok(format!(
+        "#!/bin/sh\n# Launcher written by the shforge installer of {name}: runs it with the\n# runtime of this install dir, found relative to this file.\ncase $0 in\n    */*) here=${{0%/*}} ;;\n    *) here=. ;;\nesac\nexec {} \"$@\"\n",
+        words.join(" ")
+    ))
+}
+
+impl Installer {
+    /// The script body (without the generated header).
+    pub fn render(&self) -> Result<String, RenderError> {
+        let v = |s: &str| Value::new(s).map_err(wrap);
+        let artifacts = self
+            .artifacts
+            .iter()
+            .map(|a| {
+                Ok(ArtifactView {
+                    path: v(&a.path)?,
+                    sha256: v(&a.sha256)?,
+                    unpack: v(a.unpack.as_str())?,
+                    arch: v(&a.arch)?,
+                    libc: v(a.libc.as_str())?,
+                    mode: v(a.mode.as_deref().unwrap_or(""))?,
+                    dest: v(a.dest.as_deref().unwrap_or("."))?,
+                })
+            })
+            .collect::<Result<Vec<_>, RenderError>>()?;
+        let musl = self
+            .musl_libs
+            .iter()
+            .map(|m| {
+                Ok(MuslView {
+                    soname: v(m.soname)?,
+                    package: v(m.apk_package)?,
+                })
+            })
+            .collect::<Result<Vec<_>, RenderError>>()?;
+        let (launcher_path, launcher_text) = match &self.launcher {
+            Some(l) => (l.path.clone(), launcher_text(&self.name, l).map_err(wrap)?),
+            None => (String::new(), String::new()),
+        };
+        let t = InstallerScript {
+            name: v(&self.name)?,
+            version: v(&self.version)?,
+            entry: v(&self.entry)?,
+            check_expect: v(&self.check_expect)?,
+            check_args: self
+                .check_args
+                .iter()
+                .map(|a| v(a))
+                .collect::<Result<_, _>>()?,
+            artifacts,
+            musl,
+            launcher_path: v(&launcher_path)?,
+            launcher_text: v(&launcher_text)?,
+        };
+        render_template(TEMPLATE, &t)
+    }
+
+    /// The whole script as `shforge installer` writes it: the generated
+    /// header, the body, held to the bash dialect.
+    pub fn script(&self) -> Result<String, crate::generate::GenerateError> {
+        let out = crate::generate::finish(
+            &format!("install_{}.sh", self.name),
+            TEMPLATE,
+            crate::dialect::Dialect::Bash,
+            &self.render()?,
+        )?;
+        Ok(out.content)
+    }
+}
