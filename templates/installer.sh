@@ -143,10 +143,8 @@ entry_ok() {
     # keep the lock descriptor (bash 3.2 leaks a saved copy of it with
     # `exec CMD 9>&-`), or a killed installer would leave the lock held.
     if command -v timeout >/dev/null 2>&1; then
-        # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
         out=$(exec 9>&-; exec timeout "$entry_check_seconds" "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1) || return 1
     else
-        # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
         out=$(exec 9>&-; exec "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1) || return 1
     fi
     case $out in

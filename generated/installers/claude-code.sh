@@ -181,7 +181,6 @@ ensure_musl_libs() {
     fi
     say "adding musl libraries: $musl_missing_list"
     # apk's output goes to stderr: stdout ends with the entry path only.
-    # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
     apk add --no-cache ${musl_missing[@]+"${musl_missing[@]}"} >&2 9>&- ||
         die 7 "apk add $musl_missing_list failed"
     while [ "$i" -lt "$musl_count" ]; do
@@ -626,10 +625,8 @@ entry_ok() {
     # keep the lock descriptor (bash 3.2 leaks a saved copy of it with
     # `exec CMD 9>&-`), or a killed installer would leave the lock held.
     if command -v timeout >/dev/null 2>&1; then
-        # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
         out=$(exec 9>&-; exec timeout "$entry_check_seconds" "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1) || return 1
     else
-        # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
         out=$(exec 9>&-; exec "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1) || return 1
     fi
     case $out in

@@ -35,7 +35,6 @@ ensure_musl_libs() {
     fi
     say "adding musl libraries: $musl_missing_list"
     # apk's output goes to stderr: stdout ends with the entry path only.
-    # shforge-allow: bash32-empty-array-nounset this IS the ${a[@]+"${a[@]}"} form; the guard misreads it
     apk add --no-cache ${musl_missing[@]+"${musl_missing[@]}"} >&2 9>&- ||
         die 7 "apk add $musl_missing_list failed"
     while [ "$i" -lt "$musl_count" ]; do
