@@ -192,8 +192,18 @@ fn listed_in_manifest(dir: &Path) -> Vec<String> {
 }
 
 fn write_atomic(path: &Path, content: &[u8], executable: bool) -> Result<(), GenerateError> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(parent).map_err(io_err(parent))?;
+    write_file_atomic(path, content, executable).map_err(io_err(path))
+}
+
+/// Write `content` to `path` so that readers see the old file or the whole
+/// new one, never a part: a temporary file in the same directory (created
+/// with its parents), synced, given its mode, then renamed over `path`.
+pub fn write_file_atomic(path: &Path, content: &[u8], executable: bool) -> std::io::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(parent)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -214,7 +224,7 @@ fn write_atomic(path: &Path, content: &[u8], executable: bool) -> Result<(), Gen
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
-    result.map_err(io_err(path))
+    result
 }
 
 /// How an output directory differs from a fresh generation.

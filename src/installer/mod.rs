@@ -80,29 +80,8 @@ pub fn entries() -> Vec<Entry> {
         .collect()
 }
 
-/// Write a generated script atomically: a temporary file in the same
-/// directory, made executable, then renamed over `path`.
+/// Write a generated script atomically and executable (see
+/// [`crate::generate::write_file_atomic`]).
 pub fn write_script(path: &std::path::Path, script: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::PermissionsExt as _;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = parent.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(script.as_bytes())?;
-        f.sync_all()?;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    crate::generate::write_file_atomic(path, script.as_bytes(), true)
 }
