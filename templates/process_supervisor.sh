@@ -375,7 +375,7 @@ start_timer() {
     [[ -n $deadline_cs ]] || return 0
     printf -v secs '%d.%02d' "$((deadline_cs / 100))" "$((deadline_cs % 100))"
     (
-        trap 'kill "$s" 2>/dev/null; exit 0' TERM
+        trap 'kill "$s" 2>/dev/null; wait "$s"; exit 0' TERM
         sleep "$secs" &
         s=$!
         wait "$s" && kill -s ALRM "$sup_pid"
@@ -383,9 +383,12 @@ start_timer() {
     timer_pid=$!
 }
 
+# End the timer and its sleep before scanning, so neither outlives the run.
 stop_timer() {
-    [[ -n $timer_pid ]] && kill "$timer_pid" 2>/dev/null
-    timer_pid=
+    [[ -n $timer_pid ]] || return 0
+    kill "$timer_pid" 2>/dev/null
+    wait "$timer_pid" 2>/dev/null
+    timer_pid=''
 }
 
 # ---------------------------------------------------------------- scanning
