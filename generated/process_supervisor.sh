@@ -283,15 +283,22 @@ regroup_if_needed() {
     SHFORGE_SUPERVISOR_REGROUPED=1 "$BASH" --noprofile --norc "$0" "$@" &
     child=$!
     set +m
+    child_start=
+    read_stat "$child" && child_start=$st_start
     trap 'forward TERM' TERM
     trap 'forward INT' INT
     trap 'forward HUP' HUP
     forward_to=$child
     wait_rc=
     while [[ -z $wait_rc ]]; do
-        wait_job "$child"
+        wait_job "$child" "$child_start"
     done
     exit "$wait_rc"
+}
+
+# Whether PID $1 is still the process that started at tick $2, not yet dead.
+job_running() {
+    read_stat "$1" && [[ $st_start == "$2" && $st_state != Z && $st_state != X ]]
 }
 
 # shellcheck disable=SC2317 # runs from the TERM/INT/HUP traps
@@ -300,8 +307,8 @@ forward() {
     kill -s "$1" "$forward_to" 2>/dev/null
 }
 
-# Wait for job $1. wait_rc is its status, or empty when a trapped signal
-# interrupted the wait while the job still runs.
+# Wait for job $1 (started at tick $2). wait_rc is its status, or empty when
+# a trapped signal interrupted the wait while the job still runs.
 wait_job() {
     local st again
     got_signal=
@@ -313,7 +320,7 @@ wait_job() {
     fi
     # A trapped signal arrived: it either interrupted the wait or came just
     # after the job ended (and its status was already collected).
-    if read_stat "$1" && [[ $st_state != Z && $st_state != X ]]; then
+    if job_running "$1" "$2"; then
         wait_rc=
         return 0
     fi
@@ -366,6 +373,7 @@ launch() {
         rs[hpid]=gone
         launch_tick=$self_start
     fi
+    harness_start=${rs[hpid]}
     harness_group=$hpid
 }
 
@@ -381,13 +389,18 @@ start_timer() {
         wait "$s" && kill -s ALRM "$sup_pid"
     ) </dev/null >/dev/null 2>&1 &
     timer_pid=$!
+    timer_start=
+    read_stat "$timer_pid" && timer_start=$st_start
 }
 
-# End the timer and its sleep before scanning, so neither outlives the run.
+# End the timer (which ends its sleep). Only while it is still the timer:
+# once it has fired, its PID may belong to someone else. No wait: bash 5.0-5.2
+# can block in `wait` on a job it already reaped.
 stop_timer() {
     [[ -n $timer_pid ]] || return 0
-    kill "$timer_pid" 2>/dev/null
-    wait "$timer_pid" 2>/dev/null
+    if [[ $stop_reason != ALRM ]] && read_stat "$timer_pid" && [[ $st_start == "$timer_start" ]]; then
+        kill "$timer_pid" 2>/dev/null
+    fi
     timer_pid=''
 }
 
@@ -647,7 +660,7 @@ main() {
     start_timer
     launch
     while :; do
-        wait_job "$hpid"
+        wait_job "$hpid" "$harness_start"
         if [[ -n $wait_rc ]]; then
             rc=$wait_rc
             break
@@ -659,9 +672,9 @@ main() {
     if [[ -z $rc ]]; then
         # The harness was stopped: collect its status, unless it is still
         # alive (a KILL that did not take effect within the bound).
-        if ! read_stat "$hpid" || [[ $st_state == Z || $st_state == X ]]; then
+        if ! job_running "$hpid" "$harness_start"; then
             wait_rc=
-            while [[ -z $wait_rc ]]; do wait_job "$hpid"; done
+            while [[ -z $wait_rc ]]; do wait_job "$hpid" "$harness_start"; done
             rc=$wait_rc
         fi
     fi
