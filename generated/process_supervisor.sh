@@ -522,13 +522,18 @@ signal_pids() {
 }
 
 # Signal $1 to each reached group, only while its ID still belongs to the
-# recorded leader (same start time) or to no process at all.
+# recorded leader (same start time) or to no process at all. A group seen
+# empty is retired for good: its ID is free to be reused from then on.
 signal_groups() {
     local sig=$1 g
     shift
     for g in "$@"; do
+        [[ -n ${empty_groups[g]} ]] && continue
         if read_stat "$g"; then
             [[ $st_start == "${rs[g]}" ]] || continue
+        elif ! kill -s 0 -- "-$g" 2>/dev/null; then
+            empty_groups[g]=1
+            continue
         fi
         kill -s "$sig" -- "-$g" 2>/dev/null
     done
@@ -627,7 +632,7 @@ main() {
     unset SHFORGE_SUPERVISOR_REGROUPED
     confirmed=true rc='' err='' timed_out=false
     stop_reason='' hurry='' got_signal='' timer_pid=''
-    rs=() pv=() mk=()
+    rs=() pv=() mk=() empty_groups=()
     parse_args "$@"
     check_proc
     regroup_if_needed "$@"
