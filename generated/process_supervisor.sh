@@ -29,7 +29,7 @@ default_grace_cs=500
 # After KILL, how long to wait for the reached processes to disappear.
 kill_wait_cs=200
 # Pause between scans while the graceful phase waits for processes to exit.
-poll_seconds=0.02
+poll_seconds=0.01
 
 say() {
     printf 'process_supervisor: %s\n' "$1" >&2

@@ -265,7 +265,10 @@ mod tests {
         assert_eq!(fixed_point_seconds(Duration::from_millis(9)), "0.00");
         assert_eq!(fixed_point_seconds(Duration::from_millis(10)), "0.01");
         assert_eq!(fixed_point_seconds(Duration::from_secs(3600)), "3600.00");
-        assert_eq!(fixed_point_seconds(Duration::from_micros(1_239_999)), "1.23");
+        assert_eq!(
+            fixed_point_seconds(Duration::from_micros(1_239_999)),
+            "1.23"
+        );
     }
 
     #[test]

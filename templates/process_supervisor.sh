@@ -29,7 +29,7 @@ kill_wait_cs={{ kill_wait_cs }}
 {#- Below: plain shell, kept raw so that bash length expansions are not read as template comments. -#}
 {% raw %}
 # Pause between scans while the graceful phase waits for processes to exit.
-poll_seconds=0.02
+poll_seconds=0.01
 
 say() {
     printf 'process_supervisor: %s\n' "$1" >&2

@@ -84,7 +84,16 @@ fn run_scenario(shell: &Shell, scenario: &str) -> Outcome {
     let _slot = Slot::take();
     let dir = tempfile::tempdir().expect("tempdir");
     let out = Command::new("timeout")
-        .args(["-s", "KILL", "120", "unshare", "--pid", "--fork", "--mount-proc", "bash"])
+        .args([
+            "-s",
+            "KILL",
+            "120",
+            "unshare",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "bash",
+        ])
         .arg(fixtures().join("driver.sh"))
         .arg(shell.program())
         .arg(supervisor())
@@ -393,9 +402,13 @@ fn malformed_arguments_exit_2() {
             assert!(rec.error.is_some() && rec.return_code.is_none(), "{ctx}");
             assert!(!started.exists(), "{ctx}: the command ran");
         }
-        for args in [vec!["--"], vec!["--deadline", "1", "--"], vec!["--receipt"]] {
+        for args in [
+            vec!["--", "touch", started.to_str().unwrap()],
+            vec!["--deadline", "1", "--", "touch", started.to_str().unwrap()],
+            vec!["--receipt"],
+        ] {
             let mut c = shell.command(&supervisor());
-            c.args(&args).args(cmd);
+            c.args(&args);
             let out = common::run(c);
             assert_eq!(out.status.code(), Some(2), "{} {:?}", shell.name, args);
             assert!(!started.exists());
