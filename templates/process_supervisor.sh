@@ -429,20 +429,23 @@ scan() {
     c_n=$n
 }
 
-# Whether process $1 (started at $2) holds the marker. Cached per pid+start.
+# Whether process $1 (started at $2) holds the marker. Cached per pid+start,
+# but only once something was read: in the middle of an exec the environment
+# reads as empty for a moment, and such a process must be looked at again.
 is_marked() {
-    local kv hit=0
+    local kv hit=0 any=''
     if [[ ${mk[$1]%:*} == "$2" ]]; then
         [[ ${mk[$1]##*:} == 1 ]]
         return
     fi
     while IFS= read -r -d '' kv; do
+        any=1
         if [[ $kv == "$marker_entry" ]]; then
             hit=1
             break
         fi
     done 2>/dev/null <"/proc/$1/environ"
-    mk[$1]=$2:$hit
+    [[ -n $any ]] && mk[$1]=$2:$hit
     [[ $hit == 1 ]]
 }
 
