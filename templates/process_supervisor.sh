@@ -377,6 +377,18 @@ launch() {
     harness_group=$hpid
 }
 
+# Collect the harness's status once it has ended, before this shell forks
+# again: a child of ours that got the same PID would make bash forget it.
+collect_harness() {
+    [[ -n $rc ]] && return 0
+    job_running "$hpid" "$harness_start" && return 0
+    wait_rc=''
+    while [[ -z $wait_rc ]]; do
+        wait_job "$hpid" "$harness_start"
+    done
+    rc=$wait_rc
+}
+
 # A timer job for the deadline: no polling, one SIGALRM when it expires.
 start_timer() {
     local secs
@@ -582,6 +594,7 @@ stop_everything() {
         read_now
         ((now_cs >= grace_end)) && break
         [[ -n $hurry ]] && break
+        collect_harness
         sleep "$poll_seconds"
         scan
         classify 0
@@ -614,6 +627,7 @@ stop_everything() {
             say "cleanup not confirmed: still alive after KILL: ${live[*]}"
             return 1
         fi
+        collect_harness
         sleep 0.01
     done
 }
@@ -677,15 +691,8 @@ main() {
     done
     [[ $stop_reason == ALRM ]] && timed_out=true
     stop_everything
-    if [[ -z $rc ]]; then
-        # The harness was stopped: collect its status, unless it is still
-        # alive (a KILL that did not take effect within the bound).
-        if ! job_running "$hpid" "$harness_start"; then
-            wait_rc=
-            while [[ -z $wait_rc ]]; do wait_job "$hpid" "$harness_start"; done
-            rc=$wait_rc
-        fi
-    fi
+    # Unless it is still alive (a KILL that did not take effect in time).
+    collect_harness
     stop_timer
     if [[ -z $rc ]]; then
         err="the harness could not be stopped"
