@@ -337,6 +337,13 @@ on_signal() {
     got_signal=1
     if [[ -z $stop_reason ]]; then
         stop_reason=$1
+        # bash runs a trap between commands: one that lands just before
+        # `wait` starts would leave the wait blocked on a harness that may
+        # never end. A second signal, a moment later, wakes it for sure.
+        (sleep 0.05 && kill -s USR2 "$sup_pid") </dev/null >/dev/null 2>&1 &
+        kicker_pid=$!
+        kicker_start=''
+        read_stat "$kicker_pid" && kicker_start=$st_start
     else
         hurry=1
     fi
@@ -387,6 +394,16 @@ collect_harness() {
         wait_job "$hpid" "$harness_start"
     done
     rc=$wait_rc
+}
+
+# Let the wake-up helper of on_signal finish, so it does not outlive us.
+end_kicker() {
+    [[ -n $kicker_pid ]] || return 0
+    while job_running "$kicker_pid" "$kicker_start"; do
+        wait "$kicker_pid" 2>/dev/null
+        [[ $? == 127 ]] && break
+    done
+    kicker_pid=''
 }
 
 # A timer job for the deadline: no polling, one SIGALRM when it expires.
@@ -648,7 +665,7 @@ main() {
     regrouped=${SHFORGE_SUPERVISOR_REGROUPED-}
     unset SHFORGE_SUPERVISOR_REGROUPED
     confirmed=true rc='' err='' timed_out=false
-    stop_reason='' hurry='' got_signal='' timer_pid=''
+    stop_reason='' hurry='' got_signal='' timer_pid='' kicker_pid=''
     rs=() pv=() mk=() empty_groups=()
     parse_args "$@"
     check_proc
@@ -667,6 +684,7 @@ main() {
     trap 'on_signal INT' INT
     trap 'on_signal HUP' HUP
     trap 'on_signal ALRM' ALRM
+    trap 'got_signal=1' USR2
 
     if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
         timed_out=true
@@ -675,6 +693,7 @@ main() {
     fi
     if [[ -n $stop_reason ]]; then
         signal_status "$stop_reason"
+        end_kicker
         write_receipt || exit 125
         exit "$sig_status"
     fi
@@ -694,6 +713,7 @@ main() {
     # Unless it is still alive (a KILL that did not take effect in time).
     collect_harness
     stop_timer
+    end_kicker
     if [[ -z $rc ]]; then
         err="the harness could not be stopped"
         write_receipt
