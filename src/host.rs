@@ -1,2 +1,395 @@
-//! Host side of the supervisor: the supervised launch command and the
-//! cleanup receipt (work in progress: lands with its issue).
+//! Host side of the supervisor (SPEC §6): the supervised launch command and
+//! the cleanup receipt the supervisor leaves behind.
+//!
+//! ```
+//! use std::time::Duration;
+//! use shforge::host::{SupervisorOptions, supervised_launch};
+//!
+//! let opts = SupervisorOptions::new("/tmp/s/receipt.json")
+//!     .deadline(Duration::from_millis(1500))
+//!     .grace(Duration::from_secs(5));
+//! let argv = supervised_launch("/tmp/s/process_supervisor.sh", &opts, &["pi", "--print"]).unwrap();
+//! assert_eq!(argv[..9], ["env", "-u", "BASH_ENV", "-u", "ENV", "-u", "SHELLOPTS", "-u", "BASHOPTS"]);
+//! assert!(argv.ends_with(&["--deadline".into(), "1.50".into(), "--grace".into(), "5.00".into(),
+//!     "--".into(), "pi".into(), "--print".into()]));
+//! ```
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::quote::{CommandLine, QuoteError};
+
+/// Variables cleared for the supervisor: each changes how bash runs a script
+/// before its first line (SHELLOPTS/BASHOPTS set options, BASH_ENV/ENV are
+/// sourced).
+pub const CLEARED_VARS: [&str; 4] = ["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS"];
+
+/// A supervised launch could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    /// An argument holds a NUL byte.
+    #[error("{what}: {source}")]
+    Nul {
+        /// Which argument.
+        what: &'static str,
+        /// The quoting error.
+        source: QuoteError,
+    },
+    /// The receipt path is empty.
+    #[error("the receipt path is empty")]
+    EmptyReceipt,
+    /// The marker token has characters the supervisor refuses.
+    #[error("marker {0:?} must be 1 to 128 of A-Z a-z 0-9 . _ : -")]
+    BadMarker(String),
+    /// No command to run.
+    #[error("the command is empty")]
+    EmptyCommand,
+}
+
+/// Typed options of `process_supervisor.sh`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SupervisorOptions {
+    /// Where the receipt is written (inside the sandbox).
+    pub receipt: String,
+    /// Deadline from launch; `None` runs without one. Under 10 ms the command
+    /// is not started at all and the receipt says timed_out.
+    pub deadline: Option<Duration>,
+    /// Time between TERM and KILL; `None` keeps the script's default (5 s).
+    pub grace: Option<Duration>,
+    /// Marker token; `None` lets the supervisor make a fresh unique one.
+    pub marker: Option<String>,
+    /// The bash to run the supervisor with (default `bash`, found on PATH).
+    pub bash: String,
+}
+
+impl SupervisorOptions {
+    /// Options with a receipt path and every other option at its default.
+    pub fn new(receipt: impl Into<String>) -> Self {
+        SupervisorOptions {
+            receipt: receipt.into(),
+            deadline: None,
+            grace: None,
+            marker: None,
+            bash: "bash".to_owned(),
+        }
+    }
+
+    /// Set the deadline.
+    pub fn deadline(mut self, d: Duration) -> Self {
+        self.deadline = Some(d);
+        self
+    }
+
+    /// Set the grace period.
+    pub fn grace(mut self, d: Duration) -> Self {
+        self.grace = Some(d);
+        self
+    }
+
+    /// Set the marker token.
+    pub fn marker(mut self, token: impl Into<String>) -> Self {
+        self.marker = Some(token.into());
+        self
+    }
+
+    /// Run the supervisor with this bash.
+    pub fn bash(mut self, bash: impl Into<String>) -> Self {
+        self.bash = bash.into();
+        self
+    }
+}
+
+/// Render a duration as the supervisor's fixed-point seconds: whole
+/// centiseconds, rounded down (`1.5 s` → `1.50`, `9 ms` → `0.00`).
+pub fn fixed_point_seconds(d: Duration) -> String {
+    let cs = d.as_millis() / 10;
+    format!("{}.{:02}", cs / 100, cs % 100)
+}
+
+fn valid_marker(token: &str) -> bool {
+    (1..=128).contains(&token.len())
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+}
+
+fn no_nul(what: &'static str, s: &str) -> Result<(), LaunchError> {
+    crate::quote::quote(s)
+        .map(|_| ())
+        .map_err(|source| LaunchError::Nul { what, source })
+}
+
+/// The argv that runs `command` under the supervisor at `supervisor` (a path
+/// inside the sandbox): `env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS
+/// bash --noprofile --norc SUPERVISOR --receipt FILE [...] -- COMMAND...`.
+pub fn supervised_launch<S: AsRef<str>>(
+    supervisor: &str,
+    opts: &SupervisorOptions,
+    command: &[S],
+) -> Result<Vec<String>, LaunchError> {
+    if opts.receipt.is_empty() {
+        return Err(LaunchError::EmptyReceipt);
+    }
+    if command.is_empty() || command[0].as_ref().is_empty() {
+        return Err(LaunchError::EmptyCommand);
+    }
+    no_nul("supervisor path", supervisor)?;
+    no_nul("bash path", &opts.bash)?;
+    no_nul("receipt path", &opts.receipt)?;
+    for arg in command {
+        no_nul("command argument", arg.as_ref())?;
+    }
+    let mut argv: Vec<String> = vec!["env".into()];
+    for var in CLEARED_VARS {
+        argv.push("-u".into());
+        argv.push(var.into());
+    }
+    argv.extend([
+        opts.bash.clone(),
+        "--noprofile".into(),
+        "--norc".into(),
+        supervisor.to_owned(),
+        "--receipt".into(),
+        opts.receipt.clone(),
+    ]);
+    if let Some(d) = opts.deadline {
+        argv.extend(["--deadline".into(), fixed_point_seconds(d)]);
+    }
+    if let Some(g) = opts.grace {
+        argv.extend(["--grace".into(), fixed_point_seconds(g)]);
+    }
+    if let Some(m) = &opts.marker {
+        if !valid_marker(m) {
+            return Err(LaunchError::BadMarker(m.clone()));
+        }
+        argv.extend(["--marker".into(), m.clone()]);
+    }
+    argv.push("--".into());
+    argv.extend(command.iter().map(|s| s.as_ref().to_owned()));
+    Ok(argv)
+}
+
+/// The same launch as one shell command line, each word quoted, for
+/// providers that take a string.
+pub fn supervised_launch_line<S: AsRef<str>>(
+    supervisor: &str,
+    opts: &SupervisorOptions,
+    command: &[S],
+) -> Result<String, LaunchError> {
+    let argv = supervised_launch(supervisor, opts, command)?;
+    let wrap = |source| LaunchError::Nul {
+        what: "argument",
+        source,
+    };
+    let mut line = CommandLine::new(&argv[0]).map_err(wrap)?;
+    for arg in &argv[1..] {
+        line = line.arg(arg).map_err(wrap)?;
+    }
+    Ok(line.to_raw().into_string())
+}
+
+/// The receipt the supervisor writes: strict on its four keys (each must be
+/// present, with its exact type), tolerant of any extra key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CleanupReceipt {
+    /// The final scan found no reached process alive.
+    pub cleanup_confirmed: bool,
+    /// The command's shell status (128+N for a signal death); `None` when it
+    /// never ran.
+    #[serde(deserialize_with = "present_nullable")]
+    pub return_code: Option<i32>,
+    /// The supervisor's own failure, if any.
+    #[serde(deserialize_with = "present_nullable")]
+    pub error: Option<String>,
+    /// The deadline expired.
+    pub timed_out: bool,
+}
+
+/// `null` or a value, but the key must be there (a plain `Option` field
+/// would take a missing key as `None`).
+fn present_nullable<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d)
+}
+
+/// A receipt could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiptError {
+    /// The file could not be read.
+    #[error("reading receipt {path}: {source}")]
+    Io {
+        /// The receipt path.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Not a valid receipt.
+    #[error("invalid receipt: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl CleanupReceipt {
+    /// Parse a receipt from its JSON text.
+    pub fn from_json(text: &str) -> Result<Self, ReceiptError> {
+        Ok(serde_json::from_str(text)?)
+    }
+
+    /// Read and parse a receipt file.
+    pub fn from_file(path: &Path) -> Result<Self, ReceiptError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ReceiptError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_json(&text)
+    }
+
+    /// The run ended cleanly as far as the supervisor is concerned: cleanup
+    /// confirmed and no supervisor error.
+    pub fn is_clean(&self) -> bool {
+        self.cleanup_confirmed && self.error.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_point_rounds_down_to_centiseconds() {
+        assert_eq!(fixed_point_seconds(Duration::from_millis(1500)), "1.50");
+        assert_eq!(fixed_point_seconds(Duration::from_millis(9)), "0.00");
+        assert_eq!(fixed_point_seconds(Duration::from_millis(10)), "0.01");
+        assert_eq!(fixed_point_seconds(Duration::from_secs(3600)), "3600.00");
+        assert_eq!(
+            fixed_point_seconds(Duration::from_micros(1_239_999)),
+            "1.23"
+        );
+    }
+
+    #[test]
+    fn launch_clears_inherited_state_and_keeps_words() {
+        let opts = SupervisorOptions::new("/r dir/receipt.json")
+            .marker("tok-1")
+            .bash("/opt/bash");
+        let argv = supervised_launch("/s/sup.sh", &opts, &["a b", "$(x)", ""]).unwrap();
+        assert_eq!(
+            argv,
+            [
+                "env",
+                "-u",
+                "BASH_ENV",
+                "-u",
+                "ENV",
+                "-u",
+                "SHELLOPTS",
+                "-u",
+                "BASHOPTS",
+                "/opt/bash",
+                "--noprofile",
+                "--norc",
+                "/s/sup.sh",
+                "--receipt",
+                "/r dir/receipt.json",
+                "--marker",
+                "tok-1",
+                "--",
+                "a b",
+                "$(x)",
+                ""
+            ]
+        );
+        let line = supervised_launch_line("/s/sup.sh", &opts, &["a b", "$(x)"]).unwrap();
+        assert!(line.contains("'/r dir/receipt.json'"), "{line}");
+        assert!(line.ends_with("-- 'a b' '$(x)'"), "{line}");
+    }
+
+    #[test]
+    fn launch_refuses_bad_input() {
+        let opts = SupervisorOptions::new("r");
+        assert_eq!(
+            supervised_launch::<&str>("s", &opts, &[]),
+            Err(LaunchError::EmptyCommand)
+        );
+        assert_eq!(
+            supervised_launch("s", &SupervisorOptions::new(""), &["x"]),
+            Err(LaunchError::EmptyReceipt)
+        );
+        assert!(matches!(
+            supervised_launch("s", &opts, &["x\0y"]),
+            Err(LaunchError::Nul { .. })
+        ));
+        for bad in ["", "a b", "a\nb", "é", &"x".repeat(129)] {
+            assert_eq!(
+                supervised_launch("s", &opts.clone().marker(bad), &["x"]),
+                Err(LaunchError::BadMarker(bad.to_owned())),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn receipt_parses_and_tolerates_extra_keys() {
+        let r = CleanupReceipt::from_json(
+            r#"{"cleanup_confirmed": true, "return_code": 143, "error": null, "timed_out": true, "extra": [1]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            CleanupReceipt {
+                cleanup_confirmed: true,
+                return_code: Some(143),
+                error: None,
+                timed_out: true
+            }
+        );
+        assert!(r.is_clean());
+        let r = CleanupReceipt::from_json(
+            r#"{"cleanup_confirmed": false, "return_code": null, "error": "x\u0001", "timed_out": false}"#,
+        )
+        .unwrap();
+        assert_eq!(r.return_code, None);
+        assert_eq!(r.error.as_deref(), Some("x\u{1}"));
+        assert!(!r.is_clean());
+    }
+
+    #[test]
+    fn receipt_is_strict_on_the_four_keys() {
+        let good = serde_json::json!({"cleanup_confirmed": true, "return_code": 0, "error": null, "timed_out": false});
+        for key in ["cleanup_confirmed", "return_code", "error", "timed_out"] {
+            let mut v = good.clone();
+            v.as_object_mut().unwrap().remove(key);
+            assert!(
+                CleanupReceipt::from_json(&v.to_string()).is_err(),
+                "missing {key} accepted"
+            );
+        }
+        for (key, bad) in [
+            ("cleanup_confirmed", serde_json::json!("true")),
+            ("cleanup_confirmed", serde_json::json!(null)),
+            ("return_code", serde_json::json!(1.5)),
+            ("return_code", serde_json::json!("0")),
+            ("error", serde_json::json!(3)),
+            ("timed_out", serde_json::json!(0)),
+        ] {
+            let mut v = good.clone();
+            v[key] = bad.clone();
+            assert!(
+                CleanupReceipt::from_json(&v.to_string()).is_err(),
+                "{key} = {bad} accepted"
+            );
+        }
+        assert!(
+            CleanupReceipt::from_json(
+                r#"{"cleanup_confirmed": true, "cleanup_confirmed": false, "return_code": 0, "error": null, "timed_out": false}"#
+            )
+            .is_err(),
+            "duplicate key accepted"
+        );
+        assert!(CleanupReceipt::from_json("[]").is_err());
+    }
+}

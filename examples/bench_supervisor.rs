@@ -1,0 +1,214 @@
+//! Benchmarks of generated/process_supervisor.sh (figures, not tests).
+//!
+//! `cargo run --release --example bench_supervisor [RUNS]` (root: each bash
+//! runs in a PID namespace of its own).
+//!
+//! 1. Forced stop: a harness tree of 10 processes while ~1,100 unrelated
+//!    processes exist; wall time from the TERM sent to the supervisor to its
+//!    exit (the receipt is written just before), median over RUNS (default 7),
+//!    next to one `ps -e -o pid,ppid,pgid` timed in the same run.
+//! 2. Idle cost: CPU ticks of the supervisor's processes between 1 s and 9 s
+//!    of a harness that sleeps 10 s (the waiting itself), and the whole run's
+//!    CPU (start, wait, sweep of ~1,100 processes) as a share of one core.
+//!
+//! Bashes: the `bash` on PATH, /opt/bashes/3.2.48/bin/bash when present, and
+//! every path in SHFORGE_TEST_BASHES.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Runs inside the namespace. Args: SUPERVISOR_BASH SUPERVISOR DIR RUNS.
+/// Prints `RUN stop_ms ps_ms` per run, `PROCS n`, `WAITTICKS ticks ms` (the
+/// supervisor's processes between 1 s and 9 s), `FIXEDCPU ms` and
+/// `CHILDCPU ms wall_ms` (the whole 10 s run).
+const DRIVER: &str = r#"
+sup_bash=$1 sup=$2 dir=$3 runs=$4
+cd "$dir" || exit 1
+for ((i = 0; i < 1100; i++)); do sleep 100000 & done
+cat >harness.sh <<'EOF'
+for i in 1 2 3 4 5 6 7 8 9; do sleep 100000 & done
+: >"$1/ready"
+wait
+EOF
+ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+for ((r = 0; r < runs; r++)); do
+    rm -f ready receipt.json
+    "$sup_bash" "$sup" --receipt "$dir/receipt.json" -- bash "$dir/harness.sh" "$dir" &
+    s=$!
+    while [ ! -e ready ]; do sleep 0.01; done
+    sleep 0.2
+    t0=${EPOCHREALTIME/./}
+    kill -s TERM "$s"
+    wait "$s"
+    t1=${EPOCHREALTIME/./}
+    [ -e receipt.json ] || echo "NO RECEIPT"
+    grep -q '"cleanup_confirmed": true' receipt.json || echo "NOT CONFIRMED $(cat receipt.json)"
+    p0=${EPOCHREALTIME/./}
+    ps -e -o pid,ppid,pgid >/dev/null
+    p1=${EPOCHREALTIME/./}
+    echo "RUN $(((t1 - t0) / 1000)).$(((t1 - t0) % 1000 / 100)) $(((p1 - p0) / 1000)).$(((p1 - p0) % 1000 / 100))"
+done
+n=0
+for p in /proc/[0-9]*; do n=$((n + 1)); done
+echo "PROCS $n"
+# Idle: the supervisor waits 10 s on a sleeping harness. `times` gives the
+# CPU of reaped children (the supervisor, its timer and the sleep).
+child_cpu_ms() {
+    local t m s sec frac cu cs
+    times >"$dir/times"
+    { read -r _ _; read -r cu cs; } <"$dir/times"
+    cpu=0
+    for t in "$cu" "$cs"; do
+        m=${t%%m*} s=${t#*m}
+        s=${s%s} sec=${s%.*} frac=${s#*.}
+        cpu=$((cpu + 10#$m * 60000 + 10#$sec * 1000 + 10#$frac))
+    done
+}
+# CPU ticks (utime + stime) of every process running the supervisor script
+# (the first shell, the regrouped supervisor, its timer subshell).
+sup_ticks() {
+    local p a whole rest hit
+    ticks=0
+    for p in /proc/[0-9]*; do
+        [ "$p" = "/proc/$$" ] && continue
+        hit=
+        while IFS= read -r -d '' a; do [ "$a" = "$sup" ] && hit=1; done 2>/dev/null <"$p/cmdline"
+        [ -n "$hit" ] || continue
+        whole=
+        IFS= read -r -d '' whole 2>/dev/null <"$p/stat"
+        rest=${whole##*) }
+        set -- $rest
+        ticks=$((ticks + ${12} + ${13}))
+    done
+}
+child_cpu_ms
+c0=$cpu
+w0=${EPOCHREALTIME/./}
+"$sup_bash" "$sup" --receipt "$dir/idle.json" --deadline 60 -- sleep 10 &
+s=$!
+sleep 1
+sup_ticks
+k0=$ticks t0=${EPOCHREALTIME/./}
+sleep 8
+sup_ticks
+k1=$ticks t1=${EPOCHREALTIME/./}
+echo "WAITTICKS $((k1 - k0)) $(((t1 - t0) / 1000))"
+wait "$s"
+w1=${EPOCHREALTIME/./}
+child_cpu_ms
+c1=$cpu
+# The same with a harness that exits at once: the fixed cost of start and sweep.
+"$sup_bash" "$sup" --receipt "$dir/idle.json" --deadline 60 -- true
+child_cpu_ms
+echo "FIXEDCPU $((cpu - c1))"
+cpu=$c1
+child_cpu_ms
+echo "CHILDCPU $((cpu - c0)) $(((w1 - w0) / 1000))"
+"#;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let runs: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(7)
+        .max(5);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let sup = root.join("generated/process_supervisor.sh");
+    let mut bashes = vec!["bash".to_owned()];
+    if std::path::Path::new("/opt/bashes/3.2.48/bin/bash").exists() {
+        bashes.push("/opt/bashes/3.2.48/bin/bash".to_owned());
+    }
+    if let Ok(extra) = std::env::var("SHFORGE_TEST_BASHES") {
+        for b in extra.split(':').filter(|b| !b.is_empty()) {
+            if !bashes.iter().any(|x| x == b) {
+                bashes.push(b.to_owned());
+            }
+        }
+    }
+    println!(
+        "{:<34} {:>9} {:>9} {:>7} {:>9} {:>6}",
+        "bash", "stop ms", "ps ms", "ratio", "idle cpu", "procs"
+    );
+    for bash in &bashes {
+        let dir = std::env::temp_dir().join(format!("bench_supervisor.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        let out = Command::new("unshare")
+            .args([
+                "--pid",
+                "--fork",
+                "--mount-proc",
+                "bash",
+                "-c",
+                DRIVER,
+                "driver",
+            ])
+            .arg(bash)
+            .arg(&sup)
+            .arg(&dir)
+            .arg(runs.to_string())
+            .output()
+            .expect("unshare runs (needs root)");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let (mut stops, mut pss) = (Vec::new(), Vec::new());
+        let mut idle = String::from("?");
+        let mut procs = String::from("?");
+        for line in text.lines() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            match w.as_slice() {
+                ["RUN", s, p] => {
+                    stops.push(s.parse::<f64>().unwrap_or(f64::NAN));
+                    pss.push(p.parse::<f64>().unwrap_or(f64::NAN));
+                }
+                ["CHILDCPU", cpu, wall] => {
+                    let cpu: f64 = cpu.parse().unwrap_or(f64::NAN);
+                    let wall: f64 = wall.parse().unwrap_or(f64::NAN);
+                    idle = format!("{:.3}%", 100.0 * cpu / wall);
+                }
+                ["PROCS", n] => procs = n.to_string(),
+                ["WAITTICKS", ticks, ms] => {
+                    let ticks: f64 = ticks.parse().unwrap_or(f64::NAN);
+                    let ms: f64 = ms.parse().unwrap_or(f64::NAN);
+                    println!(
+                        "  {bash}: while the harness sleeps: {ticks} ticks (10 ms) in {ms} ms = {:.3}% of a core",
+                        100.0 * ticks * 10.0 / ms
+                    );
+                }
+                ["FIXEDCPU", ms] => {
+                    println!("  {bash}: start + sweep of an instant harness: {ms} ms CPU")
+                }
+                _ => println!("  {line}"),
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        if stops.is_empty() {
+            println!(
+                "{bash}: no figures\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            continue;
+        }
+        let s = median(&mut stops);
+        let p = median(&mut pss);
+        println!(
+            "{:<34} {:>9.1} {:>9.1} {:>7.2} {:>9} {:>6}",
+            bash,
+            s,
+            p,
+            s / p,
+            idle,
+            procs
+        );
+    }
+    println!(
+        "stop ms: median wall time, TERM to the supervisor -> its exit (receipt written), over {runs} runs;"
+    );
+    println!(
+        "ps ms: one `ps -e -o pid,ppid,pgid` in the same run; idle cpu: share of one core while the harness sleeps 10 s"
+    );
+}

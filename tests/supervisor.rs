@@ -1,0 +1,464 @@
+//! generated/process_supervisor.sh under every bash of the matrix.
+//!
+//! Each scenario runs in a PID namespace of its own (`unshare --pid --fork
+//! --mount-proc`): tests/fixtures/supervisor/driver.sh is its PID 1, starts
+//! unrelated processes (some with crafted names), runs the supervisor on the
+//! fake harness tests/fixtures/supervisor/harness.sh, and reports from inside,
+//! before the namespace ends, every process still alive that is neither
+//! unrelated nor a preserved service (LEAK), every unrelated process that was
+//! signalled, stopped or killed (UNRELATED_HIT) and every service that died
+//! (SERVICE_DEAD). The receipt is parsed with `shforge::host::CleanupReceipt`.
+//! Runs are spread over a few threads; the namespaces keep them apart.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Condvar, Mutex};
+
+use common::Shell;
+use shforge::host::CleanupReceipt;
+
+/// How many namespaces may run at once (2 cores, shared).
+const PARALLEL: usize = 4;
+
+static SLOTS: Mutex<usize> = Mutex::new(0);
+static FREED: Condvar = Condvar::new();
+
+struct Slot;
+
+impl Slot {
+    fn take() -> Slot {
+        let mut n = SLOTS.lock().unwrap();
+        while *n >= PARALLEL {
+            n = FREED.wait(n).unwrap();
+        }
+        *n += 1;
+        Slot
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *SLOTS.lock().unwrap() -= 1;
+        FREED.notify_one();
+    }
+}
+
+fn supervisor() -> PathBuf {
+    common::root().join("generated/process_supervisor.sh")
+}
+
+fn fixtures() -> PathBuf {
+    common::root().join("tests/fixtures/supervisor")
+}
+
+/// What one scenario run reported.
+struct Outcome {
+    shell: String,
+    status: String,
+    notes: Vec<String>,
+    problems: Vec<String>,
+    receipt: Option<CleanupReceipt>,
+    receipt_text: String,
+    dir: tempfile::TempDir,
+    raw: String,
+}
+
+impl Outcome {
+    fn context(&self) -> String {
+        format!(
+            "[{}] status {} receipt {} notes {:?}\n--- driver output:\n{}",
+            self.shell, self.status, self.receipt_text, self.notes, self.raw
+        )
+    }
+
+    fn receipt(&self) -> &CleanupReceipt {
+        self.receipt
+            .as_ref()
+            .unwrap_or_else(|| panic!("no valid receipt: {}", self.context()))
+    }
+}
+
+fn run_scenario(shell: &Shell, scenario: &str) -> Outcome {
+    let _slot = Slot::take();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new("timeout")
+        .args([
+            "-s",
+            "KILL",
+            "120",
+            "unshare",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "bash",
+        ])
+        .arg(fixtures().join("driver.sh"))
+        .arg(shell.program())
+        .arg(supervisor())
+        .arg(dir.path())
+        .arg(scenario)
+        .stdin(Stdio::null())
+        .output()
+        .expect("unshare runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let mut status = String::new();
+    let mut notes = Vec::new();
+    let mut problems = Vec::new();
+    let mut ended = false;
+    for line in stdout.lines() {
+        if let Some(s) = line.strip_prefix("STATUS ") {
+            status = s.to_owned();
+        } else if let Some(n) = line.strip_prefix("NOTE ") {
+            notes.push(n.to_owned());
+        } else if line == "END" {
+            ended = true;
+        } else if line.starts_with("LEAK ")
+            || line.starts_with("UNRELATED_HIT ")
+            || line.starts_with("SERVICE_DEAD ")
+        {
+            problems.push(line.to_owned());
+        }
+    }
+    if !ended && scenario != "noproc" {
+        problems.push("driver did not finish".to_owned());
+    }
+    let receipt_path = dir.path().join("receipt.json");
+    let receipt_text = std::fs::read_to_string(&receipt_path).unwrap_or_default();
+    let receipt = CleanupReceipt::from_file(&receipt_path).ok();
+    Outcome {
+        shell: shell.name.clone(),
+        status,
+        notes,
+        problems,
+        receipt,
+        receipt_text,
+        dir,
+        raw: format!("{stdout}--- stderr:\n{stderr}"),
+    }
+}
+
+/// Run `scenario` under every bash (in parallel), apply the shared checks and
+/// then `check`, and fail with every failure at once.
+fn scenario(name: &str, check: impl Fn(&Outcome) + Sync) {
+    if !common::require_root(name) {
+        return;
+    }
+    let shells = common::bashes();
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = shells
+            .iter()
+            .map(|shell| {
+                let check = &check;
+                s.spawn(move || {
+                    let out = run_scenario(shell, name);
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        assert!(
+                            out.problems.is_empty(),
+                            "{:?}\n{}",
+                            out.problems,
+                            out.context()
+                        );
+                        check(&out);
+                    }));
+                    result.err().map(|e| {
+                        let msg = e
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default();
+                        format!("{name} under {}: {msg}", shell.name)
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    common::report(name, &shells);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+fn expect_receipt(out: &Outcome, rc: Option<i32>, timed_out: bool) {
+    let r = out.receipt();
+    assert_eq!(
+        r,
+        &CleanupReceipt {
+            cleanup_confirmed: true,
+            return_code: rc,
+            error: None,
+            timed_out
+        },
+        "{}",
+        out.context()
+    );
+    // The provider_kill driver cannot wait for the regrouped supervisor.
+    if let Some(rc) = rc.filter(|_| out.status != "none") {
+        assert_eq!(out.status, rc.to_string(), "{}", out.context());
+    }
+}
+
+#[test]
+fn exit_zero() {
+    scenario("exit0", |o| expect_receipt(o, Some(0), false));
+}
+
+#[test]
+fn exit_zero_when_already_a_group_leader() {
+    scenario("exit0_leader", |o| expect_receipt(o, Some(0), false));
+}
+
+#[test]
+fn exit_three() {
+    scenario("exit3", |o| expect_receipt(o, Some(3), false));
+}
+
+#[test]
+fn signal_death_is_128_plus_n() {
+    // SIGUSR1 is 10 on Linux.
+    scenario("signal", |o| expect_receipt(o, Some(138), false));
+}
+
+#[test]
+fn leader_exits_while_its_group_lives() {
+    scenario("leader_exits", |o| expect_receipt(o, Some(5), false));
+}
+
+#[test]
+fn tree_of_children_and_grandchildren() {
+    scenario("tree", |o| expect_receipt(o, Some(143), false));
+}
+
+#[test]
+fn double_fork_storm_during_the_stop() {
+    scenario("storm", |o| expect_receipt(o, Some(0), false));
+}
+
+#[test]
+fn term_handler_that_daemonizes_and_exits() {
+    scenario("term_setsid", |o| expect_receipt(o, Some(0), false));
+}
+
+#[test]
+fn services_survive_daemons_of_the_stop_die() {
+    scenario("services", |o| {
+        assert!(
+            o.notes.iter().any(|n| n.starts_with("services ")),
+            "{}",
+            o.context()
+        );
+        expect_receipt(o, Some(0), false);
+    });
+}
+
+#[test]
+fn term_ignoring_processes_are_killed() {
+    scenario("ignore_term", |o| expect_receipt(o, Some(143), false));
+}
+
+#[test]
+fn stopped_processes_are_reached() {
+    scenario("stopped", |o| expect_receipt(o, Some(143), false));
+}
+
+#[test]
+fn crafted_process_names_fool_nothing() {
+    scenario("names", |o| {
+        expect_receipt(o, Some(143), false);
+        assert!(!Path::new("/tmp/pwned").exists(), "a crafted name ran code");
+    });
+}
+
+#[test]
+fn inherited_shellopts_and_bash_env_are_ignored() {
+    scenario("hygiene", |o| {
+        expect_receipt(o, Some(143), false);
+        // The BASH_ENV file really was sourced (by the supervisor's bash).
+        assert!(
+            o.dir.path().join("bashenv.log").exists(),
+            "BASH_ENV not active: {}",
+            o.context()
+        );
+    });
+}
+
+#[test]
+fn reused_group_id_is_not_signalled() {
+    scenario("pid_reuse", |o| {
+        assert!(
+            o.notes.iter().any(|n| n.starts_with("reused ")),
+            "the driver could not make the ID reused: {}",
+            o.context()
+        );
+        expect_receipt(o, Some(143), false);
+    });
+}
+
+#[test]
+fn provider_group_kill_still_leaves_a_receipt() {
+    scenario("provider_kill", |o| {
+        assert!(
+            o.notes.iter().any(|n| n == "first group ended with 137"),
+            "{}",
+            o.context()
+        );
+        expect_receipt(o, Some(7), false);
+    });
+}
+
+#[test]
+fn deadline_stops_a_long_sleep() {
+    scenario("deadline", |o| {
+        let r = o.receipt();
+        assert!(
+            r.cleanup_confirmed && r.timed_out && r.error.is_none(),
+            "{}",
+            o.context()
+        );
+        assert!(
+            matches!(r.return_code, Some(143) | Some(137)),
+            "{}",
+            o.context()
+        );
+        assert_eq!(
+            o.status,
+            r.return_code.unwrap().to_string(),
+            "{}",
+            o.context()
+        );
+    });
+}
+
+#[test]
+fn deadline_under_a_centisecond_never_starts() {
+    scenario("deadline_tiny", |o| {
+        expect_receipt(o, None, true);
+        assert_eq!(o.status, "124", "{}", o.context());
+        assert!(!o.notes.iter().any(|n| n == "command started"));
+    });
+}
+
+#[test]
+fn hidden_proc_refuses_with_125() {
+    scenario("noproc", |o| {
+        assert_eq!(o.status, "125", "{}", o.context());
+        let r = o.receipt();
+        assert!(
+            r.error.as_deref().is_some_and(|e| e.contains("/proc")),
+            "{}",
+            o.context()
+        );
+        assert_eq!(r.return_code, None);
+        assert!(!r.timed_out);
+        assert!(!o.notes.iter().any(|n| n == "command started"));
+    });
+}
+
+/// Malformed arguments: exit 2 with a message, an error receipt when the
+/// receipt path is known, and the command never started. Nothing is launched,
+/// so these need no namespace.
+#[test]
+fn malformed_arguments_exit_2() {
+    let shells = common::bashes();
+    for shell in &shells {
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("r.json");
+        let started = dir.path().join("started");
+        let r = receipt.to_str().unwrap();
+        let cmd = ["touch", started.to_str().unwrap()];
+        let with_receipt: Vec<Vec<&str>> = vec![
+            vec!["--receipt", r, "--deadline", "1.", "--"],
+            vec!["--receipt", r, "--deadline", ".5", "--"],
+            vec!["--receipt", r, "--deadline", "-1", "--"],
+            vec!["--receipt", r, "--deadline", "1e3", "--"],
+            vec!["--receipt", r, "--deadline", "", "--"],
+            vec!["--receipt", r, "--grace", "x", "--"],
+            vec!["--receipt", r, "--marker", "a b", "--"],
+            vec!["--receipt", r, "--marker", "", "--"],
+            vec!["--receipt", r, "--bogus", "--"],
+            vec!["--receipt", r, "--receipt", r, "--"],
+            vec!["--receipt", r, "stray", "--"],
+            vec!["--deadline", "2", "--receipt", r, "--deadline", "3", "--"],
+            vec!["--receipt", r],
+            vec!["--receipt", r, "--", ""],
+            vec!["--receipt", r, "--deadline"],
+        ];
+        for args in &with_receipt {
+            let _ = std::fs::remove_file(&receipt);
+            let mut c = shell.command(&supervisor());
+            c.args(args);
+            if args.last() == Some(&"--") {
+                c.args(cmd);
+            }
+            let out = common::run(c);
+            let ctx = format!("{} {:?}: {:?}", shell.name, args, out);
+            assert_eq!(out.status.code(), Some(2), "{ctx}");
+            assert!(!out.stderr.is_empty(), "{ctx}");
+            let rec = CleanupReceipt::from_file(&receipt).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            assert!(rec.error.is_some() && rec.return_code.is_none(), "{ctx}");
+            assert!(!started.exists(), "{ctx}: the command ran");
+        }
+        for args in [
+            vec!["--", "touch", started.to_str().unwrap()],
+            vec!["--deadline", "1", "--", "touch", started.to_str().unwrap()],
+            vec!["--receipt"],
+        ] {
+            let mut c = shell.command(&supervisor());
+            c.args(&args);
+            let out = common::run(c);
+            assert_eq!(out.status.code(), Some(2), "{} {:?}", shell.name, args);
+            assert!(!started.exists());
+        }
+    }
+    common::report("malformed_arguments_exit_2", &shells);
+}
+
+/// An error message with quotes, backslashes, control bytes and non-ASCII
+/// still makes a valid receipt.
+#[test]
+fn error_receipt_is_valid_json_for_any_bytes() {
+    let shells = common::bashes();
+    for shell in &shells {
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("r.json");
+        let mut c = shell.command(&supervisor());
+        c.args(["--receipt", receipt.to_str().unwrap(), "--grace"])
+            .arg("\"q\\ \t\n\x01 é \u{7f}")
+            .args(["--", "true"]);
+        let out = common::run(c);
+        assert_eq!(out.status.code(), Some(2), "{}", shell.name);
+        let rec = CleanupReceipt::from_file(&receipt).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}: {:?}",
+                shell.name,
+                std::fs::read_to_string(&receipt)
+            )
+        });
+        let e = rec.error.unwrap();
+        assert!(e.contains("\"q\\ \t\n\u{1} "), "{}: {e:?}", shell.name);
+    }
+    common::report("error_receipt_is_valid_json_for_any_bytes", &shells);
+}
+
+#[test]
+fn generated_script_is_shellcheck_and_lint_clean() {
+    let sup = supervisor();
+    let out = common::run({
+        let mut c = Command::new(common::shforge());
+        c.args(["lint", "--dialect", "bash"]).arg(&sup);
+        c
+    });
+    assert!(out.status.success(), "{out:?}");
+    match Command::new("shellcheck").arg(&sup).output() {
+        Ok(out) => assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        ),
+        Err(_) => common::loud("SKIPPING shellcheck: not installed"),
+    }
+}
