@@ -80,17 +80,7 @@ package_for() {
                 apt-get) pkg=xz-utils ;;
             esac
             ;;
-        ps)
-            case $2 in
-                apk) pkg=procps ;;
-                apt-get) pkg=procps ;;
-                dnf) pkg=procps-ng ;;
-                microdnf) pkg=procps-ng ;;
-                yum) pkg=procps-ng ;;
-                zypper) pkg=procps ;;
-            esac
-            ;;
-        pgrep)
+        ps | pgrep)
             case $2 in
                 apk) pkg=procps ;;
                 apt-get) pkg=procps ;;

@@ -75,9 +75,9 @@ package_for() {
     case $1 in
 {%- for arm in package_arms %}
 {%- if let Some(all) = arm.all %}
-        {{ arm.command }}) pkg={{ all }} ;;
+        {% for c in arm.commands %}{% if !loop.first %} | {% endif %}{{ c }}{% endfor %}) pkg={{ all }} ;;
 {%- else %}
-        {{ arm.command }})
+        {% for c in arm.commands %}{% if !loop.first %} | {% endif %}{{ c }}{% endfor %})
             case $2 in
 {%- for row in arm.rows %}
                 {{ row.manager }}) pkg={{ row.package }} ;;

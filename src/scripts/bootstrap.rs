@@ -239,12 +239,12 @@ impl BootstrapBuilder {
     }
 }
 
-/// One arm of the script's `package_for` case: a command whose package name
-/// differs from the command under some manager.
+/// One arm of the script's `package_for` case: commands whose package name
+/// differs from the command under some manager, and which share one mapping.
 #[derive(Debug, Clone)]
 pub struct PackageArm {
-    /// The command.
-    pub command: Value,
+    /// The commands (several when they map to the same packages).
+    pub commands: Vec<Value>,
     /// The package, when every manager calls it the same.
     pub all: Option<Value>,
     /// (manager, package) for each manager where they differ, otherwise.
@@ -272,35 +272,48 @@ pub struct MuslArm {
 }
 
 /// Only the differing names reach the script: its `package_for` defaults to
-/// the command's own name.
+/// the command's own name. Commands with the same mapping share one arm.
 fn package_arms() -> Result<Vec<PackageArm>, QuoteError> {
-    let mut arms = Vec::new();
+    // Keyed by the mapping the arm prints, so commands that print the same
+    // mapping share an arm.
+    type Mapping = (Option<&'static str>, Vec<(&'static str, &'static str)>);
+    let mut arms: Vec<(Mapping, PackageArm)> = Vec::new();
     for r in PACKAGES {
-        let mut rows = Vec::new();
-        for m in PackageManager::ALL {
-            let p = package_for(r.command, m);
-            if p != r.command {
-                rows.push(PackageRow {
-                    manager: Value::new(m.command())?,
-                    package: Value::new(p)?,
-                });
-            }
-        }
-        if rows.is_empty() {
+        let differing: Vec<(&str, &str)> = PackageManager::ALL
+            .into_iter()
+            .map(|m| (m.command(), package_for(r.command, m)))
+            .filter(|(_, p)| *p != r.command)
+            .collect();
+        if differing.is_empty() {
             continue;
         }
         let same = r.packages.iter().all(|p| *p == r.packages[0]);
-        arms.push(PackageArm {
-            command: Value::new(r.command)?,
-            all: if same {
-                Some(Value::new(r.packages[0])?)
-            } else {
-                None
-            },
-            rows: if same { Vec::new() } else { rows },
-        });
+        let mapping: Mapping = if same {
+            (Some(r.packages[0]), Vec::new())
+        } else {
+            (None, differing)
+        };
+        if let Some((_, arm)) = arms.iter_mut().find(|(m, _)| *m == mapping) {
+            arm.commands.push(Value::new(r.command)?);
+            continue;
+        }
+        let arm = PackageArm {
+            commands: vec![Value::new(r.command)?],
+            all: mapping.0.map(Value::new).transpose()?,
+            rows: mapping
+                .1
+                .iter()
+                .map(|(m, p)| {
+                    Ok(PackageRow {
+                        manager: Value::new(*m)?,
+                        package: Value::new(*p)?,
+                    })
+                })
+                .collect::<Result<_, QuoteError>>()?,
+        };
+        arms.push((mapping, arm));
     }
-    Ok(arms)
+    Ok(arms.into_iter().map(|(_, arm)| arm).collect())
 }
 
 /// The template of `bootstrap.sh`.
