@@ -45,6 +45,9 @@ pub struct Entry {
     pub path: String,
     /// The template it is rendered from, relative to `templates/`.
     pub template: String,
+    /// The spec file that parameterizes the template, relative to the crate
+    /// root (`installers/pi.toml`), when there is one.
+    pub spec: Option<String>,
     /// The script's dialect.
     pub dialect: Dialect,
     /// One line saying what it is for.

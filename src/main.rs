@@ -145,7 +145,7 @@ fn installer(spec: &Path, out: Option<&Path>) -> Result<u8> {
         .map_err(|e| Usage(format!("cannot read {}: {e}", spec.display())))?;
     let inst = shforge::installer::Installer::from_toml(&text)
         .map_err(|e| Usage(format!("{}: {e}", spec.display())))?;
-    let script = inst.script()?;
+    let script = inst.script_from_spec(spec)?;
     match out {
         None => print!("{script}"),
         Some(path) => shforge::installer::write_script(path, &script)

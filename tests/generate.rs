@@ -52,7 +52,10 @@ fn generation_is_deterministic_and_headed() {
         let header = lines.next().unwrap();
         assert!(
             header.contains(&format!("templates/{}", e.template))
-                && header.contains("shforge generate"),
+                && header.contains("shforge generate")
+                && e.spec
+                    .as_ref()
+                    .is_none_or(|spec| header.contains(spec.as_str())),
             "{}: header {header:?}",
             e.path
         );

@@ -39,8 +39,9 @@ pub fn harness(name: &str) -> Option<Result<Installer, SpecError>> {
 }
 
 impl Installer {
-    /// A catalog entry writing this installer to `installers/NAME.sh`.
-    pub fn catalog_entry(self) -> Entry {
+    /// A catalog entry writing this installer to `installers/NAME.sh`, made
+    /// from `spec` (the spec file's path relative to the crate root).
+    pub fn catalog_entry(self, spec: String) -> Entry {
         let purpose = format!(
             "install {} {} into PREFIX/{}-{} (digest-checked, locked, staged)",
             self.name, self.version, self.name, self.version
@@ -48,6 +49,7 @@ impl Installer {
         Entry {
             path: format!("installers/{}.sh", self.name),
             template: "installer.sh".into(),
+            spec: Some(spec),
             dialect: Dialect::Bash,
             purpose,
             render: Box::new(move || self.render()),
@@ -60,12 +62,13 @@ pub fn entries() -> Vec<Entry> {
     HARNESS_SPECS
         .iter()
         .map(|(name, text)| match Installer::from_toml(text) {
-            Ok(i) => i.catalog_entry(),
+            Ok(i) => i.catalog_entry(format!("installers/{name}.toml")),
             Err(e) => {
                 let message = format!("installers/{name}.toml: {e}");
                 Entry {
                     path: format!("installers/{name}.sh"),
                     template: "installer.sh".into(),
+                    spec: Some(format!("installers/{name}.toml")),
                     dialect: Dialect::Bash,
                     purpose: "invalid spec".into(),
                     render: Box::new(move || {

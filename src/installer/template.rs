@@ -119,12 +119,38 @@ impl Installer {
         render_template(TEMPLATE, &t)
     }
 
-    /// The whole script as `shforge installer` writes it: the generated
-    /// header, the body, held to the bash dialect.
+    /// The whole script, built in Rust: the generated header, the body,
+    /// held to the bash dialect.
     pub fn script(&self) -> Result<String, crate::generate::GenerateError> {
+        self.finish(None, "the adapter's Installer builder")
+    }
+
+    /// The whole script as `shforge installer --spec SPEC` writes it; the
+    /// header names the spec by its file name (never an absolute path).
+    pub fn script_from_spec(
+        &self,
+        spec: &std::path::Path,
+    ) -> Result<String, crate::generate::GenerateError> {
+        let name = spec
+            .file_name()
+            .map_or_else(|| "the spec".into(), |n| n.to_string_lossy());
+        let regenerate = format!("`shforge installer --spec {name}`");
+        self.finish(Some(&name), &regenerate)
+    }
+
+    fn finish(
+        &self,
+        spec: Option<&str>,
+        regenerate: &str,
+    ) -> Result<String, crate::generate::GenerateError> {
+        let origin = crate::generate::Origin {
+            template: TEMPLATE,
+            spec,
+            regenerate,
+        };
         let out = crate::generate::finish(
             &format!("install_{}.sh", self.name),
-            TEMPLATE,
+            &origin,
             crate::dialect::Dialect::Bash,
             &self.render()?,
         )?;

@@ -235,7 +235,12 @@ impl BootstrapBuilder {
 
     /// The whole script, header included, held to the posix dialect.
     pub fn script(&self) -> Result<Output, GenerateError> {
-        generate::finish(PATH, TEMPLATE, Dialect::Posix, &self.render()?)
+        let origin = generate::Origin {
+            template: TEMPLATE,
+            spec: None,
+            regenerate: "the adapter's BootstrapBuilder",
+        };
+        generate::finish(PATH, &origin, Dialect::Posix, &self.render()?)
     }
 }
 
@@ -339,6 +344,7 @@ pub fn entries() -> Vec<Entry> {
     vec![Entry {
         path: PATH.to_owned(),
         template: TEMPLATE.to_owned(),
+        spec: None,
         dialect: Dialect::Posix,
         purpose: "POSIX sh bootstrap: install a missing command or musl library, refuse an overlapping session dir".to_owned(),
         render: Box::new(|| BootstrapBuilder::new().render()),

@@ -39,6 +39,7 @@ pub fn entries() -> Vec<Entry> {
     vec![Entry {
         path: PATH.to_owned(),
         template: PATH.to_owned(),
+        spec: None,
         dialect: Dialect::Bash,
         purpose: "start a harness CLI from a parameter file: exec it (direct) or stamp each stdout line into an events file (events)".to_owned(),
         render: Box::new(render),

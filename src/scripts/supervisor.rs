@@ -55,6 +55,7 @@ pub fn entries() -> Vec<Entry> {
     vec![Entry {
         path: PATH.to_owned(),
         template: PATH.to_owned(),
+        spec: None,
         dialect: Dialect::Bash,
         purpose: "run a harness in its own process group under a deadline, stop all it started, write a cleanup receipt".to_owned(),
         render: Box::new(render),
