@@ -75,39 +75,39 @@ list_add() {
 package_for() {
     pkg=$1
     case $1 in
-        xz)
+        'xz')
             case $2 in
-                apt-get) pkg=xz-utils ;;
+                'apt-get') pkg='xz-utils' ;;
             esac
             ;;
-        ps | pgrep)
+        'ps' | 'pgrep')
             case $2 in
-                apk) pkg=procps ;;
-                apt-get) pkg=procps ;;
-                dnf) pkg=procps-ng ;;
-                microdnf) pkg=procps-ng ;;
-                yum) pkg=procps-ng ;;
-                zypper) pkg=procps ;;
+                'apk') pkg='procps' ;;
+                'apt-get') pkg='procps' ;;
+                'dnf') pkg='procps-ng' ;;
+                'microdnf') pkg='procps-ng' ;;
+                'yum') pkg='procps-ng' ;;
+                'zypper') pkg='procps' ;;
             esac
             ;;
-        sha256sum) pkg=coreutils ;;
-        flock)
+        'sha256sum') pkg='coreutils' ;;
+        'flock')
             case $2 in
-                apt-get) pkg=util-linux ;;
-                dnf) pkg=util-linux ;;
-                microdnf) pkg=util-linux ;;
-                yum) pkg=util-linux ;;
-                zypper) pkg=util-linux ;;
+                'apt-get') pkg='util-linux' ;;
+                'dnf') pkg='util-linux' ;;
+                'microdnf') pkg='util-linux' ;;
+                'yum') pkg='util-linux' ;;
+                'zypper') pkg='util-linux' ;;
             esac
             ;;
-        setsid)
+        'setsid')
             case $2 in
-                apk) pkg=util-linux-misc ;;
-                apt-get) pkg=util-linux ;;
-                dnf) pkg=util-linux ;;
-                microdnf) pkg=util-linux ;;
-                yum) pkg=util-linux ;;
-                zypper) pkg=util-linux ;;
+                'apk') pkg='util-linux-misc' ;;
+                'apt-get') pkg='util-linux' ;;
+                'dnf') pkg='util-linux' ;;
+                'microdnf') pkg='util-linux' ;;
+                'yum') pkg='util-linux' ;;
+                'zypper') pkg='util-linux' ;;
             esac
             ;;
     esac
@@ -117,13 +117,13 @@ package_for() {
 # src/musl.rs. Unknown libraries are a usage error.
 musl_soname() {
     case $1 in
-        libstdc++)
-            soname=libstdc++.so.6
-            pkg=libstdc++
+        'libstdc++')
+            soname='libstdc++.so.6'
+            pkg='libstdc++'
             ;;
-        libgcc)
-            soname=libgcc_s.so.1
-            pkg=libgcc
+        'libgcc')
+            soname='libgcc_s.so.1'
+            pkg='libgcc'
             ;;
         *) die 2 "unknown musl library: '$1' (known: $MUSL_LIBS_KNOWN)" ;;
     esac

@@ -24,10 +24,10 @@
 \unalias -a 2>/dev/null
 \shopt -u expand_aliases 2>/dev/null
 
-marker_var=NEMO_GYM_SUPERVISOR
-default_grace_cs=500
+marker_var='NEMO_GYM_SUPERVISOR'
+default_grace_cs='500'
 # After KILL, how long to wait for the reached processes to disappear.
-kill_wait_cs=200
+kill_wait_cs='200'
 # Pause between scans while the graceful phase waits for processes to exit.
 poll_seconds=0.01
 

@@ -1,7 +1,7 @@
 //! `shell_assignments`: a JSON object of strings and string arrays becomes a
 //! parameter file that bash 3.2 and later can source.
 //!
-//! Scalars are `NAME='value'`. Arrays are `NAME=()` followed by one
+//! Scalars are `NAME='value'` (always single-quoted). Arrays are `NAME=()` followed by one
 //! `NAME[i]='value'` line per element: the compound `NAME=('a' 'b')` form
 //! corrupts the bytes `\001` and `\177` on bash 3.2, element assignments do
 //! not. Keys keep their input order.
@@ -61,7 +61,7 @@ pub fn render(params: &[(String, ParamValue)]) -> Result<Raw, ParamsError> {
         if !seen.insert(name.as_str()) {
             return Err(ParamsError::Duplicate(name.clone()));
         }
-        let word = |s: &str| quote::quote(s).map_err(|_| ParamsError::Nul(name.clone()));
+        let word = |s: &str| quote::quote_value(s).map_err(|_| ParamsError::Nul(name.clone()));
         match value {
             ParamValue::Scalar(s) => {
                 out.push(&name_word)
@@ -177,7 +177,7 @@ mod tests {
         let out = shell_assignments(r#"{"B":"x y","A":["a","it's"],"E":[]}"#).unwrap();
         assert_eq!(
             out.as_str(),
-            "B='x y'\nA=()\nA[0]=a\nA[1]='it'\\''s'\nE=()\n"
+            "B='x y'\nA=()\nA[0]='a'\nA[1]='it'\\''s'\nE=()\n"
         );
     }
 

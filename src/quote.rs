@@ -64,6 +64,26 @@ pub fn quote(value: &str) -> Result<Word, QuoteError> {
     Ok(Word(quote_unchecked(value)))
 }
 
+/// Quote `value` as one shell word that is always single-quoted, even when
+/// it is made of safe characters: the form for data on the right of an
+/// assignment (`NAME='value'`), where a bare `NAME=ls` reads to shellcheck
+/// (and to a reviewer) like a command.
+///
+/// ```
+/// use shforge::quote::quote_value;
+/// assert_eq!(quote_value("abc").unwrap().as_str(), "'abc'");
+/// assert_eq!(quote_value("").unwrap().as_str(), "''");
+/// assert_eq!(quote_value("it's").unwrap().as_str(), r"'it'\''s'");
+/// ```
+pub fn quote_value(value: &str) -> Result<Word, QuoteError> {
+    check_nul(value)?;
+    Ok(Word(single_quote(value)))
+}
+
+fn single_quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', r"'\''"))
+}
+
 /// Quote a value already known to be NUL-free.
 fn quote_unchecked(value: &str) -> String {
     if !value.is_empty() && value.chars().all(is_safe) {
@@ -147,9 +167,15 @@ impl Value {
         &self.0
     }
 
-    /// The value as one quoted word.
+    /// The value as one quoted word (bare when made of safe characters).
     pub fn word(&self) -> Word {
         Word(quote_unchecked(&self.0))
+    }
+
+    /// The value as one word that is always single-quoted (what the
+    /// template escaper prints).
+    pub fn quoted(&self) -> Word {
+        Word(single_quote(&self.0))
     }
 }
 
@@ -259,7 +285,9 @@ impl CommandLine {
 }
 
 /// The askama escaper registered for `.sh` and `.bash` templates (see
-/// `askama.toml`): every `{{ expr }}` becomes one quoted shell word.
+/// `askama.toml`): every `{{ expr }}` becomes one single-quoted shell word,
+/// so a value in a template always reads as data (`unpack='file'`, never a
+/// bare `unpack=file` that looks like a command).
 ///
 /// askama calls it once per `write_str` of the value's `Display`; template
 /// fields are [`Value`]s, which write once, so each expression is one word.
@@ -273,7 +301,7 @@ impl askama::filters::Escaper for ShEscaper {
         if string.contains('\0') {
             return Err(fmt::Error);
         }
-        dest.write_str(&quote_unchecked(string))
+        dest.write_str(&single_quote(string))
     }
 }
 
@@ -363,14 +391,54 @@ mod tests {
 }
 
 /// askama filters for shell templates. `{{ code|raw }}` is the only way to
-/// print unquoted text, and it only takes [`Raw`].
+/// print unquoted text, and it only takes shell code: [`Raw`], or an unsigned
+/// integer (digits are always safe code, e.g. an array index).
 pub mod filters {
     use super::Raw;
     use askama::filters::Safe;
 
+    /// Types whose text is shell code as it stands. Sealed: implemented
+    /// only here.
+    pub trait ShellCode: private::Sealed {
+        /// The code.
+        fn shell_code(&self) -> String;
+    }
+
+    mod private {
+        pub trait Sealed {}
+        impl Sealed for super::Raw {}
+        impl Sealed for usize {}
+        impl Sealed for u32 {}
+        impl Sealed for u64 {}
+        impl<T: Sealed + ?Sized> Sealed for &T {}
+    }
+
+    impl ShellCode for Raw {
+        fn shell_code(&self) -> String {
+            self.0.clone()
+        }
+    }
+
+    macro_rules! unsigned {
+        ($($t:ty),*) => {$(
+            impl ShellCode for $t {
+                fn shell_code(&self) -> String {
+                    self.to_string()
+                }
+            }
+        )*};
+    }
+    unsigned!(usize, u32, u64);
+
+    impl<T: ShellCode + ?Sized> ShellCode for &T {
+        fn shell_code(&self) -> String {
+            (**self).shell_code()
+        }
+    }
+
     /// Print shell code as it is.
     #[askama::filter_fn]
-    pub fn raw(code: &Raw, _: &dyn askama::Values) -> askama::Result<Safe<String>> {
-        Ok(Safe(code.0.clone()))
+    pub fn raw<T: ShellCode>(code: T, _: &dyn askama::Values) -> askama::Result<Safe<String>> {
+        Ok(Safe(code.shell_code()))
     }
 }

@@ -24,7 +24,7 @@ entry={{ entry }}
 check_expect={{ check_expect }}
 check_args=()
 {%- for a in check_args %}
-check_args[{{ loop.index0 }}]={{ a }}
+check_args[{{ loop.index0|raw }}]={{ a }}
 {%- endfor %}
 art_path=()
 art_sha256=()
@@ -34,20 +34,20 @@ art_libc=()
 art_mode=()
 art_dest=()
 {%- for a in artifacts %}
-art_path[{{ loop.index0 }}]={{ a.path }}
-art_sha256[{{ loop.index0 }}]={{ a.sha256 }}
-art_unpack[{{ loop.index0 }}]={{ a.unpack }}
-art_arch[{{ loop.index0 }}]={{ a.arch }}
-art_libc[{{ loop.index0 }}]={{ a.libc }}
-art_mode[{{ loop.index0 }}]={{ a.mode }}
-art_dest[{{ loop.index0 }}]={{ a.dest }}
+art_path[{{ loop.index0|raw }}]={{ a.path }}
+art_sha256[{{ loop.index0|raw }}]={{ a.sha256 }}
+art_unpack[{{ loop.index0|raw }}]={{ a.unpack }}
+art_arch[{{ loop.index0|raw }}]={{ a.arch }}
+art_libc[{{ loop.index0|raw }}]={{ a.libc }}
+art_mode[{{ loop.index0|raw }}]={{ a.mode }}
+art_dest[{{ loop.index0|raw }}]={{ a.dest }}
 {%- endfor %}
 art_count={{ artifacts.len() }}
 musl_soname=()
 musl_package=()
 {%- for m in musl %}
-musl_soname[{{ loop.index0 }}]={{ m.soname }}
-musl_package[{{ loop.index0 }}]={{ m.package }}
+musl_soname[{{ loop.index0|raw }}]={{ m.soname }}
+musl_package[{{ loop.index0|raw }}]={{ m.package }}
 {%- endfor %}
 musl_count={{ musl.len() }}
 launcher_path={{ launcher_path }}

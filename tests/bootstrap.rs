@@ -569,10 +569,14 @@ fn generated_script_is_clean() {
         c
     });
     assert!(out.status.success(), "{}", text(&out.stdout));
+    // The builder with nothing baked in renders the catalog script; only the
+    // header's "regenerate with" differs.
     let body = BootstrapBuilder::new().script().unwrap();
+    let generated = fs::read_to_string(&file).unwrap();
+    let skip_header = |t: &str| t.lines().skip(2).collect::<Vec<_>>().join("\n");
     assert_eq!(
-        fs::read_to_string(&file).unwrap(),
-        body.content,
+        skip_header(&generated),
+        skip_header(&body.content),
         "generated/ is stale"
     );
     for t in ["templates/bootstrap.sh", "templates/lib/musl.sh"] {

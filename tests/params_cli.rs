@@ -75,7 +75,7 @@ fn file_argument_and_dash_read_the_same_input() {
     assert_eq!(from_file.stdout, from_stdin.stdout);
     assert_eq!(
         String::from_utf8_lossy(&from_file.stdout),
-        "A='x y'\nB=()\nB[0]=1\n"
+        "A='x y'\nB=()\nB[0]='1'\n"
     );
     let missing = common::run({
         let mut c = Command::new(common::shforge());

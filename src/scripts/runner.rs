@@ -97,7 +97,7 @@ pub enum RunnerParamsError {
 ///     .setup(setup)
 ///     .render()
 ///     .unwrap();
-/// assert!(file.as_str().starts_with("RUNNER_ARGV=()\nRUNNER_ARGV[0]=pi\n"));
+/// assert!(file.as_str().starts_with("RUNNER_ARGV=()\nRUNNER_ARGV[0]='pi'\n"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunnerParams {
@@ -293,8 +293,8 @@ mod tests {
             .stdout("/o");
         assert_eq!(
             p.render().unwrap().as_str(),
-            "RUNNER_ARGV=()\nRUNNER_ARGV[0]=claude\nRUNNER_ARGV[1]=-p\nRUNNER_ARGV[2]='it'\\''s'\n\
-             RUNNER_MODE=direct\nRUNNER_CWD='/w d'\nRUNNER_ENV=()\nRUNNER_ENV[0]='A=1=2'\nRUNNER_STDOUT=/o\n"
+            "RUNNER_ARGV=()\nRUNNER_ARGV[0]='claude'\nRUNNER_ARGV[1]='-p'\nRUNNER_ARGV[2]='it'\\''s'\n\
+             RUNNER_MODE='direct'\nRUNNER_CWD='/w d'\nRUNNER_ENV=()\nRUNNER_ENV[0]='A=1=2'\nRUNNER_STDOUT='/o'\n"
         );
         // serde_json sorts the keys; the file is the same set of assignments.
         let mut from_json = params::parse(&p.to_json().unwrap().to_string()).unwrap();
