@@ -148,7 +148,7 @@ pub fn valid_name(name: &str) -> bool {
 /// ```
 /// use shforge::scripts::bootstrap::BootstrapBuilder;
 /// let codex = BootstrapBuilder::new().need("python3")?.need("bash")?.script()?;
-/// assert!(codex.content.contains("list_add needs python3"));
+/// assert!(codex.content.contains("list_add needs 'python3'"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
