@@ -23,8 +23,21 @@ PACKAGE_MANAGERS='apk apt-get dnf microdnf yum zypper'
 # The musl libraries --musl-lib knows (src/musl.rs).
 MUSL_LIBS_KNOWN='libstdc++ libgcc'
 
+# say LINE...: print each argument as one line. mksh and posh have no printf
+# builtin, and the PATH of a bare image (or a test) may hold none: then echo,
+# which may read a backslash as an escape, is better than no message at all.
+say() {
+    if command -v printf >/dev/null 2>&1; then
+        printf '%s\n' "$@"
+    else
+        for _s_line in "$@"; do
+            echo "$_s_line"
+        done
+    fi
+}
+
 usage() {
-    printf '%s\n' \
+    say \
         'usage: sh bootstrap.sh [--need CMD]... [--musl-lib LIB]... [--workdir DIR --session-dir DIR]' \
         '  --need CMD         install the package providing CMD when CMD is not on PATH' \
         '  --musl-lib LIB     on musl systems, install LIB when its shared object is missing' \
@@ -34,7 +47,7 @@ usage() {
 
 # The one way this script reports a problem: `bootstrap: ...` on stderr.
 err() {
-    printf 'bootstrap: %s\n' "$*" >&2
+    say "bootstrap: $*" >&2
 }
 
 # die STATUS MESSAGE...: report and exit.
@@ -323,7 +336,8 @@ provide_musl_libs() {
 # resolved, as the kernel would see it. A path that does not exist yet is
 # resolved through its nearest existing ancestor (cd -P, then $PWD, which
 # cd -P sets to the physical directory in every shell of the matrix); the
-# rest is appended name by name, `..` taking a name off. A relative PATH
+# rest is appended name by name, `..` taking a name off, and resolved
+# physically again wherever it exists. A relative PATH
 # starts at start_dir. Runs in the caller's subshell: it changes directory.
 resolve_path() {
     case $1 in
@@ -354,20 +368,16 @@ resolve_path() {
                 ;;
         esac
     done
-    cd -P -- "$_rp_head" || die 2 "cannot resolve $1: cannot enter $_rp_head"
-    resolved=$PWD
-    # bash keeps a leading // (POSIX leaves its meaning open); on Linux it is /.
-    while :; do
-        case $resolved in
-            //*) resolved=${resolved#/} ;;
-            *) break ;;
-        esac
-    done
+    enter_physical "$1" "$_rp_head"
+    # The rest does not exist (yet): append it name by name, `..` taking a
+    # name off. Whenever the path so far exists again (a `..` led back out of
+    # the missing part), resolve it physically again, so that a symlink
+    # further on still counts: `missing/../link` is where `link` points.
     while [ -n "$_rp_tail" ]; do
         _rp_name=${_rp_tail%%/*}
         _rp_tail=${_rp_tail#*/}
         case $_rp_name in
-            '' | .) ;;
+            '' | .) continue ;;
             ..)
                 resolved=${resolved%/*}
                 [ -n "$resolved" ] || resolved=/
@@ -378,6 +388,23 @@ resolve_path() {
                     *) resolved=$resolved/$_rp_name ;;
                 esac
                 ;;
+        esac
+        if [ -d "$resolved" ]; then
+            enter_physical "$1" "$resolved"
+        fi
+    done
+}
+
+# enter_physical PATH DIR: cd -P into DIR (part of resolving PATH) and set
+# resolved to the physical directory ($PWD after cd -P, in every shell).
+enter_physical() {
+    cd -P -- "$2" || die 2 "cannot resolve $1: cannot enter $2"
+    resolved=$PWD
+    # bash keeps a leading // (POSIX leaves its meaning open); on Linux it is /.
+    while :; do
+        case $resolved in
+            //*) resolved=${resolved#/} ;;
+            *) break ;;
         esac
     done
 }

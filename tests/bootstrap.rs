@@ -284,6 +284,19 @@ fn exit_4_names_the_command_and_the_managers_tried() {
             );
         }
 
+        // A PATH with nothing on it at all, not even printf (mksh and posh
+        // have no printf builtin): the message still gets out.
+        let w = World::new();
+        let mut c = w.command(shell, &script(), &["--need", "bash"]);
+        c.env("PATH", w.root.join("pm"));
+        let out = common::run(c);
+        expect_status(shell, &out, 4);
+        assert!(
+            text(&out.stderr).contains("bootstrap: cannot provide command bash"),
+            "no message without printf on PATH {}",
+            describe(shell, &out)
+        );
+
         // The manager runs but the package does not provide the command.
         let w = World::new();
         w.managers(&["dnf", "zypper"]);
@@ -390,6 +403,9 @@ fn overlapping_dirs_are_refused_with_exit_3() {
         ("work dir", "missing/../work dir"),
         ("work dir", "missing/../../o p\nq/work dir/x"),
         ("work dir", "work dir/sub/../new/."),
+        // `..` out of a missing part, then a symlink: mkdir -p lands in work dir.
+        ("work dir", "missing/../link to work"),
+        ("work dir", "other/missing/../../link to work/z"),
         ("elsewhere", "other/up/s"),
         ("link out", "elsewhere"),
         ("trail\n", "trail\n/s"),
