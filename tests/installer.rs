@@ -895,6 +895,46 @@ fn flock_lock_held_by_another_process_times_out_with_3() {
     );
 }
 
+#[test]
+fn lock_timeout_waits_at_least_the_time_asked_for() {
+    // $SECONDS ticks on whole wall-clock seconds: a deadline of SECONDS + 1
+    // could give up after a moment. A holder that lets go after 0.6 s must
+    // not make a --lock-timeout 1 installer give up.
+    let shells = common::bashes();
+    for sh in &shells {
+        for _ in 0..3 {
+            let w = world();
+            let path = tools(w.dir.path(), &[], false);
+            fs::create_dir_all(w.prefix()).unwrap();
+            let lock = w.prefix().join(".fake-1.0.lock");
+            let mut holder = Command::new("flock")
+                .arg(&lock)
+                .args(["sleep", "0.6"])
+                .spawn()
+                .unwrap();
+            wait_for("flock to hold", || {
+                !Command::new("flock")
+                    .arg("-n")
+                    .arg(&lock)
+                    .arg("true")
+                    .status()
+                    .unwrap()
+                    .success()
+            });
+            let o = run_install(
+                sh,
+                &w,
+                &path,
+                &["--source-dir", &path_of(&w.src())],
+                &["--lock-timeout", "1"],
+            );
+            holder.wait().unwrap();
+            assert_installed(sh, &w, &o);
+        }
+    }
+    common::report("lock_timeout_waits_at_least_the_time_asked_for", &shells);
+}
+
 // ---------------------------------------------------------------- musl chroot
 
 /// A chroot with a bash of the matrix (and its glibc libraries), busybox for

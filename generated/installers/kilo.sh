@@ -409,12 +409,15 @@ owner_alive() {
 }
 
 # lock_deadline SECONDS: sets REPLY to the $SECONDS value to give up at.
+# $SECONDS counts whole wall-clock seconds, so it can tick one second after
+# only a moment: one more second makes the wait at least the timeout asked
+# for (and at most one second longer).
 lock_deadline() {
     local whole=${1%%.*}
     case $1 in
         *.*[1-9]*) whole=$((whole + 1)) ;;
     esac
-    REPLY=$((SECONDS + whole))
+    REPLY=$((SECONDS + whole + 1))
 }
 
 # lock_nap: a short sleep between polls (1 s where sleep takes no fraction).
