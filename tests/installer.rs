@@ -371,6 +371,42 @@ fn installs_from_source_dir_then_reuses() {
 }
 
 #[test]
+fn the_printed_entry_path_is_canonical() {
+    // A prefix reached through a symlink and `..` still prints the physical
+    // path, on a fresh install and on a reuse.
+    let shells = common::bashes();
+    for sh in &shells {
+        let w = world();
+        let path = tools(w.dir.path(), &[], false);
+        std::os::unix::fs::symlink(w.dir.path(), w.dir.path().join("alias")).unwrap();
+        let twisted = w.dir.path().join("alias/prefix/../prefix");
+        let canonical = {
+            // The entry does not exist yet: canonicalize the temp dir instead.
+            let base = fs::canonicalize(w.dir.path()).unwrap();
+            base.join("prefix/fake-1.0/bin/fake")
+        };
+        for round in ["fresh", "reuse"] {
+            let mut c = sh.command(&w.script);
+            c.arg("--prefix")
+                .arg(&twisted)
+                .args(["--source-dir", &path_of(&w.src())]);
+            c.env("PATH", &path)
+                .env_remove("SHELLOPTS")
+                .env_remove("BASH_ENV");
+            let o = common::run(c);
+            assert_eq!(code(&o), 0, "{round} {}: {}", sh.name, text(&o));
+            assert_eq!(
+                last_line(&o),
+                canonical.to_string_lossy(),
+                "{round} {}",
+                sh.name
+            );
+        }
+    }
+    common::report("the_printed_entry_path_is_canonical", &shells);
+}
+
+#[test]
 fn empty_check_args_under_set_u() {
     let shells = common::bashes();
     for sh in &shells {

@@ -593,6 +593,18 @@ parse_args() {
         esac
     done
     base_url=${base_url%/}
+    physical_prefix
+}
+
+# physical_prefix: when the prefix exists, resolve its symlinks and `..`
+# (cd -P, then back), so that the entry path printed is canonical; set final.
+# Builtins only: the warm-cache path forks nothing for this.
+physical_prefix() {
+    local here=$PWD
+    if [ -d "$prefix" ] && CDPATH='' cd -P -- "$prefix" 2>/dev/null; then
+        prefix=$PWD
+        cd -- "$here" 2>/dev/null || true
+    fi
     final=$prefix/$name-$version
 }
 
@@ -713,6 +725,7 @@ main() {
         exit 0
     fi
     mkdir -p "$prefix" || usage_error "cannot create --prefix $prefix"
+    physical_prefix
     trap cleanup EXIT
     trap 'exit 129' HUP
     trap 'exit 130' INT

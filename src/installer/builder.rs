@@ -392,6 +392,20 @@ impl InstallerBuilder {
     }
 }
 
+/// The `uname -m` values an artifact may name (`any` matches every machine).
+pub const KNOWN_ARCHES: &[&str] = &[
+    "x86_64",
+    "aarch64",
+    "armv7l",
+    "armv6l",
+    "i686",
+    "i386",
+    "ppc64le",
+    "s390x",
+    "riscv64",
+    "loongarch64",
+    "any",
+];
 fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, SpecError> {
     let f = |field: &str| format!("artifact[{i}].{field}");
     check_rel_path(&f("path"), &a.path)?;
@@ -406,16 +420,19 @@ fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, SpecError> {
         ));
     }
     a.sha256 = sha;
-    if a.arch.is_empty()
-        || !a
-            .arch
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    {
+    // The script folds `uname -m` the same way (templates/lib/select.sh), so
+    // a spec's amd64/arm64 must match what the machine reports.
+    a.arch = match a.arch.as_str() {
+        "amd64" => "x86_64".into(),
+        "arm64" => "aarch64".into(),
+        other => other.to_owned(),
+    };
+    if !KNOWN_ARCHES.contains(&a.arch.as_str()) {
         return Err(SpecError::new(
             f("arch"),
             format!(
-                "expected a `uname -m` value such as x86_64 or aarch64, or any; got {:?}",
+                "expected a `uname -m` value ({}; amd64 and arm64 are folded), got {:?}",
+                KNOWN_ARCHES.join(", "),
                 a.arch
             ),
         ));

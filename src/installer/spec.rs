@@ -266,6 +266,14 @@ libc = "musl"
                 .starts_with("artifact[1].arch: ")
         );
         assert!(
+            err(&SPEC.replace("arch = \"any\"", "arch = \"x86-64\""))
+                .starts_with("artifact[1].arch: expected a `uname -m` value")
+        );
+        // amd64 and arm64 are folded the way the script folds `uname -m`.
+        let folded =
+            Installer::from_toml(&SPEC.replace("arch = \"any\"", "arch = \"arm64\"")).unwrap();
+        assert!(folded.script().unwrap().contains("art_arch[1]='aarch64'"));
+        assert!(
             err(&SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nmode = \"999\""))
                 .starts_with("artifact[1].mode: ")
         );
