@@ -25,8 +25,9 @@
 # calls `exit` (even `exit 0`; `exit` in a subshell or $(...) is the
 # subshell's own). Traps it sets end with it: its EXIT trap never runs, and
 # the runner keeps its own. Out of reach (the setup is trusted code; these
-# guards catch mistakes): `builtin trap` or `set -o posix` (special builtins
-# then bypass the guard functions) before an exit, `exec CMD`, `kill $$`.
+# guards catch mistakes): `builtin trap`, `command trap` or `set -o posix`
+# (special builtins then bypass the guard functions) before an exit; `exec
+# CMD`; `kill $$`.
 #
 # Exit status: the CLI's own; 125 when the runner fails (bad parameters, bad
 # cwd, setup failed or exited, a redirection failed, events not written);
@@ -178,9 +179,6 @@ setup_aborted() {
     fail 125 "RUNNER_SETUP failed or exited (status $1); the CLI was not started"
 }
 
-# Signals the setup set traps for (through setup_trap), reset after it.
-setup_signals=()
-
 # setup_exit STATUS [ARG...]: `exit` while RUNNER_SETUP runs (STATUS is the
 # $? the exit would use). In a subshell or a command substitution of the
 # setup it is the ordinary exit; in the runner's own shell it ends the run.
@@ -197,18 +195,20 @@ setup_exit() {
 }
 
 # setup_trap ARG...: `trap` while RUNNER_SETUP runs. The setup's traps are
-# set (they may matter while it runs) and remembered, so run_setup can reset
-# them after it; in the runner's own shell, an EXIT trap of the setup never
-# replaces the runner's, which turns an exit into status 125.
+# set (they may matter while it runs) and remembered in setup_signals, so
+# run_setup can reset them after it. In the runner's own shell an EXIT trap
+# of the setup never replaces the runner's, which turns an exit into 125.
 # shellcheck disable=SC2317 # reached through the trap function in run_setup
 setup_trap() {
     local st_status st_arg
     # shellcheck disable=SC2064 # the setup's own arguments, passed through
     builtin trap "$@"
     st_status=$?
-    ((BASH_SUBSHELL == 0)) || return "$st_status"
-    case ${1-} in
-        -p | -l | -lp | -pl | '') return "$st_status" ;;
+    if ((BASH_SUBSHELL > 0 || $# == 0)); then
+        return "$st_status"
+    fi
+    case $1 in
+        -p | -l | -lp | -pl) return "$st_status" ;;
         --) shift ;;
     esac
     # `trap ACTION SIG...` or `trap - SIG...`; a lone `trap SIG` resets SIG.
@@ -232,6 +232,7 @@ run_setup() {
     eval "runner_setup_body() {
 $RUNNER_SETUP
 }" 2>/dev/null || fail 125 "RUNNER_SETUP is not valid shell code"
+    setup_signals=()
     # shellcheck disable=SC2317 # called by the setup's code
     exit() { setup_exit "$?" "$@"; }
     # shellcheck disable=SC2317 # called by the setup's code

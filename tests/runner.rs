@@ -1239,3 +1239,37 @@ fn empty_program_name_exits_125() {
     }
     common::report("empty_program_name_exits_125", &shells);
 }
+
+/// Signal dispositions the setup set (caught or ignored) end with it: the
+/// CLI starts with the runner's own, the same as without the setup.
+#[test]
+fn setup_traps_do_not_reach_the_cli() {
+    let shells = common::bashes();
+    let sig_lines = |out: &Output| -> String {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("SigIgn:") || l.starts_with("SigCgt:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for (shell, locale) in pairs(&shells) {
+        let d = tmp();
+        let argv = json!(["grep", "^Sig", "/proc/self/status"]);
+        let plain = params(d.path(), &json!({ "RUNNER_ARGV": argv }));
+        let base = run(shell, locale, &plain, d.path(), &[]);
+        assert_eq!(code(&base), 0, "{}: {}", shell.name, err(&base));
+        let file = params(
+            d.path(),
+            &json!({
+                "RUNNER_ARGV": argv,
+                "RUNNER_SETUP": "trap '' USR1 HUP\ntrap 'echo caught' USR2\ntrap -- '' 0 TERM",
+            }),
+        );
+        let out = run(shell, locale, &file, d.path(), &[]);
+        let what = format!("{} {locale}", shell.name);
+        assert_eq!(code(&out), 0, "{what}: {}", err(&out));
+        assert!(!sig_lines(&base).is_empty(), "{what}");
+        assert_eq!(sig_lines(&out), sig_lines(&base), "{what}");
+    }
+    common::report("setup_traps_do_not_reach_the_cli", &shells);
+}
