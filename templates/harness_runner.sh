@@ -15,7 +15,19 @@
 #   RUNNER_STDERR       file for the CLI's stderr (default inherited)
 #   RUNNER_EVENTS       events mode: file that receives one line
 #                       "<unix seconds[.fraction]><TAB><line>" per stdout line
+#                       (ignored in direct mode, so one parameter file can
+#                       serve both modes)
 #   RUNNER_SETUP        shell code run (under set -e) before the CLI starts
+#
+# RUNNER_SETUP runs in the runner's own shell, so its cd and exports reach
+# the CLI. It fails the run (125, the CLI never starts) when it ends with a
+# non-zero status (also after `set +e`), when errexit stops it, or when it
+# calls `exit` (even `exit 0`; `exit` in a subshell or $(...) is the
+# subshell's own). Traps it sets end with it: its EXIT trap never runs, and
+# the runner keeps its own. Out of reach (the setup is trusted code; these
+# guards catch mistakes): `builtin trap`, `command trap` or `set -o posix`
+# (special builtins then bypass the guard functions) before an exit; `exec
+# CMD`; `kill $$`.
 #
 # Exit status: the CLI's own; 125 when the runner fails (bad parameters, bad
 # cwd, setup failed or exited, a redirection failed, events not written);
@@ -24,7 +36,8 @@
 # fail STATUS MESSAGE: the one way this script reports an error and stops.
 fail() {
     printf 'harness_runner: %s\n' "$2" >&2
-    exit "$1"
+    # builtin: while RUNNER_SETUP runs, `exit` is the setup guard below.
+    builtin exit "$1"
 }
 
 # Options inherited through SHELLOPTS/BASHOPTS (errexit, nounset, noclobber,
@@ -115,13 +128,16 @@ check_params() {
         esac
     done
     [[ -n ${RUNNER_ARGV[0]+set} ]] || fail 125 "RUNNER_ARGV is missing or empty: there is no CLI to run"
+    # A bad parameter, not a CLI that is missing: 125, not 127.
+    [[ -n ${RUNNER_ARGV[0]} ]] || fail 125 "RUNNER_ARGV[0] is empty"
     case ${RUNNER_MODE-direct} in
         direct)
-            [[ -z ${RUNNER_EVENTS+set} ]] || fail 125 "RUNNER_EVENTS is set but RUNNER_MODE is not events"
+            # RUNNER_EVENTS is ignored (see the header).
+            unset -v RUNNER_EVENTS
             ;;
         events)
             [[ -n ${RUNNER_EVENTS+set} ]] || fail 125 "events mode needs RUNNER_EVENTS"
-            [[ -z ${RUNNER_STDOUT+set} ]] || fail 125 "RUNNER_STDOUT does not apply in events mode: the CLI's stdout goes to RUNNER_EVENTS"
+            [[ -z ${RUNNER_STDOUT+set} ]] || fail 125 "RUNNER_STDOUT does not apply in events mode (the CLI's stdout goes to RUNNER_EVENTS)"
             ;;
         *)
             fail 125 "RUNNER_MODE must be direct or events, not '$RUNNER_MODE'"
@@ -159,26 +175,81 @@ prefix_path() {
 # falling through to the CLI.
 # shellcheck disable=SC2317 # reached through the EXIT trap set in run_setup
 setup_aborted() {
-    trap - EXIT
+    builtin trap - EXIT
     fail 125 "RUNNER_SETUP failed or exited (status $1); the CLI was not started"
+}
+
+# setup_exit STATUS [ARG...]: `exit` while RUNNER_SETUP runs (STATUS is the
+# $? the exit would use). In a subshell or a command substitution of the
+# setup it is the ordinary exit; in the runner's own shell it ends the run.
+# BASH_SUBSHELL (bash 3.0+) counts ( ), $( ) and pipeline elements.
+# shellcheck disable=SC2317 # reached through the exit function in run_setup
+setup_exit() {
+    local se_status=$1
+    shift
+    if ((BASH_SUBSHELL > 0)); then
+        builtin exit "${@:-$se_status}"
+    fi
+    builtin trap - EXIT
+    fail 125 "RUNNER_SETUP called exit ${1:-$se_status}; the CLI was not started"
+}
+
+# setup_trap ARG...: `trap` while RUNNER_SETUP runs. The setup's traps are
+# set (they may matter while it runs) and remembered in setup_signals, so
+# run_setup can reset them after it. In the runner's own shell an EXIT trap
+# of the setup never replaces the runner's, which turns an exit into 125.
+# shellcheck disable=SC2317 # reached through the trap function in run_setup
+setup_trap() {
+    local st_status st_arg
+    # shellcheck disable=SC2064 # the setup's own arguments, passed through
+    builtin trap "$@"
+    st_status=$?
+    if ((BASH_SUBSHELL > 0 || $# == 0)); then
+        return "$st_status"
+    fi
+    case $1 in
+        -p | -l | -lp | -pl) return "$st_status" ;;
+        --) shift ;;
+    esac
+    # `trap ACTION SIG...` or `trap - SIG...`; a lone `trap SIG` resets SIG.
+    [[ $# -le 1 ]] || shift
+    for st_arg in "$@"; do
+        setup_signals+=("$st_arg")
+    done
+    builtin trap 'setup_aborted "$?"' EXIT
+    return "$st_status"
 }
 
 # run_setup: run RUNNER_SETUP in this shell (so its cd and exports reach the
 # CLI), as the body of a function: `return` ends it, and errexit inside a
 # function behaves the same on every bash (eval under errexit in a function
-# misbehaves on 5.2). Its stdin is /dev/null.
+# misbehaves on 5.2). Its stdin is /dev/null. While it runs, `exit` and
+# `trap` are the guards above; a non-zero status at its end (the setup may
+# have turned errexit off) fails the run like errexit would have.
 run_setup() {
+    local rs_status
     [[ -n ${RUNNER_SETUP-} ]] || return 0
     eval "runner_setup_body() {
 $RUNNER_SETUP
 }" 2>/dev/null || fail 125 "RUNNER_SETUP is not valid shell code"
-    trap 'setup_aborted "$?"' EXIT
+    setup_signals=()
+    # shellcheck disable=SC2317 # called by the setup's code
+    exit() { setup_exit "$?" "$@"; }
+    # shellcheck disable=SC2317 # called by the setup's code
+    trap() { setup_trap "$@"; }
+    builtin trap 'setup_aborted "$?"' EXIT
     set -e
     runner_setup_body </dev/null
+    rs_status=$?
     set +e
-    trap - EXIT
-    unset -f runner_setup_body
+    unset -f exit trap runner_setup_body
+    builtin trap - EXIT
+    if [[ -n ${setup_signals[0]+set} ]]; then
+        builtin trap - "${setup_signals[@]}" 2>/dev/null
+    fi
     reset_shell_options
+    [[ $rs_status == 0 ]] ||
+        fail 125 "RUNNER_SETUP failed or exited (status $rs_status); the CLI was not started"
 }
 
 # apply_env: export RUNNER_ENV. Called only in the process that becomes the
@@ -200,9 +271,6 @@ apply_env() {
 locate_cli() {
     local lc_name=$1 lc_rest lc_dir lc_seen=''
     case $lc_name in
-        '')
-            fail 127 "RUNNER_ARGV[0] is empty: command not found"
-            ;;
         */*)
             [[ -e $lc_name ]] || fail 127 "$lc_name: not found"
             [[ ! -d $lc_name ]] || fail 126 "$lc_name: is a directory"

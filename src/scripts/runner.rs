@@ -66,6 +66,9 @@ pub enum RunnerParamsError {
     /// `RUNNER_ARGV` must name a CLI.
     #[error("runner params: the argv is empty: there is no CLI to run")]
     EmptyArgv,
+    /// `RUNNER_ARGV[0]`, the CLI's name, is the empty string.
+    #[error("runner params: argv[0] is empty: there is no CLI to run")]
+    EmptyProgram,
     /// An environment entry's name is not a variable name.
     #[error("runner params: env name {0:?} is not a shell variable name ([A-Za-z_][A-Za-z0-9_]*)")]
     BadEnvName(String),
@@ -193,8 +196,10 @@ impl RunnerParams {
     }
 
     /// Shell code the runner runs (under `set -e`, in its own shell, after
-    /// the cd and the PATH prefix) before the CLI (`RUNNER_SETUP`). It is
-    /// code, so it is [`Raw`]: build it from literals and quoted words.
+    /// the cd and the PATH prefix) before the CLI (`RUNNER_SETUP`). A
+    /// non-zero final status or an `exit` in it stops the runner with 125;
+    /// traps it sets end with it. It is code, so it is [`Raw`]: build it
+    /// from literals and quoted words.
     pub fn setup(mut self, code: Raw) -> Self {
         self.setup = Some(code);
         self
@@ -203,8 +208,10 @@ impl RunnerParams {
     /// The parameters as name/value pairs, checked the way the script
     /// checks them.
     pub fn to_params(&self) -> Result<Vec<(String, ParamValue)>, RunnerParamsError> {
-        if self.argv.is_empty() {
-            return Err(RunnerParamsError::EmptyArgv);
+        match self.argv.first() {
+            None => return Err(RunnerParamsError::EmptyArgv),
+            Some(program) if program.is_empty() => return Err(RunnerParamsError::EmptyProgram),
+            Some(_) => {}
         }
         for (name, _) in &self.env {
             if quote::check_name(name).is_err() {
@@ -310,6 +317,10 @@ mod tests {
         assert_eq!(
             RunnerParams::direct(none).render(),
             Err(RunnerParamsError::EmptyArgv)
+        );
+        assert_eq!(
+            RunnerParams::direct(["", "arg"]).render(),
+            Err(RunnerParamsError::EmptyProgram)
         );
         assert_eq!(
             RunnerParams::direct(["x"]).env("1A", "v").render(),
