@@ -110,14 +110,16 @@ fn run(command: Command) -> Result<u8> {
                 println!("extra: {path}");
             }
             if report.is_clean() {
-                Ok(0)
-            } else {
-                eprintln!(
-                    "shforge: {} is out of date: run `shforge generate`",
-                    out.display()
-                );
-                Ok(1)
+                return Ok(0);
             }
+            let regenerate = !(report.stale.is_empty() && report.missing.is_empty());
+            let fix = match (regenerate, report.extra.is_empty()) {
+                (true, true) => "run `shforge generate`",
+                (true, false) => "run `shforge generate` and remove the extra files",
+                _ => "remove the extra files (generate deletes only files its manifest listed)",
+            };
+            eprintln!("shforge: {} is out of date: {fix}", out.display());
+            Ok(1)
         }
         Command::List => {
             for e in catalog() {
