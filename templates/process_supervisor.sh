@@ -17,6 +17,13 @@
 # status, 128+N for a signal death, null when never run), error, timed_out.
 # Exit: return_code when known; 124 when the deadline expired before launch;
 # 128+N when signal N arrived before launch; 125 own failure; 2 usage.
+#
+# Started without a process group of its own, it runs again as a job in a
+# new group; the first shell passes TERM/INT/HUP on, and its death (the
+# provider KILLed its group) is a stop too, seen as EOF on a pipe only it
+# writes to. Started with `&` by a shell without job control (INT ignored),
+# it restarts in place with INT and QUIT at their defaults when
+# `env --default-signal` or perl exists; otherwise INT cannot stop it.
 
 # An inherited BASH_ENV file runs before this line, and aliases it defined
 # would change how the rest of this file is parsed: drop them first.
@@ -332,6 +339,9 @@ regroup_if_needed() {
     fi
     # An anonymous pipe, open for reading and writing on fd 57.
     exec 57<> <(:) || fail 125 "cannot make a pipe for the lifeline"
+    # bash < 4 keeps the substitution's own end open (as fd 63): no child
+    # should inherit it.
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/57 ]]; then exec 63<&-; fi
     set -m
     (
         set +m
@@ -498,15 +508,22 @@ start_lifeline() {
     exec 58<&-
 }
 
-# End the lifeline job (when it is still ours): KILL, because a TERM that
-# lands before the new job has reset the inherited traps is lost. Disowned,
-# it is reaped by bash as any child; wait (briefly) until it is dead.
-end_lifeline() {
-    local i
-    [[ -n $lifeline_pid ]] || return 0
+# Once a stop is under way the lifeline has done its job: KILL it (a TERM
+# that lands before the new job has reset the inherited traps is lost).
+kill_lifeline() {
+    [[ -n $lifeline_pid && -z $lifeline_killed ]] || return 0
+    lifeline_killed=1
     if job_running "$lifeline_pid" "$lifeline_start"; then
         kill -s KILL "$lifeline_pid" 2>/dev/null
     fi
+}
+
+# Before exit: the lifeline job must be dead. Disowned, it is reaped by
+# bash as any child; killed at the start of the stop, it is gone by now.
+end_lifeline() {
+    local i
+    [[ -n $lifeline_pid ]] || return 0
+    kill_lifeline
     for ((i = 0; i < 100; i++)); do
         job_running "$lifeline_pid" "$lifeline_start" || break
         sleep 0.01
@@ -702,6 +719,7 @@ stop_everything() {
     local grace_end kill_end pid g pass
     local -a termed gtermed new
     stop_timer
+    kill_lifeline
     groups=("$harness_group") live=()
     signal_groups STOP "$harness_group"
     scan
@@ -790,7 +808,7 @@ main() {
     fi
     unset SHFORGE_SUPERVISOR_REGROUPED SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
     confirmed=true rc='' err='' timed_out=false
-    stop_reason='' hurry='' got_signal='' timer_pid='' kicker_pid='' lifeline_pid=''
+    stop_reason='' hurry='' got_signal='' timer_pid='' kicker_pid='' lifeline_pid='' lifeline_killed=''
     rs=() pv=() mk=() empty_groups=()
     parse_args "$@"
     check_proc
