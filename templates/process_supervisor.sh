@@ -542,28 +542,32 @@ end_kicker() {
 }
 
 # A timer job for the deadline: no polling, one SIGALRM when it expires.
+# A group of its own, so that one KILL ends it and its sleep together (a
+# TERM trap in the job could be set too late: a harness that exits at once
+# left the timer and its sleep running). Disowned: bash would report the
+# KILL as "Killed".
 start_timer() {
     local secs
     [[ -n $deadline_cs ]] || return 0
     printf -v secs '%d.%02d' "$((deadline_cs / 100))" "$((deadline_cs % 100))"
+    set -m
     (
-        trap 'kill "$s" 2>/dev/null; wait "$s"; exit 0' TERM
-        sleep "$secs" &
-        s=$!
-        wait "$s" && kill -s ALRM "$sup_pid"
+        sleep "$secs" && kill -s ALRM "$sup_pid"
     ) </dev/null >/dev/null 2>&1 &
     timer_pid=$!
+    set +m
+    disown "$timer_pid" 2>/dev/null
     timer_start=
     read_stat "$timer_pid" && timer_start=$st_start
 }
 
-# End the timer (which ends its sleep). Only while it is still the timer:
-# once it has fired, its PID may belong to someone else. No wait: bash 5.0-5.2
-# can block in `wait` on a job it already reaped.
+# End the timer's group (the timer and its sleep). Only while its leader is
+# still the timer: once it has fired, its PID may belong to someone else.
+# No wait: bash reaps the disowned job by itself.
 stop_timer() {
     [[ -n $timer_pid ]] || return 0
     if [[ $stop_reason != ALRM ]] && read_stat "$timer_pid" && [[ $st_start == "$timer_start" ]]; then
-        kill "$timer_pid" 2>/dev/null
+        kill -s KILL -- "-$timer_pid" 2>/dev/null
     fi
     timer_pid=''
 }
