@@ -41,7 +41,7 @@ pub enum LaunchError {
     #[error("the receipt path is empty")]
     EmptyReceipt,
     /// The marker token has characters the supervisor refuses.
-    #[error("marker {0:?} must be 1 to 128 of A-Z a-z 0-9 . _ : -")]
+    #[error("marker {0:?} must be 1 to 256 printable ASCII characters, no space (0x21-0x7e)")]
     BadMarker(String),
     /// No command to run.
     #[error("the command is empty")]
@@ -108,11 +108,10 @@ pub fn fixed_point_seconds(d: Duration) -> String {
     format!("{}.{:02}", cs / 100, cs % 100)
 }
 
+/// 1 to 256 printable ASCII characters without blanks (0x21..=0x7e), as the
+/// supervisor's `--marker` accepts: base64 and URL-safe tokens fit.
 fn valid_marker(token: &str) -> bool {
-    (1..=128).contains(&token.len())
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+    (1..=256).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_graphic())
 }
 
 fn no_nul(what: &'static str, s: &str) -> Result<(), LaunchError> {
@@ -309,6 +308,20 @@ mod tests {
     }
 
     #[test]
+    fn launch_accepts_printable_ascii_markers() {
+        let opts = SupervisorOptions::new("r");
+        let long = "x".repeat(256);
+        for good in ["abc+/=", "a\"b'c$d*e[f]\\g~!", "-", long.as_str()] {
+            let argv = supervised_launch("s", &opts.clone().marker(good), &["x"])
+                .unwrap_or_else(|e| panic!("{good:?}: {e}"));
+            assert!(
+                argv.windows(2).any(|w| w[0] == "--marker" && w[1] == good),
+                "{argv:?}"
+            );
+        }
+    }
+
+    #[test]
     fn launch_refuses_bad_input() {
         let opts = SupervisorOptions::new("r");
         assert_eq!(
@@ -323,7 +336,7 @@ mod tests {
             supervised_launch("s", &opts, &["x\0y"]),
             Err(LaunchError::Nul { .. })
         ));
-        for bad in ["", "a b", "a\nb", "é", &"x".repeat(129)] {
+        for bad in ["", "a b", "a\tb", "a\nb", "é", "\u{7f}", &"x".repeat(257)] {
             assert_eq!(
                 supervised_launch("s", &opts.clone().marker(bad), &["x"]),
                 Err(LaunchError::BadMarker(bad.to_owned())),

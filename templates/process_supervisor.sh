@@ -1,3 +1,4 @@
+{ supervisor_entry_opts=$SHELLOPTS; \builtin set +o xtrace +o verbose; } 2>/dev/null
 # process_supervisor.sh: run a harness command in a process group of its own,
 # under a deadline, stop everything it started, and always write a receipt.
 #
@@ -16,6 +17,13 @@
 # status, 128+N for a signal death, null when never run), error, timed_out.
 # Exit: return_code when known; 124 when the deadline expired before launch;
 # 128+N when signal N arrived before launch; 125 own failure; 2 usage.
+#
+# Started without a process group of its own, it runs again as a job in a
+# new group; the first shell passes TERM/INT/HUP on, and its death (the
+# provider KILLed its group) is a stop too, seen as EOF on a pipe only it
+# writes to. Started with `&` by a shell without job control (INT ignored),
+# it restarts in place with INT and QUIT at their defaults when
+# `env --default-signal` or perl exists; otherwise INT cannot stop it.
 
 # An inherited BASH_ENV file runs before this line, and aliases it defined
 # would change how the rest of this file is parsed: drop them first.
@@ -67,9 +75,16 @@ json_quote() {
             "\\") out+="\\\\" ;;
             [\ -~]) out+=$c ;;
             *)
+                # Control bytes as \u00XX; each byte of a non-ASCII character
+                # as '?': the receipt stays valid JSON whatever the bytes.
                 printf -v code '%d' "'$c"
-                printf -v hex '%04x' "$((code & 255))"
-                out+="\\u$hex"
+                code=$((code & 255))
+                if ((code < 128)); then
+                    printf -v hex '%04x' "$code"
+                    out+="\\u$hex"
+                else
+                    out+='?'
+                fi
                 ;;
         esac
     done
@@ -125,8 +140,16 @@ parse_seconds() {
     frac=${frac:0:2}
     # Strip leading zeros so the value is never read as octal; bound the size.
     while [[ ${#int} -gt 1 && $int == 0* ]]; do int=${int#0}; done
-    [[ ${#int} -le 9 ]] || return 1
+    # Up to 16 digits: centiseconds and deadlines stay far below 2^63.
+    [[ ${#int} -le 16 ]] || return 1
     seconds_cs=$((10#$int * 100 + 10#$frac))
+}
+
+# A marker is 1 to 256 printable ASCII characters without blanks (bytes
+# 0x21-0x7e): base64 and URL-safe tokens fit. Counted and matched in C.
+valid_marker() {
+    local LC_ALL=C
+    [[ ${#1} -ge 1 && ${#1} -le 256 && $1 != *[![:graph:]]* ]]
 }
 
 usage_error() {
@@ -135,7 +158,7 @@ usage_error() {
 
 # Sets receipt, deadline_cs, grace_cs, token and args_used (options + "--").
 parse_args() {
-    local a name value i n=$# marker_re='^[A-Za-z0-9._:-]{1,128}$'
+    local a name value i n=$#
     receipt=
     # First find the receipt, so that any usage error can leave a receipt.
     for ((i = 1; i <= n; i++)); do
@@ -197,8 +220,8 @@ parse_args() {
             --marker)
                 [[ -z $seen_marker ]] || usage_error "--marker given twice"
                 seen_marker=1
-                [[ $value =~ $marker_re ]] ||
-                    usage_error "--marker '${value:0:200}' must be 1 to 128 of A-Z a-z 0-9 . _ : -"
+                valid_marker "$value" ||
+                    usage_error "--marker '${value:0:200}' must be 1 to 256 printable ASCII characters, no space"
                 token=$value
                 ;;
         esac
@@ -270,17 +293,61 @@ check_proc() {
 
 # ---------------------------------------------------------------- regrouping
 
+# Started with `&` by a shell without job control, this shell ignores INT
+# and QUIT, and bash cannot trap or reset a signal ignored at entry (the
+# harness would inherit them ignored too). When /proc says so, start again in
+# place (same PID) through a program that restores the default dispositions:
+# env --default-signal (coreutils 8.31+), else perl. Without either, INT
+# stays ignored: stop with TERM or HUP instead.
+restore_signals_if_needed() {
+    local key mask rest
+    [[ -n $restored ]] && return 0
+    mask=
+    while read -r key mask rest; do
+        [[ $key == SigIgn: ]] && break
+        mask=
+    done 2>/dev/null </proc/self/status
+    case $mask in '' | *[!0-9a-fA-F]*) return 0 ;; esac
+    # INT is bit 2 (0x2). QUIT (0x4) cannot tell: bash ignores it in itself.
+    # `&` ignores both, so both are restored.
+    ((0x${mask:${#mask}-1} & 2)) || return 0
+    export SHFORGE_SUPERVISOR_RESTORED=1 SHFORGE_SUPERVISOR_SHELLOPTS="$entry_opts"
+    [[ -n $regrouped ]] && export SHFORGE_SUPERVISOR_REGROUPED=1
+    if env --default-signal=INT,QUIT true >/dev/null 2>&1; then
+        exec env --default-signal=INT,QUIT "$BASH" --noprofile --norc "$0" "$@"
+    fi
+    if command -v perl >/dev/null 2>&1; then
+        # shellcheck disable=SC2016 # perl code, not shell: no expansion wanted
+        exec perl -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec { $ARGV[0] } @ARGV; exit 127' \
+            "$BASH" --noprofile --norc "$0" "$@"
+    fi
+    unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS SHFORGE_SUPERVISOR_REGROUPED
+}
+
 # Without a process group of its own, a provider's group KILL would end the
 # supervisor before the receipt. Run again as a job in a new group; this shell
-# only passes signals on and exits with the same status.
+# only passes signals on and exits with the same status. It also holds the
+# only write end of a pipe (the lifeline) whose read end the new copy gets:
+# when this shell dies (the provider KILLed its group), the copy reads EOF
+# and stops the harness as for TERM. The copy starts without monitor in an
+# exported SHELLOPTS and learns the caller's options from a variable.
 regroup_if_needed() {
     local child
     [[ $self_pgid == "$$" ]] && return 0
     if [[ -n $regrouped ]]; then
         fail 125 "could not get a process group of its own"
     fi
+    # An anonymous pipe, open for reading and writing on fd 57.
+    exec 57<> <(:) || fail 125 "cannot make a pipe for the lifeline"
+    # bash < 4 keeps the substitution's own end open (as fd 63): no child
+    # should inherit it.
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/57 ]]; then exec 63<&-; fi
     set -m
-    SHFORGE_SUPERVISOR_REGROUPED=1 "$BASH" --noprofile --norc "$0" "$@" &
+    (
+        set +m
+        SHFORGE_SUPERVISOR_REGROUPED=1 SHFORGE_SUPERVISOR_SHELLOPTS=$entry_opts \
+            exec "$BASH" --noprofile --norc "$0" "$@"
+    ) 58</proc/self/fd/57 57>&- &
     child=$!
     set +m
     child_start=
@@ -312,7 +379,9 @@ forward() {
 wait_job() {
     local st again
     got_signal=
-    wait "$1"
+    # bash reports a job killed by a signal ("Killed", "Terminated") on
+    # stderr when it reaps it: not the supervisor's message to give.
+    wait "$1" 2>/dev/null
     st=$?
     if [[ -z $got_signal ]]; then
         wait_rc=$st
@@ -351,7 +420,7 @@ on_signal() {
 
 # Runs in the harness's own job: the marker goes into this environment only.
 harness_exec() {
-    trap - TERM INT HUP ALRM
+    trap - TERM INT HUP ALRM USR1 USR2
     [[ -n $saved_globignore_set ]] && GLOBIGNORE=$saved_globignore
     export "$marker_var=$token"
     case ${cmd[0]} in
@@ -364,7 +433,29 @@ harness_exec() {
             exit 127
         } ;;
     esac
+    restore_entry_options
     exec -- "${cmd[@]}"
+}
+
+# Give the harness the caller's shell options back, in this subshell just
+# before exec: an exported SHELLOPTS then carries exactly what the caller's
+# did, none of this script's changes (monitor above all: a bash harness would
+# run with job control). Option names never contain glob characters.
+restore_entry_options() {
+    local o IFS=:
+    set +o monitor
+    # shellcheck disable=SC2086 # split on ':' on purpose
+    for o in $SHELLOPTS; do
+        case :$entry_opts: in *":$o:"*) ;; *) set +o "$o" 2>/dev/null ;; esac
+    done
+    # shellcheck disable=SC2086 # split on ':' on purpose
+    for o in $entry_opts; do
+        case $o in xtrace | verbose) continue ;; esac
+        case :$SHELLOPTS: in *":$o:"*) ;; *) set -o "$o" 2>/dev/null ;; esac
+    done
+    # Last, so that at most the exec itself is traced.
+    case :$entry_opts: in *:verbose:*) set -o verbose ;; esac
+    case :$entry_opts: in *:xtrace:*) set -o xtrace ;; esac
 }
 
 launch() {
@@ -396,6 +487,50 @@ collect_harness() {
     rc=$wait_rc
 }
 
+# In the regrouped copy: a small job blocked on the lifeline (fd 58) until
+# the first shell, the only writer, is gone; then it sends USR1, a stop like
+# TERM. Started before the harness (so no scan reaches it) and nobody else
+# keeps fd 58: the harness and the other helpers never see the pipe.
+start_lifeline() {
+    [[ -n $regrouped ]] || return 0
+    {
+        : <&58
+    } 2>/dev/null || return 0
+    (
+        while IFS= read -r -d '' -u 58 _; do :; done
+        kill -s USR1 "$sup_pid"
+    ) </dev/null >/dev/null 2>&1 &
+    lifeline_pid=$!
+    lifeline_start=
+    read_stat "$lifeline_pid" && lifeline_start=$st_start
+    # Out of the job table: bash would report its KILL as "Killed".
+    disown "$lifeline_pid" 2>/dev/null
+    exec 58<&-
+}
+
+# Once a stop is under way the lifeline has done its job: KILL it (a TERM
+# that lands before the new job has reset the inherited traps is lost).
+kill_lifeline() {
+    [[ -n $lifeline_pid && -z $lifeline_killed ]] || return 0
+    lifeline_killed=1
+    if job_running "$lifeline_pid" "$lifeline_start"; then
+        kill -s KILL "$lifeline_pid" 2>/dev/null
+    fi
+}
+
+# Before exit: the lifeline job must be dead. Disowned, it is reaped by
+# bash as any child; killed at the start of the stop, it is gone by now.
+end_lifeline() {
+    local i
+    [[ -n $lifeline_pid ]] || return 0
+    kill_lifeline
+    for ((i = 0; i < 100; i++)); do
+        job_running "$lifeline_pid" "$lifeline_start" || break
+        sleep 0.01
+    done
+    lifeline_pid=''
+}
+
 # Let the wake-up helper of on_signal finish, so it does not outlive us.
 end_kicker() {
     [[ -n $kicker_pid ]] || return 0
@@ -407,28 +542,32 @@ end_kicker() {
 }
 
 # A timer job for the deadline: no polling, one SIGALRM when it expires.
+# A group of its own, so that one KILL ends it and its sleep together (a
+# TERM trap in the job could be set too late: a harness that exits at once
+# left the timer and its sleep running). Disowned: bash would report the
+# KILL as "Killed".
 start_timer() {
     local secs
     [[ -n $deadline_cs ]] || return 0
     printf -v secs '%d.%02d' "$((deadline_cs / 100))" "$((deadline_cs % 100))"
+    set -m
     (
-        trap 'kill "$s" 2>/dev/null; wait "$s"; exit 0' TERM
-        sleep "$secs" &
-        s=$!
-        wait "$s" && kill -s ALRM "$sup_pid"
+        sleep "$secs" && kill -s ALRM "$sup_pid"
     ) </dev/null >/dev/null 2>&1 &
     timer_pid=$!
+    set +m
+    disown "$timer_pid" 2>/dev/null
     timer_start=
     read_stat "$timer_pid" && timer_start=$st_start
 }
 
-# End the timer (which ends its sleep). Only while it is still the timer:
-# once it has fired, its PID may belong to someone else. No wait: bash 5.0-5.2
-# can block in `wait` on a job it already reaped.
+# End the timer's group (the timer and its sleep). Only while its leader is
+# still the timer: once it has fired, its PID may belong to someone else.
+# No wait: bash reaps the disowned job by itself.
 stop_timer() {
     [[ -n $timer_pid ]] || return 0
     if [[ $stop_reason != ALRM ]] && read_stat "$timer_pid" && [[ $st_start == "$timer_start" ]]; then
-        kill "$timer_pid" 2>/dev/null
+        kill -s KILL -- "-$timer_pid" 2>/dev/null
     fi
     timer_pid=''
 }
@@ -584,6 +723,7 @@ stop_everything() {
     local grace_end kill_end pid g pass
     local -a termed gtermed new
     stop_timer
+    kill_lifeline
     groups=("$harness_group") live=()
     signal_groups STOP "$harness_group"
     scan
@@ -663,12 +803,20 @@ signal_status() {
 main() {
     reset_shell_state
     regrouped=${SHFORGE_SUPERVISOR_REGROUPED-}
-    unset SHFORGE_SUPERVISOR_REGROUPED
+    restored=${SHFORGE_SUPERVISOR_RESTORED-}
+    # The caller's options: from the first line, or from the shell that
+    # started this copy (whose own SHELLOPTS no longer shows them).
+    entry_opts=$supervisor_entry_opts
+    if [[ -n $regrouped || -n $restored ]]; then
+        entry_opts=${SHFORGE_SUPERVISOR_SHELLOPTS-}
+    fi
+    unset SHFORGE_SUPERVISOR_REGROUPED SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
     confirmed=true rc='' err='' timed_out=false
-    stop_reason='' hurry='' got_signal='' timer_pid='' kicker_pid=''
+    stop_reason='' hurry='' got_signal='' timer_pid='' kicker_pid='' lifeline_pid='' lifeline_killed=''
     rs=() pv=() mk=() empty_groups=()
     parse_args "$@"
     check_proc
+    restore_signals_if_needed "$@"
     regroup_if_needed "$@"
     shift "$args_used"
     cmd=("$@")
@@ -684,16 +832,20 @@ main() {
     trap 'on_signal INT' INT
     trap 'on_signal HUP' HUP
     trap 'on_signal ALRM' ALRM
+    trap 'on_signal LOST' USR1
     trap 'got_signal=1' USR2
+    start_lifeline
 
     if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
         timed_out=true
+        end_lifeline
         write_receipt || exit 125
         exit 124
     fi
     if [[ -n $stop_reason ]]; then
         signal_status "$stop_reason"
         end_kicker
+        end_lifeline
         write_receipt || exit 125
         exit "$sig_status"
     fi
@@ -714,6 +866,7 @@ main() {
     collect_harness
     stop_timer
     end_kicker
+    end_lifeline
     if [[ -z $rc ]]; then
         err="the harness could not be stopped"
         write_receipt

@@ -202,6 +202,30 @@ fn expect_receipt(out: &Outcome, rc: Option<i32>, timed_out: bool) {
     }
 }
 
+/// bash's own report of a job that died of a signal ("line 315: 3 Killed
+/// ( harness_exec ) < /dev/null") must not reach the supervisor's stderr.
+fn expect_no_job_noise(out: &Outcome) {
+    let err = std::fs::read_to_string(out.dir.path().join("sup.err")).unwrap_or_default();
+    for noise in [
+        "harness_exec",
+        "Killed",
+        "Terminated",
+        "User defined signal",
+    ] {
+        assert!(
+            !err.contains(noise),
+            "job status noise {noise:?} on the supervisor's stderr: {err}\n{}",
+            out.context()
+        );
+    }
+}
+
+/// Read a file the harness wrote into the scenario directory.
+fn scenario_file(out: &Outcome, name: &str) -> String {
+    std::fs::read_to_string(out.dir.path().join(name))
+        .unwrap_or_else(|e| panic!("{name}: {e}: {}", out.context()))
+}
+
 #[test]
 fn exit_zero() {
     scenario("exit0", |o| expect_receipt(o, Some(0), false));
@@ -220,7 +244,10 @@ fn exit_three() {
 #[test]
 fn signal_death_is_128_plus_n() {
     // SIGUSR1 is 10 on Linux.
-    scenario("signal", |o| expect_receipt(o, Some(138), false));
+    scenario("signal", |o| {
+        expect_receipt(o, Some(138), false);
+        expect_no_job_noise(o);
+    });
 }
 
 #[test]
@@ -230,7 +257,10 @@ fn leader_exits_while_its_group_lives() {
 
 #[test]
 fn tree_of_children_and_grandchildren() {
-    scenario("tree", |o| expect_receipt(o, Some(143), false));
+    scenario("tree", |o| {
+        expect_receipt(o, Some(143), false);
+        expect_no_job_noise(o);
+    });
 }
 
 #[test]
@@ -257,7 +287,10 @@ fn services_survive_daemons_of_the_stop_die() {
 
 #[test]
 fn term_ignoring_processes_are_killed() {
-    scenario("ignore_term", |o| expect_receipt(o, Some(143), false));
+    scenario("ignore_term", |o| {
+        expect_receipt(o, Some(143), false);
+        expect_no_job_noise(o);
+    });
 }
 
 #[test]
@@ -330,6 +363,83 @@ fn deadline_stops_a_long_sleep() {
             "{}",
             o.context()
         );
+        expect_no_job_noise(o);
+    });
+}
+
+#[test]
+fn deadline_with_ten_digits_is_accepted() {
+    scenario("deadline_big", |o| expect_receipt(o, Some(3), false));
+}
+
+/// Losing the first shell (the provider KILLs its group) while a long
+/// harness runs is a stop: the harness is stopped and the receipt written
+/// at once, not after the harness ends by itself 40 s later.
+#[test]
+fn provider_group_kill_stops_a_long_harness() {
+    scenario("provider_kill_long", |o| {
+        assert!(
+            o.notes.iter().any(|n| n == "first group ended with 137"),
+            "{}",
+            o.context()
+        );
+        assert!(
+            !o.notes.iter().any(|n| n.starts_with("timeout waiting")),
+            "{}",
+            o.context()
+        );
+        expect_receipt(o, Some(143), false);
+    });
+}
+
+/// Started with `&` by a non-interactive shell (INT and QUIT ignored at
+/// entry), the supervisor still stops on INT, and the harness does not
+/// inherit INT or QUIT ignored.
+#[test]
+fn int_stops_a_supervisor_started_in_the_background() {
+    scenario("int_bg", |o| {
+        expect_receipt(o, Some(143), false);
+        let mask = scenario_file(o, "sigign");
+        let mask = mask.trim().trim_start_matches("SigIgn:").trim();
+        let mask = u64::from_str_radix(mask, 16)
+            .unwrap_or_else(|e| panic!("{mask:?}: {e}: {}", o.context()));
+        assert_eq!(
+            mask & 0x6,
+            0,
+            "the harness ignores INT or QUIT: {mask:x}: {}",
+            o.context()
+        );
+    });
+}
+
+/// An exported SHELLOPTS: the harness sees the caller's options (nounset)
+/// and none of the supervisor's (monitor: its jobs would get groups).
+#[test]
+fn harness_gets_the_callers_shellopts_only() {
+    scenario("shellopts", |o| {
+        expect_receipt(o, Some(0), false);
+        let opts = scenario_file(o, "opts");
+        assert_eq!(
+            opts,
+            "braceexpand:hashall:interactive-comments:nounset\nshared\n",
+            "{}",
+            o.context()
+        );
+    });
+}
+
+/// Any printable ASCII marker (base64 `+/=`, glob and quote characters)
+/// reaches the harness unchanged and still finds a daemon of the stop.
+#[test]
+fn printable_marker_is_accepted_and_reaches() {
+    scenario("marker", |o| {
+        expect_receipt(o, Some(0), false);
+        assert_eq!(
+            scenario_file(o, "marker"),
+            "ab+/=*?[x]$\"\\'~",
+            "{}",
+            o.context()
+        );
     });
 }
 
@@ -370,6 +480,7 @@ fn malformed_arguments_exit_2() {
         let started = dir.path().join("started");
         let r = receipt.to_str().unwrap();
         let cmd = ["touch", started.to_str().unwrap()];
+        let long_marker = "x".repeat(257);
         let with_receipt: Vec<Vec<&str>> = vec![
             vec!["--receipt", r, "--deadline", "1.", "--"],
             vec!["--receipt", r, "--deadline", ".5", "--"],
@@ -379,6 +490,10 @@ fn malformed_arguments_exit_2() {
             vec!["--receipt", r, "--grace", "x", "--"],
             vec!["--receipt", r, "--marker", "a b", "--"],
             vec!["--receipt", r, "--marker", "", "--"],
+            vec!["--receipt", r, "--marker", "a\tb", "--"],
+            vec!["--receipt", r, "--marker", "caf\u{e9}", "--"],
+            vec!["--receipt", r, "--marker", &long_marker, "--"],
+            vec!["--receipt", r, "--deadline", "12345678901234567", "--"],
             vec!["--receipt", r, "--bogus", "--"],
             vec!["--receipt", r, "--receipt", r, "--"],
             vec!["--receipt", r, "stray", "--"],
@@ -439,9 +554,40 @@ fn error_receipt_is_valid_json_for_any_bytes() {
             )
         });
         let e = rec.error.unwrap();
-        assert!(e.contains("\"q\\ \t\n\u{1} "), "{}: {e:?}", shell.name);
+        // Each byte of a non-ASCII character becomes '?' (no mojibake).
+        assert!(
+            e.contains("\"q\\ \t\n\u{1} ?? \u{7f}"),
+            "{}: {e:?}",
+            shell.name
+        );
     }
     common::report("error_receipt_is_valid_json_for_any_bytes", &shells);
+}
+
+/// `env SHELLOPTS=xtrace`: nothing of the supervisor is traced, neither on
+/// a usage error nor on a deadline that expires before launch.
+#[test]
+fn inherited_xtrace_traces_nothing() {
+    let shells = common::bashes();
+    for shell in &shells {
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("r.json");
+        let r = receipt.to_str().unwrap();
+        for (args, code) in [
+            (vec!["--receipt", r, "--grace", "x", "--", "true"], 2),
+            (vec!["--receipt", r, "--deadline", "0", "--", "true"], 124),
+        ] {
+            let mut c = shell.command(&supervisor());
+            c.env("SHELLOPTS", "xtrace:verbose").args(&args);
+            let out = common::run(c);
+            let err = String::from_utf8_lossy(&out.stderr);
+            let ctx = format!("{} {args:?}: {err}", shell.name);
+            assert_eq!(out.status.code(), Some(code), "{ctx}");
+            assert!(!err.lines().any(|l| l.starts_with('+')), "traced: {ctx}");
+            assert!(!err.contains("reset_shell_state"), "verbose: {ctx}");
+        }
+    }
+    common::report("inherited_xtrace_traces_nothing", &shells);
 }
 
 #[test]
