@@ -352,10 +352,12 @@ regroup_if_needed() {
     set +m
     child_start=
     read_stat "$child" && child_start=$st_start
+    # Known before the traps exist: a TERM that lands between them would
+    # otherwise be passed to no one and lost.
+    forward_to=$child
     trap 'forward TERM' TERM
     trap 'forward INT' INT
     trap 'forward HUP' HUP
-    forward_to=$child
     wait_rc=
     while [[ -z $wait_rc ]]; do
         wait_job "$child" "$child_start"
@@ -383,7 +385,11 @@ wait_job() {
     # stderr when it reaps it: not the supervisor's message to give.
     wait "$1" 2>/dev/null
     st=$?
-    if [[ -z $got_signal ]]; then
+    # Not only when got_signal says so: bash 4.4 to 5.3 remember a trapped
+    # signal that lands after one `wait` returns and before the next builtin,
+    # run its trap then, and make the next `wait` return 128+N at once while
+    # the job still runs. A status above 128 is the job's only once it ended.
+    if [[ -z $got_signal ]] && ((st <= 128)); then
         wait_rc=$st
         return 0
     fi
