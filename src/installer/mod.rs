@@ -48,7 +48,7 @@ impl Installer {
         );
         Entry {
             path: format!("installers/{}.sh", self.name),
-            template: "installer.sh".into(),
+            template: template::TEMPLATE.into(),
             spec: Some(spec),
             dialect: Dialect::Bash,
             purpose,
@@ -57,26 +57,30 @@ impl Installer {
     }
 }
 
-/// Catalog entries: one installer per harness spec.
+/// Catalog entries: one installer per harness spec. A spec that does not
+/// parse still gets its entry, whose rendering fails naming the spec.
 pub fn entries() -> Vec<Entry> {
     HARNESS_SPECS
         .iter()
-        .map(|(name, text)| match Installer::from_toml(text) {
-            Ok(i) => i.catalog_entry(format!("installers/{name}.toml")),
-            Err(e) => {
-                let message = format!("installers/{name}.toml: {e}");
-                Entry {
-                    path: format!("installers/{name}.sh"),
-                    template: "installer.sh".into(),
-                    spec: Some(format!("installers/{name}.toml")),
-                    dialect: Dialect::Bash,
-                    purpose: "invalid spec".into(),
-                    render: Box::new(move || {
-                        Err(RenderError::Other {
-                            template: "installer.sh".into(),
-                            message: message.clone(),
-                        })
-                    }),
+        .map(|(name, text)| {
+            let spec = format!("installers/{name}.toml");
+            match Installer::from_toml(text) {
+                Ok(i) => i.catalog_entry(spec),
+                Err(e) => {
+                    let message = format!("{spec}: {e}");
+                    Entry {
+                        path: format!("installers/{name}.sh"),
+                        template: template::TEMPLATE.into(),
+                        spec: Some(spec),
+                        dialect: Dialect::Bash,
+                        purpose: "invalid spec".into(),
+                        render: Box::new(move || {
+                            Err(RenderError::Other {
+                                template: template::TEMPLATE.into(),
+                                message: message.clone(),
+                            })
+                        }),
+                    }
                 }
             }
         })

@@ -43,7 +43,8 @@ struct InstallerScript {
 #[allow(unused_imports)]
 use filters as _;
 
-const TEMPLATE: &str = "installer.sh";
+/// The one template every installer is rendered from.
+pub(crate) const TEMPLATE: &str = "installer.sh";
 
 fn wrap(e: QuoteError) -> RenderError {
     RenderError::Quote {
