@@ -34,8 +34,6 @@ marker_var={{ marker_var }}
 default_grace_cs={{ default_grace_cs }}
 # After KILL, how long to wait for the reached processes to disappear.
 kill_wait_cs={{ kill_wait_cs }}
-{#- Below: plain shell, kept raw so that bash length expansions are not read as template comments. -#}
-{% raw %}
 # Pause between scans while the graceful phase waits for processes to exit.
 poll_seconds=0.01
 
@@ -883,4 +881,4 @@ main() {
 }
 
 main "$@"
-{%- endraw %}
+

@@ -1425,11 +1425,6 @@ fn templates_pass_the_template_lint() {
         let src = fs::read_to_string(&f).unwrap();
         let findings = shforge::template_lint::check(&src);
         assert!(findings.is_empty(), "{}: {findings:?}", f.display());
-        assert!(
-            !src.contains("{#"),
-            "{}: askama would read {{# as a comment",
-            f.display()
-        );
     }
 }
 
