@@ -16,6 +16,7 @@ pub mod generate;
 pub mod host;
 pub mod installer;
 pub mod lex;
+pub mod model_server;
 pub mod musl;
 pub mod params;
 pub mod quote;
