@@ -838,13 +838,12 @@ fn each_harness_gets_one_call_with_its_own_argument_names() {
     ];
     for &(harness, api, tools, prefer, want_tool, want_keys) in cases {
         for stream in [true, false] {
-            let body = request(
-                api,
-                stream,
-                &format!("{harness}-model"),
-                &tools(),
-                &user(prefer),
-            );
+            // OpenCode 1.17 sends its prompt wrapped in double quotes.
+            let text = match harness {
+                "opencode" => format!("\"{}\"", user(prefer)),
+                _ => user(prefer),
+            };
+            let body = request(api, stream, &format!("{harness}-model"), &tools(), &text);
             let got = ask(&server, api, &body);
             let what = format!("{harness} {api:?} stream={stream} prefer={prefer}");
             let Outcome::Tool { name, args } = got else {

@@ -54,8 +54,17 @@ impl Directives {
     /// Scan user text for `shforge-token=`, `shforge-target=` and
     /// `shforge-prefer=` words; a later word overrides an earlier one and
     /// any word overrides `self`. An unknown `shforge-prefer` value is ignored.
+    ///
+    /// A text wrapped whole in double quotes is unwrapped first: OpenCode
+    /// 1.17 sends `run "PROMPT"`'s prompt as `"PROMPT"`, which would
+    /// otherwise glue a `"` to the last word.
     pub fn overridden_by<'a>(mut self, texts: impl IntoIterator<Item = &'a str>) -> Directives {
         for text in texts {
+            let text = text.trim();
+            let text = text
+                .strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .unwrap_or(text);
             for word in text.split_whitespace() {
                 if let Some(v) = word.strip_prefix("shforge-token=") {
                     self.token = Some(v.to_owned());
@@ -402,7 +411,7 @@ mod tests {
     #[test]
     fn directives_later_words_win_and_bad_prefer_is_ignored() {
         let d = Directives::default().overridden_by([
-            "shforge-token=a shforge-prefer=shell",
+            "\"shforge-token=a shforge-prefer=shell\"",
             "x shforge-token=b\tshforge-target=/t shforge-prefer=nope",
         ]);
         assert_eq!(d.token.as_deref(), Some("b"));
