@@ -1144,6 +1144,18 @@ fn keep_alive_close_and_concurrency() {
     r.read_to_end(&mut rest).unwrap();
     assert!(rest.is_empty(), "the server closed after Connection: close");
 
+    // HEAD: a head with the Content-Length but no body, then the next answer.
+    let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    s.write_all(
+        b"HEAD /v1/models HTTP/1.1\r\n\r\nGET /v1/models HTTP/1.1\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let mut all = String::new();
+    s.read_to_string(&mut all).unwrap();
+    let (head, rest) = all.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{all}");
+    assert!(rest.starts_with("HTTP/1.1 200"), "HEAD sent a body: {all}");
+
     let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
     s.write_all(b"GET /v1/models HTTP/1.0\r\n\r\n").unwrap();
     let mut all = String::new();

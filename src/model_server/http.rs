@@ -176,13 +176,15 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-/// Write a complete response with a Content-Length.
+/// Write a complete response with a Content-Length (its head only when
+/// `head_only`, the answer to a `HEAD`).
 pub fn write_full(
     w: &mut impl Write,
     status: u16,
     content_type: &str,
     body: &[u8],
     keep_alive: bool,
+    head_only: bool,
 ) -> io::Result<()> {
     let head = format!(
         "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
@@ -191,7 +193,9 @@ pub fn write_full(
         if keep_alive { "keep-alive" } else { "close" },
     );
     let mut out = head.into_bytes();
-    out.extend_from_slice(body);
+    if !head_only {
+        out.extend_from_slice(body);
+    }
     w.write_all(&out)?;
     w.flush()
 }
