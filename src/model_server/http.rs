@@ -270,5 +270,14 @@ mod tests {
             assert!(read_request(&mut &raw[..], &mut sink).is_err(), "{raw:?}");
         }
         assert!(read_request(&mut &b""[..], &mut sink).unwrap().is_none());
+        let huge_head = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD));
+        let e = read_request(&mut huge_head.as_bytes(), &mut sink).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        let huge_body = format!(
+            "POST / HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            MAX_BODY + 1
+        );
+        let e = read_request(&mut huge_body.as_bytes(), &mut sink).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
     }
 }

@@ -69,7 +69,8 @@ impl Directives {
                 if let Some(v) = word.strip_prefix("shforge-token=") {
                     self.token = Some(v.to_owned());
                 } else if let Some(v) = word.strip_prefix("shforge-target=") {
-                    self.target = Some(v.to_owned());
+                    // An empty target would be `> ''`, which no shell opens.
+                    self.target = Some(v.to_owned()).filter(|t| !t.is_empty());
                 } else if let Some(Ok(p)) = word.strip_prefix("shforge-prefer=").map(str::parse) {
                     self.prefer = Some(p);
                 }
@@ -159,7 +160,8 @@ pub fn decide(conv: &Conversation, defaults: &Directives) -> Decision {
     let d = defaults
         .clone()
         .overridden_by(conv.user_texts.iter().map(String::as_str));
-    let (Some(token), Some(target)) = (d.token.as_deref(), d.target.as_deref()) else {
+    let target = d.target.as_deref().filter(|t| !t.is_empty());
+    let (Some(token), Some(target)) = (d.token.as_deref(), target) else {
         return Decision::Done {
             reason: "no shforge-token/shforge-target in the user text or the server defaults"
                 .into(),
@@ -417,6 +419,8 @@ mod tests {
         assert_eq!(d.token.as_deref(), Some("b"));
         assert_eq!(d.target.as_deref(), Some("/t"));
         assert_eq!(d.prefer, Some(Prefer::Shell));
+        let d = d.overridden_by(["shforge-target="]);
+        assert_eq!(d.target, None, "an empty target is no target");
     }
 
     #[test]
