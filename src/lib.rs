@@ -9,6 +9,8 @@
 //! * [`catalog`] and [`generate`] — the scripts, and writing/checking
 //!   `generated/`.
 //! * [`params`] — `shell_assignments`, the parameter files the runner sources.
+//! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
+//!   real harness CLIs in tests.
 
 pub mod catalog;
 pub mod dialect;
@@ -16,6 +18,7 @@ pub mod generate;
 pub mod host;
 pub mod installer;
 pub mod lex;
+pub mod model_server;
 pub mod musl;
 pub mod params;
 pub mod quote;
