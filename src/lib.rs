@@ -9,6 +9,8 @@
 //! * [`catalog`] and [`generate`] — the scripts, and writing/checking
 //!   `generated/`.
 //! * [`params`] — `shell_assignments`, the parameter files the runner sources.
+//! * [`snapshot`] — a harness's session data (SQLite or JSONL) as one JSON
+//!   document.
 
 pub mod catalog;
 pub mod dialect;
@@ -20,6 +22,7 @@ pub mod musl;
 pub mod params;
 pub mod quote;
 pub mod scripts;
+pub mod snapshot;
 pub mod template_lint;
 
 // Lets `askama.toml` name the escaper as `::shforge::quote::ShEscaper`, a path
