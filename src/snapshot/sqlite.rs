@@ -37,12 +37,16 @@ pub(super) fn read(kind: Kind, db: &Path) -> Result<Vec<Session>, SnapshotError>
     // Read-write, on the copy only: recovering a hot rollback journal needs
     // it (a WAL is recovered either way). No checkpoint at close (work for
     // nothing on a copy about to be removed), and no statement may write.
+    // The file came out of a sandbox: defensive mode, and a schema that is
+    // not trusted to call functions with side effects.
     let conn = Connection::open_with_flags(
         &copy.db,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .and_then(|c| {
         c.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        c.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+        c.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
         c.pragma_update(None, "query_only", true)?;
         Ok(c)
     })
