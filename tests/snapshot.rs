@@ -535,6 +535,21 @@ fn links_inside_a_data_dir_are_not_followed() {
     std::os::unix::fs::symlink(fixture("pi/sessions"), dir.path().join("sessions/linked")).unwrap();
     let err = snapshot::snapshot_dir(Kind::Pi, dir.path()).unwrap_err();
     assert_eq!(err.exit_code(), 1, "{err}");
+    // Nor a `sessions` that is a link.
+    let linked = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(fixture("pi/sessions"), linked.path().join("sessions")).unwrap();
+    let err = snapshot::snapshot_dir(Kind::Pi, linked.path()).unwrap_err();
+    assert_eq!(err.exit_code(), 1, "{err}");
+    // The directory named by the caller may be a link.
+    let named = linked.path().join("named");
+    std::os::unix::fs::symlink(fixture("pi"), &named).unwrap();
+    assert_eq!(
+        snapshot::snapshot_dir(Kind::Pi, &named)
+            .unwrap()
+            .summary
+            .messages,
+        4
+    );
 
     // Nor is a -wal that is a link.
     let db = tempfile::tempdir().unwrap();
