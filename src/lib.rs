@@ -13,6 +13,7 @@
 pub mod catalog;
 pub mod dialect;
 pub mod generate;
+pub mod harness;
 pub mod host;
 pub mod installer;
 pub mod lex;

@@ -59,6 +59,49 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Write a harness session dir (params.sh, config, isolated dirs, capture.json).
+    Harness(HarnessArgs),
+}
+
+/// `shforge harness NAME ...`
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("prompt_source").required(true).args(["prompt", "prompt_file"])))]
+struct HarnessArgs {
+    /// claude-code, opencode, kilo, pi, openclaw or codex.
+    name: String,
+    /// Host directory to write the session into (must not exist, or be empty).
+    #[arg(long)]
+    out: PathBuf,
+    /// The session dir inside the sandbox (absolute): where DIR will be placed.
+    #[arg(long)]
+    session_dir: String,
+    /// The task's workdir inside the sandbox (absolute): the CLI's cwd.
+    #[arg(long)]
+    workdir: String,
+    /// The installed entry program (the installer's last line).
+    #[arg(long)]
+    entry: String,
+    /// The model server's root URL, without /v1.
+    #[arg(long)]
+    base_url: String,
+    /// The model ID.
+    #[arg(long)]
+    model: String,
+    /// chat, responses or anthropic (default: the harness's first).
+    #[arg(long)]
+    api: Option<String>,
+    /// The variable that carries the API key inside the sandbox.
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// direct or events.
+    #[arg(long, default_value = "events")]
+    mode: String,
+    /// The prompt text.
+    #[arg(long)]
+    prompt: Option<String>,
+    /// A file holding the prompt (UTF-8).
+    #[arg(long)]
+    prompt_file: Option<PathBuf>,
 }
 
 /// Bad input from the user: printed as one line, exit 2.
@@ -139,7 +182,49 @@ fn run(command: Command) -> Result<u8> {
             }
         }
         Command::Installer { spec, out } => installer(&spec, out.as_deref()),
+        Command::Harness(args) => harness(args),
     }
+}
+
+fn harness(a: HarnessArgs) -> Result<u8> {
+    use shforge::harness::{HarnessError, SessionSpec};
+    let usage = |e: HarnessError| -> anyhow::Error {
+        if e.is_usage() {
+            Usage(e.to_string()).into()
+        } else {
+            e.into()
+        }
+    };
+    let prompt = match (a.prompt, a.prompt_file) {
+        (Some(p), _) => p,
+        (None, Some(file)) => {
+            let bytes = std::fs::read(&file)
+                .map_err(|e| Usage(format!("cannot read {}: {e}", file.display())))?;
+            String::from_utf8(bytes)
+                .map_err(|_| Usage(format!("{}: the prompt is not UTF-8", file.display())))?
+        }
+        (None, None) => unreachable!("clap requires one of --prompt and --prompt-file"),
+    };
+    let spec = SessionSpec {
+        harness: a.name.parse().map_err(usage)?,
+        session_dir: a.session_dir,
+        workdir: a.workdir,
+        entry: a.entry,
+        base_url: a.base_url,
+        model: a.model,
+        api: a
+            .api
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(usage)?,
+        api_key_env: a.api_key_env,
+        mode: a.mode.parse().map_err(usage)?,
+        prompt,
+    };
+    let session = spec.build().map_err(usage)?;
+    session.write_into(&a.out).map_err(usage)?;
+    Ok(0)
 }
 
 fn installer(spec: &Path, out: Option<&Path>) -> Result<u8> {
