@@ -17,6 +17,7 @@ pub mod harness;
 pub mod host;
 pub mod installer;
 pub mod lex;
+pub mod model_server;
 pub mod musl;
 pub mod params;
 pub mod quote;
