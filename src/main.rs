@@ -79,7 +79,7 @@ enum Command {
         prefer: Option<Prefer>,
     },
     /// Write a harness session dir (params.sh, config, isolated dirs, capture.json).
-    Harness(HarnessArgs),
+    Harness(Box<HarnessArgs>),
 }
 
 /// `shforge harness NAME ...`
@@ -219,7 +219,7 @@ fn run(command: Command) -> Result<u8> {
                 defaults,
             })? {}
         }
-        Command::Harness(args) => harness(args),
+        Command::Harness(args) => harness(*args),
     }
 }
 
