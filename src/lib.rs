@@ -22,6 +22,7 @@ pub mod musl;
 pub mod params;
 pub mod quote;
 pub mod scripts;
+pub mod smoke;
 pub mod template_lint;
 
 // Lets `askama.toml` name the escaper as `::shforge::quote::ShEscaper`, a path

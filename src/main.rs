@@ -78,6 +78,20 @@ enum Command {
         #[arg(long)]
         prefer: Option<Prefer>,
     },
+    /// Install and run real harness CLIs against the fake model server; print a table.
+    Smoke {
+        /// Harnesses to run (default: claude-code opencode kilo pi openclaw).
+        names: Vec<String>,
+        /// The pinned artifacts (missing ones are fetched into it).
+        #[arg(long, default_value = "/var/cache/shforge/artifacts")]
+        artifacts: PathBuf,
+        /// Scratch dir (default: $TMPDIR/shforge-smoke).
+        #[arg(long)]
+        work: Option<PathBuf>,
+        /// The bash that runs the installer, supervisor and runner.
+        #[arg(long, default_value = "bash")]
+        bash: String,
+    },
     /// Write a harness session dir (params.sh, config, isolated dirs, capture.json).
     Harness(Box<HarnessArgs>),
 }
@@ -220,7 +234,46 @@ fn run(command: Command) -> Result<u8> {
             })? {}
         }
         Command::Harness(args) => harness(*args),
+        Command::Smoke {
+            names,
+            artifacts,
+            work,
+            bash,
+        } => smoke(names, artifacts, work, bash),
     }
+}
+
+fn smoke(
+    names: Vec<String>,
+    artifacts: PathBuf,
+    work: Option<PathBuf>,
+    bash: String,
+) -> Result<u8> {
+    use shforge::harness::Harness;
+    let harnesses = if names.is_empty() {
+        shforge::smoke::DEFAULT.to_vec()
+    } else {
+        names
+            .iter()
+            .map(|n| n.parse::<Harness>().map_err(|e| Usage(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let opts = shforge::smoke::Options {
+        harnesses,
+        artifacts,
+        work: work.unwrap_or_else(|| std::env::temp_dir().join("shforge-smoke")),
+        bash,
+    };
+    let start = std::time::Instant::now();
+    let rows = shforge::smoke::run(&opts, &mut |line| eprintln!("smoke: {line}"))?;
+    print!("{}", shforge::smoke::table::render(&rows));
+    let passed = rows.iter().all(|r| r.passed());
+    eprintln!(
+        "smoke: {} in {:.1} s",
+        if passed { "all passed" } else { "FAILED" },
+        start.elapsed().as_secs_f64()
+    );
+    Ok(if passed { 0 } else { 1 })
 }
 
 fn harness(a: HarnessArgs) -> Result<u8> {
