@@ -9,6 +9,8 @@
 //! * [`catalog`] and [`generate`] — the scripts, and writing/checking
 //!   `generated/`.
 //! * [`params`] — `shell_assignments`, the parameter files the runner sources.
+//! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
+//!   real harness CLIs in tests.
 
 pub mod catalog;
 pub mod dialect;

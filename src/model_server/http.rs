@@ -176,13 +176,15 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-/// Write a complete response with a Content-Length.
+/// Write a complete response with a Content-Length (its head only when
+/// `head_only`, the answer to a `HEAD`).
 pub fn write_full(
     w: &mut impl Write,
     status: u16,
     content_type: &str,
     body: &[u8],
     keep_alive: bool,
+    head_only: bool,
 ) -> io::Result<()> {
     let head = format!(
         "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
@@ -191,7 +193,9 @@ pub fn write_full(
         if keep_alive { "keep-alive" } else { "close" },
     );
     let mut out = head.into_bytes();
-    out.extend_from_slice(body);
+    if !head_only {
+        out.extend_from_slice(body);
+    }
     w.write_all(&out)?;
     w.flush()
 }
@@ -266,5 +270,14 @@ mod tests {
             assert!(read_request(&mut &raw[..], &mut sink).is_err(), "{raw:?}");
         }
         assert!(read_request(&mut &b""[..], &mut sink).unwrap().is_none());
+        let huge_head = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD));
+        let e = read_request(&mut huge_head.as_bytes(), &mut sink).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        let huge_body = format!(
+            "POST / HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+            MAX_BODY + 1
+        );
+        let e = read_request(&mut huge_body.as_bytes(), &mut sink).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
     }
 }

@@ -148,13 +148,14 @@ impl RunningServer {
 impl Drop for RunningServer {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
-        for conn in lock(&self.shared.conns).values() {
-            let _ = conn.shutdown(Shutdown::Both);
-        }
         // Wake the blocking accept().
         let _ = TcpStream::connect(("127.0.0.1", self.port));
         if let Some(t) = self.accept.take() {
             let _ = t.join();
+        }
+        // No connection is added after the accept thread ended.
+        for conn in lock(&self.shared.conns).values() {
+            let _ = conn.shutdown(Shutdown::Both);
         }
     }
 }
@@ -169,7 +170,11 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
         if shared.stop.load(Ordering::SeqCst) {
             return;
         }
-        let Ok(conn) = conn else { continue };
+        let Ok(conn) = conn else {
+            // Out of descriptors, say: wait instead of spinning.
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            continue;
+        };
         ids += 1;
         let id = ids;
         if let Ok(c) = conn.try_clone() {
@@ -214,6 +219,7 @@ fn serve_connection(shared: &Shared, conn: TcpStream) {
                         "application/json",
                         body.to_string().as_bytes(),
                         false,
+                        false,
                     );
                 }
                 return;
@@ -252,7 +258,7 @@ fn route(method: &str, path: &str) -> Route {
         ("POST", "/chat/completions") => Route::Model(Api::Chat),
         ("POST", "/responses") => Route::Model(Api::Responses),
         ("POST", "/messages") => Route::Model(Api::Anthropic),
-        ("GET", "/models") => Route::Models,
+        ("GET" | "HEAD", "/models") => Route::Models,
         _ => Route::NotFound,
     }
 }
@@ -340,6 +346,7 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> 
             "application/json",
             v.to_string().as_bytes(),
             req.keep_alive,
+            req.method == "HEAD",
         ),
         Body::Sse(events) => http::write_sse(w, events.iter().map(String::as_str), req.keep_alive),
     }

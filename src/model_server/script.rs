@@ -54,13 +54,23 @@ impl Directives {
     /// Scan user text for `shforge-token=`, `shforge-target=` and
     /// `shforge-prefer=` words; a later word overrides an earlier one and
     /// any word overrides `self`. An unknown `shforge-prefer` value is ignored.
+    ///
+    /// A text wrapped whole in double quotes is unwrapped first: OpenCode
+    /// 1.17 sends `run "PROMPT"`'s prompt as `"PROMPT"`, which would
+    /// otherwise glue a `"` to the last word.
     pub fn overridden_by<'a>(mut self, texts: impl IntoIterator<Item = &'a str>) -> Directives {
         for text in texts {
+            let text = text.trim();
+            let text = text
+                .strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .unwrap_or(text);
             for word in text.split_whitespace() {
                 if let Some(v) = word.strip_prefix("shforge-token=") {
                     self.token = Some(v.to_owned());
                 } else if let Some(v) = word.strip_prefix("shforge-target=") {
-                    self.target = Some(v.to_owned());
+                    // An empty target would be `> ''`, which no shell opens.
+                    self.target = Some(v.to_owned()).filter(|t| !t.is_empty());
                 } else if let Some(Ok(p)) = word.strip_prefix("shforge-prefer=").map(str::parse) {
                     self.prefer = Some(p);
                 }
@@ -150,7 +160,8 @@ pub fn decide(conv: &Conversation, defaults: &Directives) -> Decision {
     let d = defaults
         .clone()
         .overridden_by(conv.user_texts.iter().map(String::as_str));
-    let (Some(token), Some(target)) = (d.token.as_deref(), d.target.as_deref()) else {
+    let target = d.target.as_deref().filter(|t| !t.is_empty());
+    let (Some(token), Some(target)) = (d.token.as_deref(), target) else {
         return Decision::Done {
             reason: "no shforge-token/shforge-target in the user text or the server defaults"
                 .into(),
@@ -402,12 +413,14 @@ mod tests {
     #[test]
     fn directives_later_words_win_and_bad_prefer_is_ignored() {
         let d = Directives::default().overridden_by([
-            "shforge-token=a shforge-prefer=shell",
+            "\"shforge-token=a shforge-prefer=shell\"",
             "x shforge-token=b\tshforge-target=/t shforge-prefer=nope",
         ]);
         assert_eq!(d.token.as_deref(), Some("b"));
         assert_eq!(d.target.as_deref(), Some("/t"));
         assert_eq!(d.prefer, Some(Prefer::Shell));
+        let d = d.overridden_by(["shforge-target="]);
+        assert_eq!(d.target, None, "an empty target is no target");
     }
 
     #[test]
