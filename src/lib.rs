@@ -11,6 +11,8 @@
 //! * [`params`] — `shell_assignments`, the parameter files the runner sources.
 //! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
 //!   real harness CLIs in tests.
+//! * [`snapshot`] — a harness's session data (SQLite or JSONL) as one JSON
+//!   document.
 
 pub mod catalog;
 pub mod dialect;
@@ -25,6 +27,7 @@ pub mod params;
 pub mod quote;
 pub mod scripts;
 pub mod smoke;
+pub mod snapshot;
 pub mod template_lint;
 
 // Lets `askama.toml` name the escaper as `::shforge::quote::ShEscaper`, a path

@@ -60,6 +60,22 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Capture a harness's session data as one JSON document.
+    ///
+    /// Exit 1: no session data; exit 2: unreadable or foreign input.
+    Snapshot {
+        /// opencode, kilo, claude-code, pi or codex.
+        kind: shforge::snapshot::Kind,
+        /// The SQLite file (opencode, kilo); FILE-wal beside it is read too.
+        #[arg(long, required_unless_present = "dir", conflicts_with = "dir")]
+        db: Option<PathBuf>,
+        /// The harness's data directory (claude-code, pi, codex).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Write the document here (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Serve a scripted fake model (OpenAI chat/Responses, Anthropic) on 127.0.0.1.
     FakeModelServer {
         /// TCP port; 0 picks a free one.
@@ -215,6 +231,9 @@ fn run(command: Command) -> Result<u8> {
             }
         }
         Command::Installer { spec, out } => installer(&spec, out.as_deref()),
+        Command::Snapshot { kind, db, dir, out } => {
+            snapshot(kind, db.as_deref(), dir.as_deref(), out.as_deref())
+        }
         Command::FakeModelServer {
             port,
             log,
@@ -314,6 +333,41 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     };
     let session = spec.build().map_err(usage)?;
     session.write_into(&a.out).map_err(usage)?;
+    Ok(0)
+}
+
+fn snapshot(
+    kind: shforge::snapshot::Kind,
+    db: Option<&Path>,
+    dir: Option<&Path>,
+    out: Option<&Path>,
+) -> Result<u8> {
+    use shforge::snapshot;
+    let taken = match (db, dir) {
+        (Some(db), _) => snapshot::snapshot_db(kind, db),
+        (None, Some(dir)) => snapshot::snapshot_dir(kind, dir),
+        (None, None) => unreachable!("clap requires --db or --dir"),
+    };
+    let snap = match taken {
+        Ok(snap) => snap,
+        Err(e) => {
+            eprintln!("shforge: {e}");
+            return Ok(e.exit_code());
+        }
+    };
+    let json = snap.to_json();
+    match out {
+        None => {
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(&json)
+                .and_then(|()| stdout.flush())
+                .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
+        }
+        Some(path) => generate::write_file_atomic(path, &json, false)
+            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?,
+    }
     Ok(0)
 }
 
