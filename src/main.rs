@@ -107,6 +107,9 @@ enum Command {
         /// The bash that runs the installer, supervisor and runner.
         #[arg(long, default_value = "bash")]
         bash: String,
+        /// Run inside this root dir (chroot + PID namespace; root only), after bootstrap.sh under dash.
+        #[arg(long)]
+        root: Option<PathBuf>,
     },
     /// Write a harness session dir (params.sh, config, isolated dirs, capture.json).
     Harness(Box<HarnessArgs>),
@@ -258,7 +261,8 @@ fn run(command: Command) -> Result<u8> {
             artifacts,
             work,
             bash,
-        } => smoke(names, artifacts, work, bash),
+            root,
+        } => smoke(names, artifacts, work, bash, root),
     }
 }
 
@@ -267,6 +271,7 @@ fn smoke(
     artifacts: PathBuf,
     work: Option<PathBuf>,
     bash: String,
+    root: Option<PathBuf>,
 ) -> Result<u8> {
     use shforge::harness::Harness;
     let harnesses = if names.is_empty() {
@@ -282,6 +287,7 @@ fn smoke(
         artifacts,
         work: work.unwrap_or_else(|| std::env::temp_dir().join("shforge-smoke")),
         bash,
+        root,
     };
     let start = std::time::Instant::now();
     let rows = shforge::smoke::run(&opts, &mut |line| eprintln!("smoke: {line}"))?;

@@ -229,38 +229,46 @@ pub fn home_untouched(before: &Tree, after: &Tree) -> Check {
     )
 }
 
-/// Session data was captured and is not empty: a DB (with its WAL) that
-/// holds bytes, or a transcript dir holding a non-empty `.jsonl` (any
-/// non-empty file for OpenClaw's state dir).
+/// Session data was captured and is not empty: `shforge snapshot` reads
+/// at least one session with messages and a tool call from what
+/// capture.json names. OpenClaw (no snapshot reader) needs a non-empty file
+/// in its state dir.
 pub fn captured(capture: &Capture) -> Check {
-    if let Some(db) = &capture.db {
-        let size = |p: String| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let total = size(db.clone()) + size(format!("{db}-wal"));
-        return Check::new(
-            NAMES[6],
-            total > 0,
-            format!("{db}: {total} bytes with its WAL"),
-        );
-    }
-    let Some(dir) = &capture.dir else {
-        return Check::new(NAMES[6], false, "capture.json names no db and no dir");
+    let fail = |why: String| Check::new(NAMES[6], false, why);
+    let Some(kind) = &capture.kind else {
+        let Some(dir) = &capture.dir else {
+            return fail("capture.json names no kind and no dir".into());
+        };
+        let hits = tree(Path::new(dir))
+            .values()
+            .filter(|d| d.starts_with("file ") && !d.starts_with("file 0 "))
+            .count();
+        return Check::new(NAMES[6], hits > 0, format!("{dir}: {hits} non-empty files"));
     };
-    let tree = tree(Path::new(dir));
-    let want_jsonl = capture.kind.is_some();
-    let hits = tree
-        .iter()
-        .filter(|(path, desc)| {
-            desc.starts_with("file ")
-                && !desc.starts_with("file 0 ")
-                && (!want_jsonl || path.ends_with(".jsonl"))
-        })
-        .count();
-    Check::new(
-        NAMES[6],
-        hits > 0,
-        format!(
-            "{dir}: {hits} non-empty {}",
-            if want_jsonl { "transcripts" } else { "files" }
-        ),
-    )
+    let kind: crate::snapshot::Kind = match kind.parse() {
+        Ok(k) => k,
+        Err(e) => return fail(format!("kind {kind:?}: {e}")),
+    };
+    let taken = match (&capture.db, &capture.dir) {
+        (Some(db), _) => crate::snapshot::snapshot_db(kind, Path::new(db)),
+        (None, Some(dir)) => crate::snapshot::snapshot_dir(kind, Path::new(dir)),
+        (None, None) => return fail("capture.json names no db and no dir".into()),
+    };
+    match taken {
+        Ok(snap) => {
+            let s = &snap.summary;
+            Check::new(
+                NAMES[6],
+                s.sessions > 0 && s.messages > 0 && !s.tool_calls.is_empty(),
+                format!(
+                    "snapshot: {} sessions, {} messages, {} tool calls, final text {:?}",
+                    s.sessions,
+                    s.messages,
+                    s.tool_calls.len(),
+                    s.final_text
+                ),
+            )
+        }
+        Err(e) => fail(format!("snapshot: {e}")),
+    }
 }

@@ -27,10 +27,11 @@
 
 pub mod artifacts;
 pub mod checks;
+pub mod sandbox;
 pub mod table;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::harness::{Harness, Mode, SessionSpec};
@@ -39,6 +40,7 @@ use crate::model_server::{RunningServer, ServerConfig};
 use crate::scripts::supervisor::MARKER_VAR;
 
 use checks::Check;
+use sandbox::Sandbox;
 
 /// The harnesses `shforge smoke` runs when none is named.
 pub const DEFAULT: [Harness; 5] = [
@@ -63,6 +65,9 @@ pub struct Options {
     pub work: PathBuf,
     /// The bash that runs the installer, supervisor and runner.
     pub bash: String,
+    /// Run the installs and rollouts inside this root directory (chroot and
+    /// a PID namespace; needs root), after `bootstrap.sh` under dash.
+    pub root: Option<PathBuf>,
 }
 
 /// One row of the result: a harness in one mode.
@@ -107,6 +112,14 @@ pub enum SmokeError {
     /// The catalog could not be rendered.
     #[error("rendering the scripts: {0}")]
     Render(String),
+    /// `--root` cannot be used.
+    #[error("--root {root}: {why}")]
+    Root {
+        /// The root.
+        root: String,
+        /// Why.
+        why: String,
+    },
 }
 
 fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> SmokeError {
@@ -142,11 +155,38 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
     std::fs::create_dir_all(&opts.work).map_err(io("creating", &opts.work))?;
     let work = std::fs::canonicalize(&opts.work).map_err(io("resolving", &opts.work))?;
     let scripts = write_scripts(&work)?;
+    let sandbox = match &opts.root {
+        None => Sandbox::host(),
+        Some(root) => {
+            let bad = |why: String| SmokeError::Root {
+                root: root.display().to_string(),
+                why,
+            };
+            let root = std::fs::canonicalize(root).map_err(|e| bad(e.to_string()))?;
+            std::fs::create_dir_all(&opts.artifacts).map_err(io("creating", &opts.artifacts))?;
+            let artifacts =
+                std::fs::canonicalize(&opts.artifacts).map_err(io("resolving", &opts.artifacts))?;
+            for dir in ["proc", "dev", "tmp"] {
+                if !root.join(dir).is_dir() {
+                    return Err(bad(format!("has no /{dir}")));
+                }
+            }
+            let python = ["usr/bin/python3", "usr/bin/python", "bin/python3"]
+                .iter()
+                .any(|p| root.join(p).exists());
+            progress(&format!(
+                "root {}: {}",
+                root.display(),
+                if python { "HAS a python" } else { "no python" }
+            ));
+            Sandbox::root(root, vec![work.clone(), artifacts])
+        }
+    };
     let mut rows = Vec::new();
     for (i, &h) in opts.harnesses.iter().enumerate() {
         let tag = format!("[{}/{}] {h}", i + 1, opts.harnesses.len());
         let mut say = |s: &str| progress(&format!("{tag}: {s}"));
-        let install = install(h, opts, &work, &scripts, &mut say);
+        let install = install(h, opts, &work, &scripts, &sandbox, &mut say);
         let entry = match &install {
             Ok((entry, _, _)) => entry.clone(),
             Err(e) => {
@@ -192,7 +232,13 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         };
         for mode in [Mode::Events, Mode::Direct] {
             say(&format!("{} rollout", mode.name()));
-            let row = rollout(h, mode, &entry, &server, opts, &work, &scripts);
+            let run = Run {
+                opts,
+                work: &work,
+                scripts: &scripts,
+                sandbox: &sandbox,
+            };
+            let row = rollout(h, mode, &entry, &server, &run);
             let failed: Vec<&str> = row
                 .checks
                 .iter()
@@ -225,6 +271,7 @@ fn install(
     opts: &Options,
     work: &Path,
     scripts: &Scripts,
+    sandbox: &Sandbox,
     say: &mut dyn FnMut(&str),
 ) -> Result<(String, Duration, Duration), String> {
     let text = crate::installer::HARNESS_SPECS
@@ -250,13 +297,21 @@ fn install(
     for round in ["fresh", "reused"] {
         say(&format!("install ({round})"));
         let start = Instant::now();
-        let out = Command::new(&opts.bash)
-            .args(["--noprofile", "--norc"])
-            .arg(&script)
-            .arg("--prefix")
-            .arg(&prefix)
-            .arg("--source-dir")
-            .arg(&opts.artifacts)
+        let argv = [
+            opts.bash.clone(),
+            "--noprofile".into(),
+            "--norc".into(),
+            script.display().to_string(),
+            "--prefix".into(),
+            prefix.display().to_string(),
+            "--source-dir".into(),
+            std::fs::canonicalize(&opts.artifacts)
+                .unwrap_or_else(|_| opts.artifacts.clone())
+                .display()
+                .to_string(),
+        ];
+        let out = sandbox
+            .command(&argv, &work.join("install-left.txt"))
             .stdin(Stdio::null())
             .output()
             .map_err(|e| format!("running {}: {e}", script.display()))?;
@@ -293,8 +348,8 @@ const TASK_HOME: &[(&str, &str)] = &[
     (".npmrc", "registry=http://127.0.0.1:9/\n"),
 ];
 
-fn top_tmp() -> std::collections::BTreeSet<String> {
-    std::fs::read_dir("/tmp")
+fn top_tmp(tmp: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(tmp)
         .map(|d| {
             d.flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -317,15 +372,21 @@ fn fresh_token(h: Harness, mode: Mode) -> String {
     )
 }
 
-fn rollout(
-    h: Harness,
-    mode: Mode,
-    entry: &str,
-    server: &RunningServer,
-    opts: &Options,
-    work: &Path,
-    scripts: &Scripts,
-) -> Row {
+/// What every rollout of a run shares.
+struct Run<'a> {
+    opts: &'a Options,
+    work: &'a Path,
+    scripts: &'a Scripts,
+    sandbox: &'a Sandbox,
+}
+
+fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Run<'_>) -> Row {
+    let Run {
+        opts,
+        work,
+        scripts,
+        sandbox,
+    } = *run;
     let mut row = Row {
         harness: h,
         mode: mode.name(),
@@ -409,12 +470,45 @@ fn rollout(
     ];
     let argv = supervised_launch(&scripts.supervisor.display().to_string(), &sup, &command)
         .expect("the launch is built from checked paths");
+    let left = base.join("left.txt");
+    if sandbox.in_root() {
+        // The Python-less path: bootstrap.sh under dash provides bash (if
+        // missing) and refuses an overlapping workdir and session dir.
+        let argv = [
+            "dash".to_owned(),
+            scripts.dir.join("bootstrap.sh").display().to_string(),
+            "--need".into(),
+            "bash".into(),
+            "--workdir".into(),
+            workdir.display().to_string(),
+            "--session-dir".into(),
+            session.display().to_string(),
+        ];
+        let out = sandbox.command(&argv, &left).stdin(Stdio::null()).output();
+        match out {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => {
+                let err = String::from_utf8_lossy(&o.stderr).trim().to_owned();
+                row.checks.push(Check::new(
+                    checks::NAMES[0],
+                    false,
+                    format!("bootstrap.sh under dash: exit {:?}: {err}", o.status.code()),
+                ));
+                return row;
+            }
+            Err(e) => {
+                row.checks
+                    .push(Check::new(checks::NAMES[0], false, format!("unshare: {e}")));
+                return row;
+            }
+        }
+    }
     let home_before = checks::tree(&task_home);
-    let tmp_before = top_tmp();
+    let tmp = sandbox.tmp();
+    let tmp_before = top_tmp(&tmp);
     let start = Instant::now();
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .env("HOME", &task_home)
+    let mut cmd = sandbox.command(&argv, &left);
+    cmd.env("HOME", &task_home)
         .env(
             built.api_key_env.as_str(),
             "sk-shforge-smoke-not-a-real-key",
@@ -429,7 +523,7 @@ fn rollout(
         .stderr(Stdio::null());
     let status = cmd.status().map(|s| s.code());
     row.rollout = Some(start.elapsed());
-    let tmp_after = top_tmp();
+    let tmp_after = top_tmp(&tmp);
     let status = status.unwrap_or(None);
     row.checks.push(checks::exit_zero(status));
     row.checks.push(checks::deliverable(&target, &token));
@@ -449,7 +543,7 @@ fn rollout(
     // program's short-lived temp files on a shared machine are gone by then.
     row.outside = tmp_after
         .difference(&tmp_before)
-        .filter(|n| Path::new("/tmp").join(n).exists())
+        .filter(|n| tmp.join(n).exists())
         .map(|n| format!("/tmp/{n}"))
         .collect();
     row

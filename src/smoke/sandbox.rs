@@ -1,0 +1,101 @@
+//! Where the smoke's commands run: on the host, or (`--root DIR`) inside a
+//! given root directory with a mount and PID namespace of their own
+//! (`unshare --mount --pid --fork`, then `chroot`).
+//!
+//! In a root, the work dir and the artifacts dir are bind-mounted at their
+//! host paths, so every path the smoke writes means the same thing inside
+//! and out; `/proc` is the namespace's own and `/dev` the host's. PID 1 of
+//! the namespace is a small `sh` script that runs the command, then lists
+//! every process of the namespace still alive (zombies aside) into a file:
+//! the namespace ends with its PID 1, so that list is the only record of
+//! leftovers. The network is the host's: the fake server on 127.0.0.1 is
+//! reachable.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// PID 1 of the namespace: `sh -c SCRIPT sh ROOT LEFT N BIND... ARGV...`.
+const PID1: &str = r#"set -e
+root=$1 left=$2 n=$3
+shift 3
+mount --make-rprivate /
+while [ "$n" -gt 0 ]; do
+    mkdir -p "$root$1"
+    mount --bind "$1" "$root$1"
+    shift
+    n=$((n - 1))
+done
+mount -t proc proc "$root/proc"
+mount --rbind /dev "$root/dev"
+set +e
+chroot "$root" "$@"
+status=$?
+: > "$left"
+for p in "$root"/proc/[0-9]*; do
+    pid=${p##*/}
+    [ "$pid" = 1 ] && continue
+    stat=
+    read -r stat < "$p/stat" 2>/dev/null || continue
+    case ${stat##*) } in Z*) continue ;; esac
+    echo "$pid ${stat%% (*}" >> "$left"
+done
+exit "$status"
+"#;
+
+/// Runs commands on the host or inside a root.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    root: Option<PathBuf>,
+    binds: Vec<PathBuf>,
+}
+
+impl Sandbox {
+    /// Commands run on the host.
+    pub fn host() -> Self {
+        Sandbox {
+            root: None,
+            binds: Vec::new(),
+        }
+    }
+
+    /// Commands run in `root`, with `binds` mounted at their own paths.
+    pub fn root(root: PathBuf, binds: Vec<PathBuf>) -> Self {
+        Sandbox {
+            root: Some(root),
+            binds,
+        }
+    }
+
+    /// Whether commands run in a root.
+    pub fn in_root(&self) -> bool {
+        self.root.is_some()
+    }
+
+    /// The `/tmp` the commands see, as a host path.
+    pub fn tmp(&self) -> PathBuf {
+        self.root
+            .as_ref()
+            .map_or_else(|| PathBuf::from("/tmp"), |r| r.join("tmp"))
+    }
+
+    /// A command running `argv`; in a root, leftovers are listed in `left`.
+    pub fn command(&self, argv: &[String], left: &Path) -> Command {
+        match &self.root {
+            None => {
+                let mut c = Command::new(&argv[0]);
+                c.args(&argv[1..]);
+                c
+            }
+            Some(root) => {
+                let mut c = Command::new("unshare");
+                c.args(["--mount", "--pid", "--fork", "--", "sh", "-c", PID1, "sh"])
+                    .arg(root)
+                    .arg(left)
+                    .arg(self.binds.len().to_string())
+                    .args(&self.binds)
+                    .args(argv);
+                c
+            }
+        }
+    }
+}
