@@ -43,12 +43,13 @@ use checks::Check;
 use sandbox::Sandbox;
 
 /// The harnesses `shforge smoke` runs when none is named.
-pub const DEFAULT: [Harness; 5] = [
+pub const DEFAULT: [Harness; 6] = [
     Harness::ClaudeCode,
     Harness::OpenCode,
     Harness::Kilo,
     Harness::Pi,
     Harness::OpenClaw,
+    Harness::Codex,
 ];
 
 /// Deadline of one rollout.
