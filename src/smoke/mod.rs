@@ -507,6 +507,7 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
     let home_before = checks::tree(&task_home);
     let tmp = sandbox.tmp();
     let tmp_before = top_tmp(&tmp);
+    let root_before = sandbox.root_state();
     let start = Instant::now();
     let mut cmd = sandbox.command(&argv, &left);
     cmd.env("HOME", &task_home)
@@ -525,6 +526,7 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
     let status = cmd.status().map(|s| s.code());
     row.rollout = Some(start.elapsed());
     let tmp_after = top_tmp(&tmp);
+    let root_after = sandbox.root_state();
     let status = status.unwrap_or(None);
     row.checks.push(checks::exit_zero(status));
     row.checks.push(checks::deliverable(&target, &token));
@@ -533,8 +535,21 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
         Mode::Events => checks::events(&session.join("events.log"), true),
         Mode::Direct => checks::events(&session.join("stdout.log"), false),
     });
-    row.checks
-        .push(checks::no_process_left(MARKER_VAR, &marker));
+    let mut alive = checks::no_process_left(MARKER_VAR, &marker);
+    if sandbox.in_root() {
+        let listed = std::fs::read_to_string(&left).unwrap_or_else(|e| e.to_string());
+        if !listed.trim().is_empty() {
+            alive = Check::new(
+                alive.name,
+                false,
+                format!(
+                    "left in the PID namespace: {}",
+                    listed.trim().replace('\n', "; ")
+                ),
+            );
+        }
+    }
+    row.checks.push(alive);
     row.checks.push(checks::home_untouched(
         &home_before,
         &checks::tree(&task_home),
@@ -542,10 +557,15 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
     row.checks.push(checks::captured(&built.capture));
     // Entries still there once the checks are done: a compiler's or another
     // program's short-lived temp files on a shared machine are gone by then.
-    row.outside = tmp_after
-        .difference(&tmp_before)
-        .filter(|n| tmp.join(n).exists())
-        .map(|n| format!("/tmp/{n}"))
-        .collect();
+    row.outside = match (root_before, root_after) {
+        // In a root: every path of the root created or changed, but for the
+        // bind-mounted work and artifacts dirs and /proc, /dev.
+        (Some(before), Some(after)) => sandbox::changed(&before, &after),
+        _ => tmp_after
+            .difference(&tmp_before)
+            .filter(|n| tmp.join(n).exists())
+            .map(|n| format!("/tmp/{n}"))
+            .collect(),
+    };
     row
 }

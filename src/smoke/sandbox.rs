@@ -11,6 +11,7 @@
 //! leftovers. The network is the host's: the fake server on 127.0.0.1 is
 //! reachable.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -88,7 +89,7 @@ impl Sandbox {
             }
             Some(root) => {
                 let mut c = Command::new("unshare");
-                c.args(["--mount", "--pid", "--fork", "--", "sh", "-c", PID1, "sh"])
+                c.args(["--mount", "--pid", "--fork", "--kill-child", "--", "sh", "-c", PID1, "sh"])
                     .arg(root)
                     .arg(left)
                     .arg(self.binds.len().to_string())
@@ -98,4 +99,78 @@ impl Sandbox {
             }
         }
     }
+}
+
+/// Every path of a root (relative, with a leading `/`) → its kind, size and
+/// mtime.
+pub type RootState = BTreeMap<String, String>;
+
+impl Sandbox {
+    /// The state of the root, skipping /proc, /dev, /sys and the bind
+    /// mounts; `None` on the host.
+    pub fn root_state(&self) -> Option<RootState> {
+        let root = self.root.as_ref()?;
+        let skip: Vec<PathBuf> = ["proc", "dev", "sys"]
+            .iter()
+            .map(|d| root.join(d))
+            .chain(
+                self.binds
+                    .iter()
+                    .map(|b| root.join(b.strip_prefix("/").unwrap_or(b))),
+            )
+            .collect();
+        let mut out = RootState::new();
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if skip.contains(&p) {
+                    continue;
+                }
+                let Ok(m) = std::fs::symlink_metadata(&p) else {
+                    continue;
+                };
+                use std::os::unix::fs::MetadataExt as _;
+                let rel = format!("/{}", p.strip_prefix(root).unwrap_or(&p).display());
+                let kind = if m.is_dir() { "dir" } else { "file" };
+                out.insert(
+                    rel,
+                    format!("{kind} {} {}.{}", m.len(), m.mtime(), m.mtime_nsec()),
+                );
+                if m.is_dir() {
+                    stack.push(p);
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Paths created, changed or removed between two states; a new directory
+/// stands for everything under it.
+pub fn changed(before: &RootState, after: &RootState) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (k, v) in after {
+        let what = match before.get(k) {
+            None => "new",
+            Some(b) if b != v && !v.starts_with("dir ") => "changed",
+            _ => continue,
+        };
+        if out
+            .iter()
+            .any(|o| k.starts_with(&format!("{}/", o.split(' ').nth(1).unwrap_or(""))))
+        {
+            continue;
+        }
+        out.push(format!("{what} {k}"));
+    }
+    for k in before.keys() {
+        if !after.contains_key(k) {
+            out.push(format!("removed {k}"));
+        }
+    }
+    out
 }
