@@ -272,3 +272,74 @@ pub fn captured(capture: &Capture) -> Check {
         Err(e) => fail(format!("snapshot: {e}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, text).unwrap();
+        (d, p)
+    }
+
+    #[test]
+    fn events_accept_stamped_json_lines_and_one_object_over_many_lines() {
+        let (_d, p) = file("1796114862.128665\t{\"type\":\"a\"}\n17\t{\"b\":1}\n");
+        assert!(events(&p, true).ok);
+        let (_d, p) = file("1.5\t{\n1.6\t  \"ok\": true\n1.7\t}\n");
+        let c = events(&p, true);
+        assert!(c.ok, "{}", c.detail);
+        let (_d, p) = file("{\"a\":1}\n{\"b\":2}\n");
+        assert!(events(&p, false).ok);
+    }
+
+    #[test]
+    fn events_refuse_bad_stamps_non_json_and_nothing() {
+        for text in ["x1.5\t{}\n", "1.5 {}\n", "1.\t{}\n", "1.5\tnot json\n", ""] {
+            let (_d, p) = file(text);
+            assert!(!events(&p, true).ok, "{text:?}");
+        }
+        let (_d, p) = file("Warning: text\n{}\n");
+        assert!(!events(&p, false).ok);
+        assert!(!events(Path::new("/nonexistent/events.log"), true).ok);
+    }
+
+    #[test]
+    fn home_changes_are_named() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join(".config")).unwrap();
+        std::fs::write(d.path().join(".config/marker"), "x").unwrap();
+        let before = tree(d.path());
+        assert!(home_untouched(&before, &tree(d.path())).ok);
+        std::fs::write(d.path().join(".config/marker"), "y").unwrap();
+        std::fs::create_dir(d.path().join(".cache")).unwrap();
+        let c = home_untouched(&before, &tree(d.path()));
+        assert!(!c.ok);
+        assert!(c.detail.contains("changed .config/marker"), "{}", c.detail);
+        assert!(c.detail.contains("new .cache"), "{}", c.detail);
+    }
+
+    #[test]
+    fn deliverable_must_be_exactly_the_token() {
+        let (_d, p) = file("tok");
+        assert!(deliverable(&p, "tok").ok);
+        assert!(!deliverable(&p, "tok\n").ok);
+        assert!(!deliverable(&p, "to").ok);
+    }
+
+    #[test]
+    fn a_marked_process_is_found_until_it_ends() {
+        let marker = format!("unit-{}", std::process::id());
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("SHFORGE_UNIT_MARK", &marker)
+            .spawn()
+            .unwrap();
+        assert!(!no_process_left("SHFORGE_UNIT_MARK", &marker).ok);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(no_process_left("SHFORGE_UNIT_MARK", &marker).ok);
+    }
+}

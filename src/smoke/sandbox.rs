@@ -89,12 +89,22 @@ impl Sandbox {
             }
             Some(root) => {
                 let mut c = Command::new("unshare");
-                c.args(["--mount", "--pid", "--fork", "--kill-child", "--", "sh", "-c", PID1, "sh"])
-                    .arg(root)
-                    .arg(left)
-                    .arg(self.binds.len().to_string())
-                    .args(&self.binds)
-                    .args(argv);
+                c.args([
+                    "--mount",
+                    "--pid",
+                    "--fork",
+                    "--kill-child",
+                    "--",
+                    "sh",
+                    "-c",
+                    PID1,
+                    "sh",
+                ])
+                .arg(root)
+                .arg(left)
+                .arg(self.binds.len().to_string())
+                .args(&self.binds)
+                .args(argv);
                 c
             }
         }
