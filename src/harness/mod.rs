@@ -458,6 +458,12 @@ fn check_abs(what: &'static str, value: &str) -> Result<(), HarnessError> {
             why: "contains a NUL byte".into(),
         });
     }
+    if value.split('/').any(|c| c == "..") {
+        return Err(HarnessError::Invalid {
+            what,
+            why: format!("{value:?} has a .. component (give the path itself)"),
+        });
+    }
     Ok(())
 }
 
@@ -581,6 +587,7 @@ impl SessionSpec {
 fn assemble(ctx: &Ctx<'_>, profile: Profile) -> Result<Session, HarnessError> {
     let l = &ctx.layout;
     let spec = ctx.spec;
+    let profile_env_names: Vec<&'static str> = profile.env.iter().map(|(n, _)| *n).collect();
     let mut argv = vec![spec.entry.clone()];
     argv.extend(profile.args);
     let mut params = match spec.mode {
@@ -610,6 +617,22 @@ fn assemble(ctx: &Ctx<'_>, profile: Profile) -> Result<Session, HarnessError> {
         .env("NPM_CONFIG_UPDATE_NOTIFIER", "false");
     for (name, value) in profile.env {
         params = params.env(name, value);
+    }
+    let set_by_session = common
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(["NO_UPDATE_NOTIFIER", "NPM_CONFIG_UPDATE_NOTIFIER"]);
+    if set_by_session
+        .chain(profile_env_names.iter().copied())
+        .any(|n| n == ctx.key_env)
+    {
+        return Err(HarnessError::Invalid {
+            what: "--api-key-env",
+            why: format!(
+                "{} is set by the session itself; name another variable",
+                ctx.key_env
+            ),
+        });
     }
     if let Some(setup) = profile.setup {
         params = params.setup(setup);
