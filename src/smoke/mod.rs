@@ -359,6 +359,23 @@ fn top_tmp(tmp: &Path) -> std::collections::BTreeSet<String> {
         .unwrap_or_default()
 }
 
+/// Names other programs on a shared host leave in /tmp while a rollout
+/// runs: Rust `tempfile` dirs (`.tmpXXXXXX`), gcc's (`ccXXXXXX.*`) and
+/// mktemp's (`tmp.XXXXXXXXXX`). Host mode only; a root's /tmp is the run's.
+fn foreign_scratch(name: &str) -> bool {
+    let alnum = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_alphanumeric());
+    if let Some(rest) = name.strip_prefix(".tmp") {
+        return alnum(rest, 6);
+    }
+    if let Some(rest) = name.strip_prefix("tmp.") {
+        return alnum(rest, 10);
+    }
+    if let Some(rest) = name.strip_prefix("cc") {
+        return rest.split_once('.').is_some_and(|(a, _)| alnum(a, 6));
+    }
+    false
+}
+
 fn fresh_token(h: Harness, mode: Mode) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -563,7 +580,7 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
         (Some(before), Some(after)) => sandbox::changed(&before, &after),
         _ => tmp_after
             .difference(&tmp_before)
-            .filter(|n| tmp.join(n).exists())
+            .filter(|n| tmp.join(n).exists() && !foreign_scratch(n))
             .map(|n| format!("/tmp/{n}"))
             .collect(),
     };
