@@ -1,8 +1,8 @@
 //! The pinned artifacts a harness's installer needs on this machine, and
 //! fetching the missing ones with their spec's `source` command.
 //!
-//! * `npm pack PKG@VERSION` sources run as `npm pack PKG@VERSION
-//!   --pack-destination DIR` when `npm` is on PATH.
+//! * `npm pack PKG@VERSION` sources run as `npm pack --loglevel=warn
+//!   PKG@VERSION --pack-destination DIR` when `npm` is on PATH.
 //! * `sh installers/bundle.sh NAME FILE` sources run the copy of
 //!   `installers/bundle.sh` and `installers/bundles/NAME/package*.json`
 //!   compiled into shforge (written to `WORK/bundle-src/`), so the smoke
@@ -122,7 +122,7 @@ pub fn ensure(
             }
             progress(&format!("fetching {} with `{source}`", a.path));
             let status = Command::new("npm")
-                .args(["pack", pkg.trim(), "--pack-destination"])
+                .args(["pack", "--loglevel=warn", pkg.trim(), "--pack-destination"])
                 .arg(dir)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
