@@ -187,7 +187,17 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
     for (i, &h) in opts.harnesses.iter().enumerate() {
         let tag = format!("[{}/{}] {h}", i + 1, opts.harnesses.len());
         let mut say = |s: &str| progress(&format!("{tag}: {s}"));
+        let root_before = sandbox.root_state();
         let install = install(h, opts, &work, &scripts, &sandbox, &mut say);
+        // Under --root, what the installs changed in the root (HOME/TMPDIR of
+        // the entry check included) is reported on both rows.
+        let install_outside: Vec<String> = match (root_before, sandbox.root_state()) {
+            (Some(b), Some(a)) => sandbox::changed(&b, &a)
+                .into_iter()
+                .map(|c| format!("install: {c}"))
+                .collect(),
+            _ => Vec::new(),
+        };
         let entry = match &install {
             Ok((entry, _, _)) => entry.clone(),
             Err(e) => {
@@ -256,8 +266,11 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
                     format!("FAILED: {}", failed.join(", "))
                 }
             ));
+            let mut outside = install_outside.clone();
+            outside.extend(row.outside.iter().cloned());
             rows.push(Row {
                 install: times.clone(),
+                outside,
                 ..row
             });
         }

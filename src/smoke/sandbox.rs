@@ -184,3 +184,30 @@ pub fn changed(before: &RootState, after: &RootState) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_in_a_root_are_listed_and_binds_skipped() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().to_path_buf();
+        for p in ["tmp", "proc", "etc", "work"] {
+            std::fs::create_dir(root.join(p)).unwrap();
+        }
+        std::fs::write(root.join("etc/keep"), "x").unwrap();
+        let sb = Sandbox::root(root.clone(), vec![PathBuf::from("/work")]);
+        let before = sb.root_state().unwrap();
+        std::fs::create_dir(root.join("tmp/opencode")).unwrap();
+        std::fs::write(root.join("tmp/opencode/x"), "1").unwrap();
+        std::fs::write(root.join("etc/keep"), "changed").unwrap();
+        std::fs::write(root.join("work/ignored"), "1").unwrap();
+        std::fs::write(root.join("proc/ignored"), "1").unwrap();
+        let after = sb.root_state().unwrap();
+        assert_eq!(
+            changed(&before, &after),
+            ["changed /etc/keep", "new /tmp/opencode"]
+        );
+    }
+}
