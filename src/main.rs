@@ -290,7 +290,14 @@ fn smoke(
         root,
     };
     let start = std::time::Instant::now();
-    let rows = shforge::smoke::run(&opts, &mut |line| eprintln!("smoke: {line}"))?;
+    let rows = shforge::smoke::run(&opts, &mut |line| eprintln!("smoke: {line}")).map_err(
+        |e| -> anyhow::Error {
+            match e {
+                shforge::smoke::SmokeError::Root { .. } => Usage(e.to_string()).into(),
+                e => e.into(),
+            }
+        },
+    )?;
     print!("{}", shforge::smoke::table::render(&rows));
     let passed = rows.iter().all(|r| r.passed());
     eprintln!(

@@ -163,6 +163,14 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
                 root: root.display().to_string(),
                 why,
             };
+            let uid0 = std::fs::read_to_string("/proc/self/status").is_ok_and(|st| {
+                st.lines()
+                    .find(|l| l.starts_with("Uid:"))
+                    .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
+            });
+            if !uid0 {
+                return Err(bad("needs root (unshare, mount, chroot)".into()));
+            }
             let root = std::fs::canonicalize(root).map_err(|e| bad(e.to_string()))?;
             std::fs::create_dir_all(&opts.artifacts).map_err(io("creating", &opts.artifacts))?;
             let artifacts =
