@@ -70,10 +70,7 @@ fn tools(snap: &Snapshot) -> Vec<(String, ToolStatus)> {
 }
 
 fn take(kind: Kind, path: &Path) -> Result<Snapshot, SnapshotError> {
-    match kind {
-        Kind::OpenCode | Kind::Kilo => snapshot::snapshot_db(kind, path),
-        _ => snapshot::snapshot_dir(kind, path),
-    }
+    snapshot::snapshot(kind, path)
 }
 
 /// The source path of a fixture directory for its kind.
@@ -306,6 +303,42 @@ fn a_live_db_with_a_writer_is_read_without_being_touched() {
     writer.execute_batch("ROLLBACK").unwrap();
 }
 
+/// A rollback-journal DB copied mid-transaction (the writer's changes
+/// already spilled into the file, the old pages in `-journal`) reads as
+/// SQLite reads it after a crash: the transaction rolled back.
+#[test]
+fn a_hot_rollback_journal_is_rolled_back_in_the_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer
+        .execute_batch(
+            r#"CREATE TABLE session (id TEXT, title TEXT, directory TEXT, parent_id TEXT, time_created INT);
+               CREATE TABLE message (id TEXT, session_id TEXT, time_created INT, data TEXT);
+               CREATE TABLE part (id TEXT, message_id TEXT, data TEXT);
+               INSERT INTO session VALUES ('s1', 't', '/d', NULL, 1);
+               INSERT INTO message VALUES ('m1', 's1', 1, '{"role":"assistant"}');
+               INSERT INTO part VALUES ('p1', 'm1', '{"type":"text","text":"done"}');
+               PRAGMA cache_size = 2; BEGIN;
+               UPDATE part SET data = '{"type":"text","text":"torn"}';
+               WITH RECURSIVE n(v) AS (SELECT 2 UNION ALL SELECT v + 1 FROM n WHERE v < 2000)
+               INSERT INTO message SELECT 'm' || v, 's1', 2, printf('{"role":"user","pad":"%.*c"}', 3000, 'x')
+                 FROM n;"#,
+        )
+        .unwrap();
+    let journal = dir.path().join("x.db-journal");
+    assert!(fs::metadata(&journal).unwrap().len() > 0, "a hot journal");
+    let copy = tempfile::tempdir().unwrap();
+    fs::copy(&db, copy.path().join("x.db")).unwrap();
+    fs::copy(&journal, copy.path().join("x.db-journal")).unwrap();
+    let before = state(copy.path());
+    let snap = snapshot::snapshot_db(Kind::OpenCode, &copy.path().join("x.db")).unwrap();
+    assert_eq!(state(copy.path()), before, "the copy given was changed");
+    assert_eq!(snap.summary.messages, 1);
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    writer.execute_batch("ROLLBACK").unwrap();
+}
+
 #[test]
 fn runs_stopped_mid_tool_report_the_tool_running() {
     let cases = [
@@ -502,6 +535,21 @@ fn links_inside_a_data_dir_are_not_followed() {
     std::os::unix::fs::symlink(fixture("pi/sessions"), dir.path().join("sessions/linked")).unwrap();
     let err = snapshot::snapshot_dir(Kind::Pi, dir.path()).unwrap_err();
     assert_eq!(err.exit_code(), 1, "{err}");
+    // Nor a `sessions` that is a link.
+    let linked = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(fixture("pi/sessions"), linked.path().join("sessions")).unwrap();
+    let err = snapshot::snapshot_dir(Kind::Pi, linked.path()).unwrap_err();
+    assert_eq!(err.exit_code(), 1, "{err}");
+    // The directory named by the caller may be a link.
+    let named = linked.path().join("named");
+    std::os::unix::fs::symlink(fixture("pi"), &named).unwrap();
+    assert_eq!(
+        snapshot::snapshot_dir(Kind::Pi, &named)
+            .unwrap()
+            .summary
+            .messages,
+        4
+    );
 
     // Nor is a -wal that is a link.
     let db = tempfile::tempdir().unwrap();
@@ -588,4 +636,20 @@ fn kind_names_round_trip() {
         assert_eq!(kind.to_string(), kind.name());
     }
     assert!("OpenCode".parse::<Kind>().is_err());
+}
+
+#[test]
+fn hostile_counts_saturate() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sessions/--x--");
+    fs::create_dir_all(&sub).unwrap();
+    let huge = u64::MAX;
+    let line = format!(
+        r#"{{"type":"message","id":"a","message":{{"role":"assistant","content":[{{"type":"text","text":"hi"}}],"usage":{{"input":{huge},"output":{huge},"totalTokens":{huge}}}}}}}"#
+    );
+    fs::write(sub.join("s.jsonl"), format!("{line}\n{line}\n")).unwrap();
+    let snap = snapshot::snapshot_dir(Kind::Pi, dir.path()).unwrap();
+    assert_eq!(snap.summary.tokens.input, u64::MAX);
+    assert_eq!(snap.summary.tokens.total, u64::MAX);
+    assert_eq!(snap.summary.final_text.as_deref(), Some("hi"));
 }

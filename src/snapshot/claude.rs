@@ -135,6 +135,6 @@ fn tokens(u: &Value) -> Tokens {
         cache_write: count_at(u, "cache_creation_input_tokens"),
         total: 0,
     };
-    t.total = t.input + t.output + t.cache_read + t.cache_write;
+    t.total = super::sum(&[t.input, t.output, t.cache_read, t.cache_write]);
     t
 }

@@ -220,7 +220,7 @@ fn usage(u: &Value) -> Tokens {
         total: count_at(u, "total_tokens"),
     };
     if t.total == 0 {
-        t.total = t.input + t.output;
+        t.total = super::sum(&[t.input, t.output]);
     }
     t
 }

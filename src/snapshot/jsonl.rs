@@ -62,11 +62,9 @@ pub(super) fn read(
         )));
     }
     let nested = dir.join(layout.sub);
-    let root = if nested.is_dir() {
-        nested
-    } else {
-        dir.to_owned()
-    };
+    // `dir` itself may be a link (the caller named it); `dir/sub` is inside.
+    let is_dir = fs::symlink_metadata(&nested).is_ok_and(|m| m.is_dir());
+    let root = if is_dir { nested } else { dir.to_owned() };
     let mut files = Vec::new();
     walk(&root, layout, 0, &mut files)?;
     let looked_for = || {

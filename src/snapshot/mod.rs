@@ -269,15 +269,22 @@ pub struct Tokens {
     pub total: u64,
 }
 
+/// Counts come from files a sandbox wrote: sums saturate rather than
+/// overflow.
 impl std::ops::AddAssign for Tokens {
     fn add_assign(&mut self, o: Tokens) {
-        self.input += o.input;
-        self.output += o.output;
-        self.reasoning += o.reasoning;
-        self.cache_read += o.cache_read;
-        self.cache_write += o.cache_write;
-        self.total += o.total;
+        self.input = self.input.saturating_add(o.input);
+        self.output = self.output.saturating_add(o.output);
+        self.reasoning = self.reasoning.saturating_add(o.reasoning);
+        self.cache_read = self.cache_read.saturating_add(o.cache_read);
+        self.cache_write = self.cache_write.saturating_add(o.cache_write);
+        self.total = self.total.saturating_add(o.total);
     }
+}
+
+/// The saturating sum of some counts (a total a harness does not record).
+pub(crate) fn sum(counts: &[u64]) -> u64 {
+    counts.iter().fold(0, |a, &b| a.saturating_add(b))
 }
 
 /// The figures every consumer of a snapshot needs.
@@ -389,6 +396,15 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
         }
     };
     Ok(summary::snapshot(kind, sessions))
+}
+
+/// [`snapshot_db`] or [`snapshot_dir`], whichever `kind` reads
+/// ([`Kind::source`]).
+pub fn snapshot(kind: Kind, path: &Path) -> Result<Snapshot, SnapshotError> {
+    match kind.source() {
+        SourceKind::Db => snapshot_db(kind, path),
+        SourceKind::Dir => snapshot_dir(kind, path),
+    }
 }
 
 impl Snapshot {

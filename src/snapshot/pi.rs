@@ -136,7 +136,7 @@ fn usage(u: &Value) -> Tokens {
         total: count_at(u, "totalTokens"),
     };
     if t.total == 0 {
-        t.total = t.input + t.output + t.cache_read + t.cache_write;
+        t.total = super::sum(&[t.input, t.output, t.cache_read, t.cache_write]);
     }
     t
 }

@@ -17,6 +17,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use rusqlite::config::DbConfig;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
@@ -33,10 +34,22 @@ const COPY_ATTEMPTS: usize = 5;
 pub(super) fn read(kind: Kind, db: &Path) -> Result<Vec<Session>, SnapshotError> {
     check_header(db)?;
     let copy = PrivateCopy::take(db)?;
+    // Read-write, on the copy only: recovering a hot rollback journal needs
+    // it (a WAL is recovered either way). No checkpoint at close (work for
+    // nothing on a copy about to be removed), and no statement may write.
+    // The file came out of a sandbox: defensive mode, and a schema that is
+    // not trusted to call functions with side effects.
     let conn = Connection::open_with_flags(
         &copy.db,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
+    .and_then(|c| {
+        c.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        c.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+        c.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+        c.pragma_update(None, "query_only", true)?;
+        Ok(c)
+    })
     .map_err(|e| sql_err(db, e))?;
     // One read transaction: every SELECT sees the same state.
     conn.execute_batch("BEGIN DEFERRED")
@@ -83,9 +96,11 @@ impl PrivateCopy {
         let dir = tempfile::Builder::new()
             .prefix("shforge-snapshot-")
             .tempdir()
-            .map_err(|source| SnapshotError::Unreadable {
-                path: std::env::temp_dir(),
-                source,
+            .map_err(|e| {
+                SnapshotError::BadInput(format!(
+                    "cannot make a temporary directory in {}: {e}",
+                    std::env::temp_dir().display()
+                ))
             })?;
         let target = dir.path().join("session.db");
         let sources = [
@@ -358,11 +373,13 @@ fn message_tokens(data: &Value) -> Tokens {
         total: n(t.get("total")),
     };
     if tokens.total == 0 {
-        tokens.total = tokens.input
-            + tokens.output
-            + tokens.reasoning
-            + tokens.cache_read
-            + tokens.cache_write;
+        tokens.total = super::sum(&[
+            tokens.input,
+            tokens.output,
+            tokens.reasoning,
+            tokens.cache_read,
+            tokens.cache_write,
+        ]);
     }
     tokens
 }
