@@ -12,8 +12,9 @@
 //!   capture dir; `shforge snapshot` has no OpenClaw reader (kind null).
 //! * Quirks: `exec` confines its `write` tool to `--cwd`, so a write outside
 //!   the workdir must go through its shell tool `exec`; `--json` prints one
-//!   JSON object over many lines; OpenClaw writes `/tmp/openclaw/` whatever
-//!   TMPDIR says.
+//!   JSON object over many lines; OpenClaw writes `/tmp/openclaw/` (its log;
+//!   `logging.file` in the `--config` file did not move it) and
+//!   `/tmp/openclaw-state-locks-UID/` (hard-coded) whatever TMPDIR says.
 
 use serde_json::json;
 
