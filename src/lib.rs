@@ -17,6 +17,7 @@
 pub mod catalog;
 pub mod dialect;
 pub mod generate;
+pub mod harness;
 pub mod host;
 pub mod installer;
 pub mod lex;
@@ -25,6 +26,7 @@ pub mod musl;
 pub mod params;
 pub mod quote;
 pub mod scripts;
+pub mod smoke;
 pub mod snapshot;
 pub mod template_lint;
 

@@ -1371,6 +1371,7 @@ fn generated_installers_are_clean_and_name_no_host() {
         names,
         [
             "claude-code.sh",
+            "codex.sh",
             "kilo.sh",
             "openclaw.sh",
             "opencode.sh",
