@@ -411,6 +411,14 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
             assert_eq!(p["base_url"].as_str(), Some("http://127.0.0.1:4321/v1"));
             assert_eq!(p["wire_api"].as_str(), Some("responses"));
             assert_eq!(p["env_key"].as_str(), Some(key));
+            // Retries written down (keys Codex 0.171 accepts without its
+            // "unrecognized configuration setting" warning).
+            assert_eq!(p["stream_max_retries"].as_integer(), Some(10));
+            assert_eq!(p["request_max_retries"].as_integer(), Some(4));
+            assert_eq!(p["stream_idle_timeout_ms"].as_integer(), Some(300_000));
+            assert_eq!(cfg["analytics"]["enabled"].as_bool(), Some(false));
+            assert_eq!(cfg["check_for_update_on_startup"].as_bool(), Some(false));
+            assert!(has(&["--disable", "plugins"]), "{ctx}");
             assert_eq!(capture["kind"], "codex");
             assert_eq!(capture["dir"], format!("{d}/codex"));
         }

@@ -1325,3 +1325,107 @@ fn cli_errors() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// `shforge-fail=`: the first N requests of a conversation get the scripted
+/// status (with `Retry-After` when asked), then the script answers as usual;
+/// other conversations and malformed words are untouched; the log says
+/// `fail`.
+#[test]
+fn scripted_failures_then_the_usual_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("log");
+    let server = RunningServer::start(ServerConfig {
+        log: Some(log.clone()),
+        defaults: Directives {
+            token: Some("k".into()),
+            target: Some("/k".into()),
+            prefer: None,
+        },
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let post = |api: Api, body: &Value| {
+        let body = body.to_string();
+        let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+        let req = format!(
+            "POST {} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            api.path(),
+            body.len()
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        read_response(&mut BufReader::new(s))
+    };
+    let retry_after = |head: &str| {
+        head.lines()
+            .find_map(|l| l.strip_prefix("Retry-After: ").map(str::to_owned))
+    };
+    let limited = request(
+        Api::Responses,
+        false,
+        "m",
+        &codex_tools(),
+        "go shforge-fail=429:times=2:retry-after=7",
+    );
+    for attempt in 1..=2 {
+        let (head, body) = post(Api::Responses, &limited);
+        assert!(head.starts_with("HTTP/1.1 429 Too Many Requests"), "{head}");
+        assert_eq!(retry_after(&head).as_deref(), Some("7"), "{head}");
+        let err = &json_of(&body)["error"];
+        assert_eq!(err["type"], "rate_limit_error");
+        assert_eq!(
+            err["message"],
+            format!("shforge-fail: scripted 429 ({attempt} of 2)")
+        );
+    }
+    // Another conversation is not limited, even with the same tools.
+    let other = request(Api::Responses, false, "m", &codex_tools(), "go");
+    let (head, body) = post(Api::Responses, &other);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(json_of(&body)["output"][0]["name"], "exec_command");
+    // The third request of the limited one (a retry) gets its tool call; so
+    // does the fourth, and the turn after the tool result is `done`.
+    let (head, _) = post(Api::Responses, &limited);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let (head, _) = post(Api::Responses, &with_tool_result(Api::Responses, limited));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+
+    // A 503 once, without Retry-After, in another wire format.
+    let down = request(
+        Api::Anthropic,
+        false,
+        "m",
+        &claude_tools(),
+        "shforge-fail=503",
+    );
+    let (head, body) = post(Api::Anthropic, &down);
+    assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+    assert_eq!(retry_after(&head), None, "{head}");
+    assert_eq!(json_of(&body)["error"]["type"], "api_error");
+    assert!(post(Api::Anthropic, &down).0.starts_with("HTTP/1.1 200"));
+    // Malformed words fail nothing.
+    for word in [
+        "shforge-fail=200",
+        "shforge-fail=429:times=0",
+        "shforge-fail=429:wait=1",
+    ] {
+        let body = request(Api::Chat, false, "m", &kilo_tools(), word);
+        let (head, _) = post(Api::Chat, &body);
+        assert!(head.starts_with("HTTP/1.1 200"), "{word}: {head}");
+    }
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    let decisions: Vec<String> = text
+        .lines()
+        .map(|l| json_of(l)["decision"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            "fail", "fail", "tool", "tool", "done", "fail", "tool", "tool", "tool", "tool"
+        ],
+        "{text}"
+    );
+    let first = json_of(text.lines().next().unwrap());
+    assert_eq!(first["reason"], "shforge-fail: scripted 429 (1 of 2)");
+    assert_eq!(first["tools"][0], "exec_command");
+}

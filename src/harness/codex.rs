@@ -12,6 +12,16 @@
 
 use super::{Ctx, PROVIDER, Profile, SessionFile};
 
+/// Reconnections of a turn's stream: after a 429 that carries `Retry-After`
+/// (waiting that long), a dropped stream, or exhausted request retries.
+/// Codex's default is 5; 10 rides out a longer rate limit.
+pub const STREAM_MAX_RETRIES: i64 = 10;
+/// Quick re-sends of one request after a 5xx or a failed connection
+/// (Codex's default, written down so a new release cannot change it).
+pub const REQUEST_MAX_RETRIES: i64 = 4;
+/// A stream silent this long counts as dropped (Codex's default, 5 min).
+pub const STREAM_IDLE_TIMEOUT_MS: i64 = 300_000;
+
 pub(super) fn profile(ctx: &Ctx<'_>) -> Profile {
     let l = &ctx.layout;
     let home = l.path("codex");
@@ -20,6 +30,12 @@ pub(super) fn profile(ctx: &Ctx<'_>) -> Profile {
     provider.insert("base_url".into(), ctx.v1().into());
     provider.insert("wire_api".into(), "responses".into());
     provider.insert("env_key".into(), ctx.key_env.into());
+    provider.insert("stream_max_retries".into(), STREAM_MAX_RETRIES.into());
+    provider.insert("request_max_retries".into(), REQUEST_MAX_RETRIES.into());
+    provider.insert(
+        "stream_idle_timeout_ms".into(),
+        STREAM_IDLE_TIMEOUT_MS.into(),
+    );
     let mut providers = toml::Table::new();
     providers.insert(PROVIDER.into(), provider.into());
     let mut analytics = toml::Table::new();

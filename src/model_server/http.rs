@@ -172,26 +172,34 @@ fn reason(status: u16) -> &'static str {
         200 => "OK",
         400 => "Bad Request",
         404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
         _ => "Error",
     }
 }
 
-/// Write a complete response with a Content-Length (its head only when
-/// `head_only`, the answer to a `HEAD`).
+/// Write a complete response with a Content-Length and the extra `headers`
+/// (its head only when `head_only`, the answer to a `HEAD`).
 pub fn write_full(
     w: &mut impl Write,
     status: u16,
     content_type: &str,
+    headers: &[(&str, String)],
     body: &[u8],
     keep_alive: bool,
     head_only: bool,
 ) -> io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
+    let mut head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: {}\r\n",
         reason(status),
         body.len(),
         if keep_alive { "keep-alive" } else { "close" },
     );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
     let mut out = head.into_bytes();
     if !head_only {
         out.extend_from_slice(body);

@@ -12,6 +12,7 @@
 //! * [`script`] — the decision and the tool arguments;
 //! * [`chat`], [`responses`], [`anthropic`] — one wire format each;
 //! * [`wire`] — what the formats share;
+//! * [`fail`] — scripted error answers (`shforge-fail=429:retry-after=1`);
 //! * [`cli`] — `shforge fake-model-server`.
 //!
 //! ```no_run
@@ -27,6 +28,7 @@
 pub mod anthropic;
 pub mod chat;
 pub mod cli;
+pub mod fail;
 pub mod http;
 pub mod responses;
 pub mod script;
@@ -77,6 +79,8 @@ struct Shared {
     served: AtomicUsize,
     /// Request numbers, for unique ids.
     next: AtomicUsize,
+    /// Requests seen per conversation, for `shforge-fail=`.
+    failures: fail::Counter,
     stop: AtomicBool,
     /// Open connections, so Drop can shut them down.
     conns: Mutex<HashMap<usize, TcpStream>>,
@@ -112,6 +116,7 @@ impl RunningServer {
             log,
             served: AtomicUsize::new(0),
             next: AtomicUsize::new(0),
+            failures: fail::Counter::default(),
             stop: AtomicBool::new(false),
             conns: Mutex::new(HashMap::new()),
         });
@@ -217,6 +222,7 @@ fn serve_connection(shared: &Shared, conn: TcpStream) {
                         &mut writer,
                         400,
                         "application/json",
+                        &[],
                         body.to_string().as_bytes(),
                         false,
                         false,
@@ -287,6 +293,7 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> 
             None => Value::String(String::from_utf8_lossy(&req.body).into_owned()),
         },
     });
+    let mut headers = Vec::new();
     let (status, body) = match route(&req.method, &req.path) {
         Route::NotFound => (
             404,
@@ -312,20 +319,34 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> 
             match parsed.as_ref().filter(|v| v.is_object()) {
                 None => (400, Body::Json(error_json("the body is not a JSON object"))),
                 Some(v) => {
-                    let (body, conv, decision) = answer(shared, api, v, req.body.len());
+                    let conv = conversation(api, v);
                     entry["stream"] = json!(conv.stream);
                     entry["model"] = json!(conv.model);
                     entry["tools"] = json!(conv.tools.iter().map(|t| &t.name).collect::<Vec<_>>());
-                    entry["decision"] = json!(decision.label());
-                    match &decision {
-                        Decision::Tool(call) => {
-                            entry["tool"] = json!(call.name);
-                            entry["arguments"] = Value::Object(call.arguments.clone());
+                    let failure =
+                        fail::Failure::from_texts(conv.user_texts.iter().map(String::as_str))
+                            .and_then(|f| Some((f, shared.failures.fails(&conv.user_texts, &f)?)));
+                    if let Some((f, n)) = failure {
+                        let body = f.body(n);
+                        entry["decision"] = json!("fail");
+                        entry["reason"] = body["error"]["message"].clone();
+                        if let Some(secs) = f.retry_after {
+                            headers.push(("Retry-After", secs.to_string()));
                         }
-                        Decision::Done { reason } => entry["reason"] = json!(reason),
-                        Decision::Text => {}
+                        (f.status, Body::Json(body))
+                    } else {
+                        let (body, decision) = answer(shared, api, &conv, v, req.body.len());
+                        entry["decision"] = json!(decision.label());
+                        match &decision {
+                            Decision::Tool(call) => {
+                                entry["tool"] = json!(call.name);
+                                entry["arguments"] = Value::Object(call.arguments.clone());
+                            }
+                            Decision::Done { reason } => entry["reason"] = json!(reason),
+                            Decision::Text => {}
+                        }
+                        (200, body)
                     }
-                    (200, body)
                 }
             }
         }
@@ -344,6 +365,7 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> 
             w,
             status,
             "application/json",
+            &headers,
             v.to_string().as_bytes(),
             req.keep_alive,
             req.method == "HEAD",
@@ -352,13 +374,8 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> 
     }
 }
 
-/// Decide and render one model request.
-fn answer(
-    shared: &Shared,
-    api: Api,
-    body: &Value,
-    body_len: usize,
-) -> (Body, Conversation, Decision) {
+/// What a model request asks, whatever its wire format.
+fn conversation(api: Api, body: &Value) -> Conversation {
     let mut conv = match api {
         Api::Chat => chat::conversation(body),
         Api::Responses => responses::conversation(body),
@@ -366,7 +383,18 @@ fn answer(
     };
     conv.model = body["model"].as_str().unwrap_or("fake-model").to_owned();
     conv.stream = body["stream"] == json!(true);
-    let decision = script::decide(&conv, &shared.defaults);
+    conv
+}
+
+/// Decide and render one model request.
+fn answer(
+    shared: &Shared,
+    api: Api,
+    conv: &Conversation,
+    body: &Value,
+    body_len: usize,
+) -> (Body, Decision) {
+    let decision = script::decide(conv, &shared.defaults);
     let out_len = match &decision {
         Decision::Tool(call) => Value::Object(call.arguments.clone()).to_string().len() + 16,
         other => other.text().unwrap_or_default().len(),
@@ -382,9 +410,9 @@ fn answer(
         },
     };
     let rendered = match api {
-        Api::Chat => chat::reply(&conv, &decision, &ctx, body),
-        Api::Responses => responses::reply(&conv, &decision, &ctx, body),
-        Api::Anthropic => anthropic::reply(&conv, &decision, &ctx, body),
+        Api::Chat => chat::reply(conv, &decision, &ctx, body),
+        Api::Responses => responses::reply(conv, &decision, &ctx, body),
+        Api::Anthropic => anthropic::reply(conv, &decision, &ctx, body),
     };
-    (rendered, conv, decision)
+    (rendered, decision)
 }
