@@ -19,6 +19,7 @@
 //! libc = "glibc"                     # glibc | musl | any
 //! # mode = "755"                     # file only (default 755)
 //! # dest = "bin/x"                   # file: its path; archive: the dir to unpack into
+//! # size = 123456                    # bytes: larger is refused, a download stops past it
 //!
 //! [launcher]                         # optional: a sh script that runs a program of the install
 //! path = "bin/pi"
@@ -89,6 +90,9 @@ pub struct ArtifactSpec {
     /// Destination inside the install dir.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dest: Option<String>,
+    /// Size in bytes: larger files are refused, downloads stop past it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
     /// Where the digest came from (free text, for reviewers; not used).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -142,6 +146,9 @@ impl InstallerSpec {
             }
             if let Some(d) = &a.dest {
                 art = art.dest(d);
+            }
+            if let Some(n) = a.size {
+                art = art.size(n);
             }
             b = b.artifact(art);
         }
