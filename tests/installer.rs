@@ -1012,6 +1012,27 @@ fn copy_with_libs(root: &Path, bin: &Path) {
     }
 }
 
+/// Root and what the musl chroots are made of (a static busybox, chroot,
+/// mknod, ldd); anything missing skips the test loudly, or fails it under
+/// SHFORGE_REQUIRE_SHELLS=1.
+fn musl_chroot_tools() -> bool {
+    let test = "musl chroot tests";
+    if !common::require_root(test)
+        || !["/usr/bin/busybox", "chroot", "mknod", "ldd"]
+            .iter()
+            .all(|t| common::require_tool(test, t))
+    {
+        return false;
+    }
+    let out = common::run({
+        let mut c = Command::new("ldd");
+        c.arg("/usr/bin/busybox");
+        c
+    });
+    let dynamic = out.status.success() && String::from_utf8_lossy(&out.stdout).contains("=>");
+    common::require(test, !dynamic, "a static /usr/bin/busybox (busybox-static)")
+}
+
 impl Chroot {
     fn new(sh: &Shell, with_apk: bool) -> Chroot {
         let dir = tempfile::tempdir().unwrap();
@@ -1128,7 +1149,7 @@ impl Chroot {
 
 #[test]
 fn musl_libraries_present_in_a_path_file_dir_install_nothing() {
-    if std::env::consts::ARCH != "x86_64" || !common::require_root("musl chroot tests") {
+    if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
     let shells = common::bashes();
@@ -1155,7 +1176,7 @@ fn musl_libraries_present_in_a_path_file_dir_install_nothing() {
 
 #[test]
 fn missing_musl_library_is_added_with_apk_exactly() {
-    if std::env::consts::ARCH != "x86_64" || !common::require_root("musl chroot tests") {
+    if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
     let shells = common::bashes();
@@ -1186,7 +1207,7 @@ fn missing_musl_library_is_added_with_apk_exactly() {
 
 #[test]
 fn musl_library_that_cannot_be_provided_exits_7() {
-    if std::env::consts::ARCH != "x86_64" || !common::require_root("musl chroot tests") {
+    if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
     let shells = common::bashes();
@@ -1357,6 +1378,21 @@ fn shforge_installer_spec_good_and_bad() {
                 &"0".repeat(64),
             ),
             "artifact[0].sha256: looks like a placeholder",
+        ),
+        (
+            GOOD_SPEC.replace(
+                "name = \"tool\"",
+                &format!("name = \"{}\"", "t".repeat(240)),
+            ),
+            "name: NAME-VERSION is 244 bytes",
+        ),
+        (
+            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nmode = \"4755\""),
+            "artifact[0].mode: \"4755\" sets setuid",
+        ),
+        (
+            GOOD_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsize = 0"),
+            "artifact[0].size: ",
         ),
         ("name = [".to_owned(), "line 1"),
     ];

@@ -259,14 +259,20 @@ pub fn require_tool(test: &str, tool: &str) -> bool {
     } else {
         which(tool).is_some()
     };
-    if found {
+    require(test, found, tool)
+}
+
+/// Skip (loudly) a test whose need `what` is not `met`, or fail when
+/// `SHFORGE_REQUIRE_SHELLS=1` forbids skipping.
+pub fn require(test: &str, met: bool, what: &str) -> bool {
+    if met {
         return true;
     }
     if require_all() {
-        panic!("{test} needs {tool} (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)");
+        panic!("{test} needs {what} (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)");
     }
     loud(&format!(
-        "SKIPPING {test}: {tool} is not installed (set SHFORGE_REQUIRE_SHELLS=1 to fail instead)"
+        "SKIPPING {test}: needs {what}, which is not installed (set SHFORGE_REQUIRE_SHELLS=1 to fail instead)"
     ));
     false
 }
