@@ -1734,19 +1734,6 @@ fn tools_with_tar(dir: &Path, busybox: bool) -> PathBuf {
     bin
 }
 
-/// The tars to run the hostile cases under: GNU tar and busybox tar, each
-/// skipped loudly when missing (a failure under SHFORGE_REQUIRE_SHELLS=1).
-fn tars() -> Vec<(&'static str, bool)> {
-    let mut v = Vec::new();
-    if common::require_tool("hostile archives under GNU tar", "tar") {
-        v.push(("GNU tar", false));
-    }
-    if common::require_tool("hostile archives under busybox tar", "/usr/bin/busybox") {
-        v.push(("busybox tar", true));
-    }
-    v
-}
-
 struct Case {
     name: &'static str,
     extras: Vec<Extra>,
@@ -1976,38 +1963,59 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
     ]
 }
 
-#[test]
-fn hostile_archives_never_reach_outside_the_install() {
+/// Every hostile case under one tar, on every bash.
+fn hostile_archives_under(busybox: bool, test: &str) {
     let shells = common::bashes();
-    let tars = tars();
+    let tar_name = if busybox { "busybox tar" } else { "GNU tar" };
+    let present = if busybox {
+        common::require_tool(test, "/usr/bin/busybox")
+    } else {
+        common::require_tool(test, "tar")
+    };
+    if !present {
+        return;
+    }
     for sh in &shells {
-        for (tar_name, busybox) in &tars {
-            // The cases name the world's own outside dir: build them per world.
-            for i in 0..hostile_cases(Path::new("/nowhere")).len() {
-                let dir = tempfile::tempdir().unwrap();
-                let case = hostile_cases(&outside_of(dir.path())).swap_remove(i);
-                let w = hostile_world(dir, &runtime_tgz(FAKE), case.extras, case.launcher);
-                let path = tools_with_tar(w.dir.path(), *busybox);
-                let before = snapshot(&w.outside());
-                let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
-                let what = format!("{} under {tar_name}, {}", case.name, sh.name);
-                assert_eq!(code(&o), case.want, "{what}: {}", text(&o));
-                assert_eq!(snapshot(&w.outside()), before, "{what}: outside changed");
-                if case.want == 0 {
-                    assert_eq!(prefix_entries(&w), vec!["fake-1.0".to_owned()], "{what}");
-                    (case.check)(&w);
-                } else {
-                    assert!(
-                        String::from_utf8_lossy(&o.stderr).contains("refusing"),
-                        "{what}: {}",
-                        text(&o)
-                    );
-                    assert_nothing_installed(sh, &w);
-                }
+        for i in 0..hostile_cases(Path::new("/nowhere")).len() {
+            let dir = tempfile::tempdir().unwrap();
+            let case = hostile_cases(&outside_of(dir.path())).swap_remove(i);
+            let w = hostile_world(dir, &runtime_tgz(FAKE), case.extras, case.launcher);
+            let path = tools_with_tar(w.dir.path(), busybox);
+            let before = snapshot(&w.outside());
+            let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+            let what = format!("{} under {tar_name}, {}", case.name, sh.name);
+            assert_eq!(code(&o), case.want, "{what}: {}", text(&o));
+            assert_eq!(snapshot(&w.outside()), before, "{what}: outside changed");
+            if case.want == 0 {
+                assert_eq!(prefix_entries(&w), vec!["fake-1.0".to_owned()], "{what}");
+                (case.check)(&w);
+            } else {
+                assert!(
+                    String::from_utf8_lossy(&o.stderr).contains("refusing"),
+                    "{what}: {}",
+                    text(&o)
+                );
+                assert_nothing_installed(sh, &w);
             }
         }
     }
-    common::report("hostile_archives_never_reach_outside_the_install", &shells);
+    common::report(test, &shells);
+}
+
+#[test]
+fn hostile_archives_never_reach_outside_the_install_with_gnu_tar() {
+    hostile_archives_under(
+        false,
+        "hostile_archives_never_reach_outside_the_install_with_gnu_tar",
+    );
+}
+
+#[test]
+fn hostile_archives_never_reach_outside_the_install_with_busybox_tar() {
+    hostile_archives_under(
+        true,
+        "hostile_archives_never_reach_outside_the_install_with_busybox_tar",
+    );
 }
 
 // ---------------------------------------------------------------- footprint and odd input
