@@ -18,9 +18,11 @@
 # HOME, TMPDIR, the XDG dirs and its working directory in a throwaway
 # directory of the installer's own.
 #
-# Exit status: 0 ok, 2 usage, 3 lock timeout, 4 download failed (or no
-# artifact for this machine), 5 digest mismatch or no sha256 tool, 6 entry
-# check (or unpacking) failed, 7 a needed musl library cannot be provided.
+# Exit status: 0 ok, 2 usage (or a --prefix holding a newline), 3 lock
+# timeout (or a lock file that is a symlink), 4 download failed (or an
+# artifact past its size, or no artifact for this machine), 5 digest
+# mismatch or no sha256 tool, 6 entry check or unpacking failed (or an
+# archive refused), 7 a needed musl library cannot be provided.
 
 # set -u is turned on in main, once the arguments are parsed: bash 4.0 calls
 # an empty "$@" unbound under it.
@@ -1170,6 +1172,12 @@ install_fresh() {
 main() {
     parse_args "$@"
     set -u
+    # From here on a signal still removes what this run made (the reuse
+    # check's home, the stage) and gives the lock up.
+    trap cleanup EXIT
+    trap 'exit 129' HUP
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
     musl_find_missing
     # The common case on a warm sandbox: a good install, no lock, no download.
     if [ "$musl_missing_count" -eq 0 ] && installed_ok; then
@@ -1178,10 +1186,6 @@ main() {
     fi
     mkdir -p "$prefix" || usage_error "cannot create --prefix $prefix"
     physical_prefix
-    trap cleanup EXIT
-    trap 'exit 129' HUP
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
     if ! lock_acquire "$prefix/.$name-$version" "$lock_timeout"; then
         # Another installer finished the same install while we waited.
         printf '%s\n' "$final/$entry"
