@@ -250,3 +250,29 @@ pub fn require_root(test: &str) -> bool {
     loud(&format!("SKIPPING {test}: needs root"));
     false
 }
+
+/// Skip (loudly) a test that needs `tool` (a name looked up on PATH, or an
+/// absolute path), or fail when `SHFORGE_REQUIRE_SHELLS=1` forbids skipping.
+pub fn require_tool(test: &str, tool: &str) -> bool {
+    let found = if tool.starts_with('/') {
+        is_executable(Path::new(tool))
+    } else {
+        which(tool).is_some()
+    };
+    require(test, found, tool)
+}
+
+/// Skip (loudly) a test whose need `what` is not `met`, or fail when
+/// `SHFORGE_REQUIRE_SHELLS=1` forbids skipping.
+pub fn require(test: &str, met: bool, what: &str) -> bool {
+    if met {
+        return true;
+    }
+    if require_all() {
+        panic!("{test} needs {what} (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)");
+    }
+    loud(&format!(
+        "SKIPPING {test}: needs {what}, which is not installed (set SHFORGE_REQUIRE_SHELLS=1 to fail instead)"
+    ));
+    false
+}
