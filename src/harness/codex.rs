@@ -9,6 +9,40 @@
 //!   `base_url = ROOT/v1`, `wire_api = "responses"`, `env_key = VAR`) and the
 //!   transcripts `sessions/YYYY/MM/DD/rollout-*.jsonl`: the capture dir,
 //!   kind `codex`.
+//!
+//! # Retries (measured with Codex 0.171.0 against `shforge-fail=`)
+//!
+//! The provider sets [`STREAM_MAX_RETRIES`], [`REQUEST_MAX_RETRIES`] and
+//! [`STREAM_IDLE_TIMEOUT_MS`]; Codex accepts all three silently (an unknown
+//! key is ignored, with an `error` item "Codex is ignoring 1 unrecognized
+//! configuration setting" in its JSON events and exit 0).
+//!
+//! * 429 with `Retry-After: N`: Codex waits N s (uncapped: 120 s is waited
+//!   out) and reconnects, one `error` event `Reconnecting... k/10` each time;
+//!   10 failures in a row are survived, the 11th ends the run with exit 1.
+//! * 5xx: re-sent silently up to `request_max_retries` times with a short
+//!   backoff, then counted as a stream reconnection.
+//! * 429 without `Retry-After`: no retry at all. One request, then the events
+//!   `error` and `turn.failed` with "exceeded retry limit, last status: 429
+//!   Too Many Requests", exit 1, 0.5 s for the whole run.
+//!
+//! Decision: the runtime adds no retry proxy. Codex already retries every
+//! 429 that says when to come back; one that does not is the endpoint's
+//! bug, and it surfaces as the harness's exit 1 with the reason in its
+//! events. A proxy would be a second long-lived process per rollout, and
+//! bash cannot listen on a socket, so it would need Python or a binary the
+//! task image may lack.
+//!
+//! # Outside `CODEX_HOME`
+//!
+//! In this mode (bypass, plugins and analytics off) a rollout writes only
+//! under `CODEX_HOME` (per run a `tmp/arg0-linux/codex-arg0XXXXXX/` of
+//! symlinks to the binary, the previous one removed; `sessions/`, SQLite
+//! state and logs, `shell_snapshots/`) plus what its tools do: strace shows
+//! no write to HOME, TMPDIR, `/tmp` or the install dir. Its sandboxed modes
+//! (`-s workspace-write`) also create `/tmp/codex-daemon-UID`, whatever
+//! TMPDIR says; the bypass flag avoids them and the bubblewrap sandbox they
+//! need user namespaces for.
 
 use super::{Ctx, PROVIDER, Profile, SessionFile};
 
