@@ -50,6 +50,7 @@ art_libc=()
 art_mode=()
 art_dest=()
 art_size=()
+art_subdir=()
 {%- for a in artifacts %}
 art_path[{{ loop.index0|raw }}]={{ a.path }}
 art_sha256[{{ loop.index0|raw }}]={{ a.sha256 }}
@@ -59,6 +60,7 @@ art_libc[{{ loop.index0|raw }}]={{ a.libc }}
 art_mode[{{ loop.index0|raw }}]={{ a.mode }}
 art_dest[{{ loop.index0|raw }}]={{ a.dest }}
 art_size[{{ loop.index0|raw }}]={{ a.size }}
+art_subdir[{{ loop.index0|raw }}]={{ a.subdir }}
 {%- endfor %}
 art_count={{ artifacts.len() }}
 musl_soname=()
@@ -344,7 +346,7 @@ install_fresh() {
         file=$stage/download/$i
         obtain "$i" "$file"
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
-        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}"
+        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"
         rm -f "$file"
         k=$((k + 1))
     done

@@ -1394,6 +1394,17 @@ fn shforge_installer_spec_good_and_bad() {
             GOOD_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsize = 0"),
             "artifact[0].size: ",
         ),
+        (
+            GOOD_SPEC.replace(
+                "libc = \"any\"",
+                "libc = \"any\"\nsubdir = \"package/../x\"",
+            ),
+            "artifact[0].subdir: ",
+        ),
+        (
+            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsubdir = \"x\""),
+            "artifact[0].subdir: only an archive has a subdir",
+        ),
         ("name = [".to_owned(), "line 1"),
     ];
     for (spec, want) in cases {
@@ -1611,11 +1622,13 @@ fn runtime_tgz(script: &str) -> Vec<u8> {
 
 const FAKE: &str = "#!/bin/sh\necho 'fake 1.0'\n";
 
-/// An artifact added after the fake runtime: its bytes, kind and `dest`.
+/// An artifact added after the fake runtime: its bytes, kind, `dest` and
+/// `subdir`.
 struct Extra {
     bytes: Vec<u8>,
     file: bool,
     dest: Option<String>,
+    subdir: Option<String>,
 }
 
 fn tgz_extra(members: &[Member]) -> Extra {
@@ -1623,6 +1636,16 @@ fn tgz_extra(members: &[Member]) -> Extra {
         bytes: hostile_tgz(members),
         file: false,
         dest: None,
+        subdir: None,
+    }
+}
+
+/// An archive of which only `subdir` is installed, at `dest`.
+fn subdir_extra(members: &[Member], subdir: &str, dest: &str) -> Extra {
+    Extra {
+        subdir: Some(subdir.into()),
+        dest: Some(dest.into()),
+        ..tgz_extra(members)
     }
 }
 
@@ -1654,6 +1677,9 @@ fn hostile_world(
         };
         if let Some(d) = &e.dest {
             a = a.dest(d);
+        }
+        if let Some(d) = &e.subdir {
+            a = a.subdir(d);
         }
         b = b.artifact(a);
     }
@@ -1904,6 +1930,122 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
             },
         },
         Case {
+            name: "subdir: one vendor triple of two, its own layout kept",
+            extras: vec![subdir_extra(
+                &[
+                    Member::Dir("package/"),
+                    Member::File("package/package.json", b"{}", 0o644),
+                    Member::Dir("package/vendor/"),
+                    Member::Dir("package/vendor/x86_64-unknown-linux-musl/"),
+                    Member::Dir("package/vendor/x86_64-unknown-linux-musl/bin/"),
+                    Member::File(
+                        "package/vendor/x86_64-unknown-linux-musl/bin/tool",
+                        b"x64",
+                        0o755,
+                    ),
+                    Member::Dir("package/vendor/x86_64-unknown-linux-musl/codex-path/"),
+                    Member::File(
+                        "package/vendor/x86_64-unknown-linux-musl/codex-path/rg",
+                        b"rg",
+                        0o755,
+                    ),
+                    Member::Sym(
+                        "package/vendor/x86_64-unknown-linux-musl/bin/rg",
+                        "../codex-path/rg",
+                    ),
+                    Member::Dir("package/vendor/aarch64-unknown-linux-musl/"),
+                    Member::Dir("package/vendor/aarch64-unknown-linux-musl/bin/"),
+                    Member::File(
+                        "package/vendor/aarch64-unknown-linux-musl/bin/tool",
+                        b"arm",
+                        0o755,
+                    ),
+                ],
+                "package/vendor/x86_64-unknown-linux-musl",
+                "vendor",
+            )],
+            launcher: None,
+            want: 0,
+            check: |w| {
+                let f = w.final_dir();
+                assert_eq!(fs::read(f.join("vendor/bin/tool")).unwrap(), b"x64");
+                assert_eq!(fs::read(f.join("vendor/bin/rg")).unwrap(), b"rg");
+                assert_eq!(fs::read(f.join("vendor/codex-path/rg")).unwrap(), b"rg");
+                let mut top: Vec<String> = fs::read_dir(&f)
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect();
+                top.sort();
+                assert_eq!(top, ["bin", "vendor"], "nothing else of the archive");
+                let mut kept: Vec<String> = fs::read_dir(f.join("vendor"))
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect();
+                kept.sort();
+                assert_eq!(kept, ["bin", "codex-path"]);
+            },
+        },
+        Case {
+            name: "subdir missing from the archive",
+            extras: vec![subdir_extra(
+                &[
+                    Member::Dir("package/"),
+                    Member::File("package/x", b"x", 0o644),
+                ],
+                "package/vendor/x86_64-unknown-linux-musl",
+                "vendor",
+            )],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "subdir is a file",
+            extras: vec![subdir_extra(
+                &[
+                    Member::Dir("package/"),
+                    Member::File("package/vendor", b"x", 0o644),
+                ],
+                "package/vendor",
+                "vendor",
+            )],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "subdir reached through a symlink inside the archive",
+            extras: vec![subdir_extra(
+                &[
+                    Member::Dir("real/"),
+                    Member::Dir("real/t/"),
+                    Member::File("real/t/tool", b"x", 0o755),
+                    Member::Sym("package", "real"),
+                ],
+                "package/t",
+                "vendor",
+            )],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "subdir holding a symlink to the part left out",
+            extras: vec![subdir_extra(
+                &[
+                    Member::Dir("package/"),
+                    Member::File("package/secret", b"s", 0o644),
+                    Member::Dir("package/t/"),
+                    Member::Sym("package/t/up", "../secret"),
+                ],
+                "package/t",
+                "vendor",
+            )],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
             name: "a later artifact's dest through an earlier symlink",
             extras: vec![
                 tgz_extra(&[Member::Dir("sub/"), Member::Sym("node", "sub")]),
@@ -1911,6 +2053,7 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
                     bytes: hostile_tgz(&[Member::File("evil", b"x", 0o644)]),
                     file: false,
                     dest: Some("node".into()),
+                    subdir: None,
                 },
             ],
             launcher: None,
@@ -1925,6 +2068,7 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
                     bytes: b"#!/bin/sh\n".to_vec(),
                     file: true,
                     dest: Some("tools/x".into()),
+                    subdir: None,
                 },
             ],
             launcher: None,
@@ -2255,4 +2399,95 @@ fn an_artifact_past_its_size_is_refused_and_its_download_stopped() {
         "an_artifact_past_its_size_is_refused_and_its_download_stopped",
         &shells,
     );
+}
+
+/// `subdir` + `dest`: platform packages that keep their files under a
+/// per-platform dir (Codex's `package/vendor/<triple>/`) install at one path,
+/// so one `entry` serves every arch. Only this machine's artifact is read
+/// (the other one is not even in the source dir).
+#[test]
+fn subdir_gives_every_arch_one_entry() {
+    let shells = common::bashes();
+    let (mine, other) = match std::env::consts::ARCH {
+        "aarch64" => ("aarch64", "x86_64"),
+        _ => (std::env::consts::ARCH, "aarch64"),
+    };
+    let triple = |arch: &str| format!("package/vendor/{arch}-unknown-linux-musl");
+    let (t_mine, t_other) = (triple(mine), triple(other));
+    let names: Vec<String> = [&t_mine, &t_other]
+        .iter()
+        .flat_map(|t| {
+            [
+                format!("{t}/"),
+                format!("{t}/bin/"),
+                format!("{t}/bin/fake"),
+                format!("{t}/codex-path/"),
+                format!("{t}/codex-path/rg"),
+            ]
+        })
+        .collect();
+    let own = "#!/bin/sh\necho 'fake 1.0'\n";
+    let wrong = "#!/bin/sh\necho 'wrong arch'\n";
+    let member = |i: usize| -> Member<'_> {
+        let n = names[i].as_str();
+        match i % 5 {
+            2 => Member::File(
+                n,
+                if i < 5 {
+                    own.as_bytes()
+                } else {
+                    wrong.as_bytes()
+                },
+                0o755,
+            ),
+            4 => Member::File(n, b"rg", 0o755),
+            _ => Member::Dir(n),
+        }
+    };
+    let mut members = vec![Member::Dir("package/"), Member::Dir("package/vendor/")];
+    members.extend((0..names.len()).map(member));
+    let tgz = hostile_tgz(&members);
+    for sh in &shells {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("src")).unwrap();
+        fs::write(dir.path().join("src/pkg-mine.tgz"), &tgz).unwrap();
+        let inst = Installer::builder("fake", "1.0")
+            .entry("codex/bin/fake")
+            .check(["--version"], "fake 1.0")
+            .artifact(
+                Artifact::tar_gz("pkg-mine.tgz", sha256_hex(&tgz))
+                    .arch(mine)
+                    .subdir(&t_mine)
+                    .dest("codex"),
+            )
+            .artifact(
+                Artifact::tar_gz("pkg-other.tgz", sha256_hex(b"not here"))
+                    .arch(other)
+                    .subdir(&t_other)
+                    .dest("codex"),
+            )
+            .build()
+            .unwrap();
+        let script = dir.path().join("install_fake.sh");
+        fs::write(&script, inst.script().unwrap()).unwrap();
+        let w = World {
+            dir,
+            script,
+            artifact: tgz.clone(),
+        };
+        let path = tools(w.dir.path(), &[], false);
+        let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+        assert_eq!(code(&o), 0, "{}: {}", sh.name, text(&o));
+        let entry = w.final_dir().join("codex/bin/fake");
+        assert_eq!(last_line(&o), entry.to_string_lossy(), "{}", sh.name);
+        let out = common::run(Command::new(&entry));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "fake 1.0\n");
+        assert_eq!(
+            fs::read(w.final_dir().join("codex/codex-path/rg")).unwrap(),
+            b"rg"
+        );
+        assert!(!w.final_dir().join("package").exists(), "{}", sh.name);
+        assert_eq!(prefix_entries(&w), ["fake-1.0"], "{}", sh.name);
+    }
+    common::report("subdir_gives_every_arch_one_entry", &shells);
 }

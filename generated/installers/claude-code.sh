@@ -50,6 +50,7 @@ art_libc=()
 art_mode=()
 art_dest=()
 art_size=()
+art_subdir=()
 art_path[0]='anthropic-ai-claude-code-linux-x64-2.1.332.tgz'
 art_sha256[0]='1c89f2f1e0bee93742cff8de9181fc07c702ce0651f1492bb3b97487d3a84af1'
 art_unpack[0]='tar.gz'
@@ -58,6 +59,7 @@ art_libc[0]='glibc'
 art_mode[0]=''
 art_dest[0]='.'
 art_size[0]='186117258'
+art_subdir[0]='.'
 art_path[1]='anthropic-ai-claude-code-linux-x64-musl-2.1.332.tgz'
 art_sha256[1]='58665225171bf037406decce027e97242741136c58b53411da8de3647ab47eb3'
 art_unpack[1]='tar.gz'
@@ -66,6 +68,7 @@ art_libc[1]='musl'
 art_mode[1]=''
 art_dest[1]='.'
 art_size[1]=''
+art_subdir[1]='.'
 art_path[2]='anthropic-ai-claude-code-linux-arm64-2.1.332.tgz'
 art_sha256[2]='171a15f1192f411094f606a6602d11617e20d69984733ded2a79e85d9f5cc236'
 art_unpack[2]='tar.gz'
@@ -74,6 +77,7 @@ art_libc[2]='glibc'
 art_mode[2]=''
 art_dest[2]='.'
 art_size[2]=''
+art_subdir[2]='.'
 art_path[3]='anthropic-ai-claude-code-linux-arm64-musl-2.1.332.tgz'
 art_sha256[3]='dfab66c0dd4e017e9edf69aa2a84aadcb21fc22df9af2b1c802caa7ec5e7222a'
 art_unpack[3]='tar.gz'
@@ -82,6 +86,7 @@ art_libc[3]='musl'
 art_mode[3]=''
 art_dest[3]='.'
 art_size[3]=''
+art_subdir[3]='.'
 art_count='4'
 musl_soname=()
 musl_package=()
@@ -411,9 +416,10 @@ verify_digest() {
 # device nodes, FIFOs and any other type but file, directory and link,
 # names holding a newline, hard links to anything but an earlier file of the
 # same archive, symlinks whose target is absolute or leaves the artifact's
-# own tree (checked by name first, then physically after extraction), and a
-# destination or launcher path that is already taken or passes through a
-# symlink. Stripped: setuid and setgid bits. Directories are made
+# own tree (checked by name first, then physically after extraction), with
+# a `subdir`, an archive without it as a real directory or a symlink that
+# leaves it, and a destination or launcher path that is already taken or
+# passes through a symlink. Stripped: setuid and setgid bits. Directories are made
 # owner-writable, so that a failed stage can always be removed.
 #
 # The staging directory is private: this process made it with mkdir (which
@@ -556,7 +562,7 @@ next_line() {
 # tree_check DIR: walk what an archive unpacked into DIR (a fresh directory)
 # and refuse what the listing did not show or the tar did on its own.
 tree_check() {
-    local dir=$1 found n c here=$PWD real target lines line
+    local dir=$1 found n c lines line
     # Directories without owner rwx could not be walked or removed.
     find "$dir" -type d ! -perm -700 -exec chmod u+rwx {} \; 9>&- ||
         unpack_refuse "cannot make its directories writable"
@@ -576,8 +582,19 @@ tree_check() {
         c=${c//[!0-9]/}
         [ "$c" = "$2" ] || unpack_refuse "${line#"$dir"/} is a hard link to a file outside the archive"
     done
-    # Every symlink resolves inside the tree (or nowhere), physically, so
-    # that a link through other links counts too.
+    links_inside "$dir" "the archive"
+    # setuid and setgid bits never land in an install.
+    find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \) -exec chmod ug-s {} \; 9>&- ||
+        unpack_refuse "cannot strip setuid/setgid bits"
+    found=$(exec 9>&-; exec find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \))
+    [ -z "$found" ] || unpack_refuse "setuid/setgid bits remain on ${found#"$dir"/}"
+}
+
+# links_inside DIR WHAT: refuse unless every symlink under DIR resolves
+# inside DIR (or nowhere), physically, so that a link through other links
+# counts too. WHAT names DIR in the message.
+links_inside() {
+    local dir=$1 here=$PWD real target lines line
     CDPATH='' cd -P -- "$dir" || unpack_refuse "cannot enter $dir"
     real=$PWD
     cd -- "$here" || unpack_refuse "cannot go back to $here"
@@ -586,14 +603,26 @@ tree_check() {
         target=$(exec 9>&-; exec readlink -f "$line") || continue
         case $target in
             "$real" | "$real"/*) ;;
-            *) unpack_refuse "symlink ${line#"$dir"/} leads outside the archive" ;;
+            *) unpack_refuse "symlink ${line#"$dir"/} leads outside $2" ;;
         esac
     done
-    # setuid and setgid bits never land in an install.
-    find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \) -exec chmod ug-s {} \; 9>&- ||
-        unpack_refuse "cannot strip setuid/setgid bits"
-    found=$(exec 9>&-; exec find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \))
-    [ -z "$found" ] || unpack_refuse "setuid/setgid bits remain on ${found#"$dir"/}"
+}
+
+# tree_subdir TREE REL: refuse unless TREE/REL is a real directory reached
+# through real directories only (the spec's `subdir`).
+tree_subdir() {
+    local p=$1 rest=$2 c
+    while [ -n "$rest" ]; do
+        c=${rest%%/*}
+        case $rest in
+            */*) rest=${rest#*/} ;;
+            *) rest= ;;
+        esac
+        p=$p/$c
+        if [ -L "$p" ] || [ ! -d "$p" ]; then
+            unpack_refuse "it has no directory $2 (${p#"$1"/} is missing, a file or a symlink)"
+        fi
+    done
 }
 
 # stage_mkdir REL: make INST/REL a real directory, one name at a time,
@@ -649,12 +678,13 @@ unpack_tools() {
     command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack $unpack_what"
 }
 
-# unpack_artifact FILE KIND DEST MODE: place a verified artifact in the
-# install root being staged (inst). DEST is relative to it: the path of a
+# unpack_artifact FILE KIND DEST MODE SUBDIR: place a verified artifact in
+# the install root being staged (inst). DEST is relative to it: the path of a
 # `file`, the directory an archive is unpacked into (`.` for the root).
-# Exits 6 on refusal.
+# SUBDIR (`.` for all) is the archive's directory whose contents go to DEST;
+# the rest of the archive is left out. Exits 6 on refusal.
 unpack_artifact() {
-    local work=$stage/unpack
+    local work=$stage/unpack src
     case $2 in
         file)
             case $3 in
@@ -674,11 +704,19 @@ unpack_artifact() {
             archive_cat "$2" "$1" | tar -xof - -C "$work/tree" 9>&- ||
                 unpack_refuse "tar failed"
             tree_check "$work/tree"
+            src=$work/tree
+            if [ "${5:-.}" != . ]; then
+                tree_subdir "$src" "$5"
+                src=$src/$5
+                # Checked against the whole archive above; what is kept must
+                # not lead into what is left out.
+                links_inside "$src" "$5"
+            fi
             stage_mkdir "$3"
             if [ "$3" = . ]; then
-                place_tree "$work/tree" "$inst"
+                place_tree "$src" "$inst"
             else
-                place_tree "$work/tree" "$inst/$3"
+                place_tree "$src" "$inst/$3"
             fi
             rm -rf "$work" 9>&-
             ;;
@@ -1143,7 +1181,7 @@ install_fresh() {
         file=$stage/download/$i
         obtain "$i" "$file"
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
-        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}"
+        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"
         rm -f "$file"
         k=$((k + 1))
     done

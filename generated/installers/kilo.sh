@@ -50,6 +50,7 @@ art_libc=()
 art_mode=()
 art_dest=()
 art_size=()
+art_subdir=()
 art_path[0]='kilocode-cli-linux-x64-7.7.7.tgz'
 art_sha256[0]='9ef5e35dea627bef03a3444ccee23a440219b6213e0c05fefc47f26b0aa678a6'
 art_unpack[0]='tar.gz'
@@ -58,6 +59,7 @@ art_libc[0]='glibc'
 art_mode[0]=''
 art_dest[0]='.'
 art_size[0]='64113345'
+art_subdir[0]='.'
 art_count='1'
 musl_soname=()
 musl_package=()
@@ -385,9 +387,10 @@ verify_digest() {
 # device nodes, FIFOs and any other type but file, directory and link,
 # names holding a newline, hard links to anything but an earlier file of the
 # same archive, symlinks whose target is absolute or leaves the artifact's
-# own tree (checked by name first, then physically after extraction), and a
-# destination or launcher path that is already taken or passes through a
-# symlink. Stripped: setuid and setgid bits. Directories are made
+# own tree (checked by name first, then physically after extraction), with
+# a `subdir`, an archive without it as a real directory or a symlink that
+# leaves it, and a destination or launcher path that is already taken or
+# passes through a symlink. Stripped: setuid and setgid bits. Directories are made
 # owner-writable, so that a failed stage can always be removed.
 #
 # The staging directory is private: this process made it with mkdir (which
@@ -530,7 +533,7 @@ next_line() {
 # tree_check DIR: walk what an archive unpacked into DIR (a fresh directory)
 # and refuse what the listing did not show or the tar did on its own.
 tree_check() {
-    local dir=$1 found n c here=$PWD real target lines line
+    local dir=$1 found n c lines line
     # Directories without owner rwx could not be walked or removed.
     find "$dir" -type d ! -perm -700 -exec chmod u+rwx {} \; 9>&- ||
         unpack_refuse "cannot make its directories writable"
@@ -550,8 +553,19 @@ tree_check() {
         c=${c//[!0-9]/}
         [ "$c" = "$2" ] || unpack_refuse "${line#"$dir"/} is a hard link to a file outside the archive"
     done
-    # Every symlink resolves inside the tree (or nowhere), physically, so
-    # that a link through other links counts too.
+    links_inside "$dir" "the archive"
+    # setuid and setgid bits never land in an install.
+    find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \) -exec chmod ug-s {} \; 9>&- ||
+        unpack_refuse "cannot strip setuid/setgid bits"
+    found=$(exec 9>&-; exec find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \))
+    [ -z "$found" ] || unpack_refuse "setuid/setgid bits remain on ${found#"$dir"/}"
+}
+
+# links_inside DIR WHAT: refuse unless every symlink under DIR resolves
+# inside DIR (or nowhere), physically, so that a link through other links
+# counts too. WHAT names DIR in the message.
+links_inside() {
+    local dir=$1 here=$PWD real target lines line
     CDPATH='' cd -P -- "$dir" || unpack_refuse "cannot enter $dir"
     real=$PWD
     cd -- "$here" || unpack_refuse "cannot go back to $here"
@@ -560,14 +574,26 @@ tree_check() {
         target=$(exec 9>&-; exec readlink -f "$line") || continue
         case $target in
             "$real" | "$real"/*) ;;
-            *) unpack_refuse "symlink ${line#"$dir"/} leads outside the archive" ;;
+            *) unpack_refuse "symlink ${line#"$dir"/} leads outside $2" ;;
         esac
     done
-    # setuid and setgid bits never land in an install.
-    find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \) -exec chmod ug-s {} \; 9>&- ||
-        unpack_refuse "cannot strip setuid/setgid bits"
-    found=$(exec 9>&-; exec find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \))
-    [ -z "$found" ] || unpack_refuse "setuid/setgid bits remain on ${found#"$dir"/}"
+}
+
+# tree_subdir TREE REL: refuse unless TREE/REL is a real directory reached
+# through real directories only (the spec's `subdir`).
+tree_subdir() {
+    local p=$1 rest=$2 c
+    while [ -n "$rest" ]; do
+        c=${rest%%/*}
+        case $rest in
+            */*) rest=${rest#*/} ;;
+            *) rest= ;;
+        esac
+        p=$p/$c
+        if [ -L "$p" ] || [ ! -d "$p" ]; then
+            unpack_refuse "it has no directory $2 (${p#"$1"/} is missing, a file or a symlink)"
+        fi
+    done
 }
 
 # stage_mkdir REL: make INST/REL a real directory, one name at a time,
@@ -623,12 +649,13 @@ unpack_tools() {
     command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack $unpack_what"
 }
 
-# unpack_artifact FILE KIND DEST MODE: place a verified artifact in the
-# install root being staged (inst). DEST is relative to it: the path of a
+# unpack_artifact FILE KIND DEST MODE SUBDIR: place a verified artifact in
+# the install root being staged (inst). DEST is relative to it: the path of a
 # `file`, the directory an archive is unpacked into (`.` for the root).
-# Exits 6 on refusal.
+# SUBDIR (`.` for all) is the archive's directory whose contents go to DEST;
+# the rest of the archive is left out. Exits 6 on refusal.
 unpack_artifact() {
-    local work=$stage/unpack
+    local work=$stage/unpack src
     case $2 in
         file)
             case $3 in
@@ -648,11 +675,19 @@ unpack_artifact() {
             archive_cat "$2" "$1" | tar -xof - -C "$work/tree" 9>&- ||
                 unpack_refuse "tar failed"
             tree_check "$work/tree"
+            src=$work/tree
+            if [ "${5:-.}" != . ]; then
+                tree_subdir "$src" "$5"
+                src=$src/$5
+                # Checked against the whole archive above; what is kept must
+                # not lead into what is left out.
+                links_inside "$src" "$5"
+            fi
             stage_mkdir "$3"
             if [ "$3" = . ]; then
-                place_tree "$work/tree" "$inst"
+                place_tree "$src" "$inst"
             else
-                place_tree "$work/tree" "$inst/$3"
+                place_tree "$src" "$inst/$3"
             fi
             rm -rf "$work" 9>&-
             ;;
@@ -1117,7 +1152,7 @@ install_fresh() {
         file=$stage/download/$i
         obtain "$i" "$file"
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
-        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}"
+        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"
         rm -f "$file"
         k=$((k + 1))
     done

@@ -115,6 +115,7 @@ pub struct Artifact {
     pub(crate) mode: Option<String>,
     pub(crate) dest: Option<String>,
     pub(crate) size: Option<u64>,
+    pub(crate) subdir: Option<String>,
 }
 
 impl Artifact {
@@ -130,6 +131,7 @@ impl Artifact {
             mode: None,
             dest: None,
             size: None,
+            subdir: None,
         }
     }
 
@@ -178,6 +180,18 @@ impl Artifact {
     /// unpacked into (default: the install dir itself).
     pub fn dest(mut self, dest: impl Into<String>) -> Self {
         self.dest = Some(dest.into());
+        self
+    }
+
+    /// Archives only: install just the contents of this directory of the
+    /// archive (at [`Artifact::dest`]) and leave the rest out. Platform
+    /// packages that keep their files under a per-platform name
+    /// (`package/vendor/x86_64-unknown-linux-musl/`) then land at one path
+    /// whatever the machine, so one `entry` fits them all. The installer
+    /// refuses (exit 6) an archive without it as a real directory, and a
+    /// symlink in it that leads out of it.
+    pub fn subdir(mut self, subdir: impl Into<String>) -> Self {
+        self.subdir = Some(subdir.into());
         self
     }
 }
@@ -286,6 +300,11 @@ impl Artifact {
     /// The size limit in bytes, when the spec gives one.
     pub fn size_limit(&self) -> Option<u64> {
         self.size
+    }
+
+    /// The archive directory installed instead of the whole archive.
+    pub fn archive_subdir(&self) -> Option<&str> {
+        self.subdir.as_deref()
     }
 }
 
@@ -484,6 +503,13 @@ fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, SpecError> {
             f("size"),
             "expected the artifact's size in bytes, got 0",
         ));
+    }
+    match (&a.subdir, a.unpack) {
+        (Some(_), Unpack::File) => {
+            return Err(SpecError::new(f("subdir"), "only an archive has a subdir"));
+        }
+        (Some(s), _) => check_rel_path(&f("subdir"), s)?,
+        (None, _) => {}
     }
     match (&a.dest, a.unpack) {
         (Some(d), _) => check_rel_path(&f("dest"), d)?,

@@ -20,6 +20,7 @@
 //! # mode = "755"                     # file only (default 755)
 //! # dest = "bin/x"                   # file: its path; archive: the dir to unpack into
 //! # size = 123456                    # bytes: larger is refused, a download stops past it
+//! # subdir = "package/vendor/x"      # archive only: install just this dir's contents (at dest)
 //!
 //! [launcher]                         # optional: a sh script that runs a program of the install
 //! path = "bin/pi"
@@ -93,6 +94,10 @@ pub struct ArtifactSpec {
     /// Size in bytes: larger files are refused, downloads stop past it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// Archive only: the directory of the archive whose contents are
+    /// installed (at `dest`); the rest of the archive is left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subdir: Option<String>,
     /// Where the digest came from (free text, for reviewers; not used).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -149,6 +154,9 @@ impl InstallerSpec {
             }
             if let Some(n) = a.size {
                 art = art.size(n);
+            }
+            if let Some(s) = &a.subdir {
+                art = art.subdir(s);
             }
             b = b.artifact(art);
         }

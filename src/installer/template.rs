@@ -17,6 +17,7 @@ struct ArtifactView {
     mode: Value,
     dest: Value,
     size: Value,
+    subdir: Value,
 }
 
 /// The template's view of one musl library.
@@ -113,6 +114,7 @@ impl Installer {
                     mode: v(a.mode.as_deref().unwrap_or(""))?,
                     dest: v(a.dest.as_deref().unwrap_or("."))?,
                     size: v(&a.size.map(|n| n.to_string()).unwrap_or_default())?,
+                    subdir: v(a.subdir.as_deref().unwrap_or("."))?,
                 })
             })
             .collect::<Result<Vec<_>, RenderError>>()?;
