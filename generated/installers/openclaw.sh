@@ -423,8 +423,8 @@ verify_digest() {
 # own tree (checked by name first, then physically after extraction), with
 # a `subdir`, an archive without it as a real directory or a symlink that
 # leaves it, and a destination or launcher path that is already taken or
-# passes through a symlink. Stripped: setuid and setgid bits. Directories are made
-# owner-writable, so that a failed stage can always be removed.
+# passes through a symlink. Stripped: setuid and setgid bits. Directories
+# are made owner-writable, so that a failed stage can always be removed.
 #
 # The staging directory is private: this process made it with mkdir (which
 # fails on anything already there, a symlink included) while holding the
