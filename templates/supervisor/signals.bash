@@ -1,0 +1,111 @@
+# ---------------------------------------------------------------- signalling
+
+# Signal $1 to each reached PID given, after checking its start time again.
+signal_pids() {
+    local sig=$1 pid ok=()
+    shift
+    for pid in "$@"; do
+        read_stat "$pid" || continue
+        [[ $st_start == "${rs[pid]}" ]] && ok+=("$pid")
+    done
+    ((${#ok[@]} > 0)) && kill -s "$sig" "${ok[@]}" 2>/dev/null
+    return 0
+}
+
+# Signal $1 to each reached group, only while its ID still belongs to the
+# recorded leader (same start time) or to no process at all. A group seen
+# empty is retired for good: its ID is free to be reused from then on.
+signal_groups() {
+    local sig=$1 g
+    shift
+    for g in "$@"; do
+        [[ -n ${empty_groups[g]} ]] && continue
+        if read_stat "$g"; then
+            [[ $st_start == "${rs[g]}" ]] || continue
+        elif ! kill -s 0 -- "-$g" 2>/dev/null; then
+            empty_groups[g]=1
+            continue
+        fi
+        kill -s "$sig" -- "-$g" 2>/dev/null
+    done
+    return 0
+}
+
+signal_reached() {
+    signal_groups "$1" ${groups[@]+"${groups[@]}"}
+    signal_pids "$1" ${live[@]+"${live[@]}"}
+}
+
+# The stop: freeze the harness group, record services, TERM then CONT and
+# rescan until nothing reached is alive or the grace period ends; then
+# STOP, rescan to a fixed point, KILL, CONT and verify, within a bound.
+stop_everything() {
+    local grace_end kill_end pid g pass
+    local -a termed gtermed new
+    stop_timer
+    kill_lifeline
+    groups=("$harness_group") live=()
+    signal_groups STOP "$harness_group"
+    scan
+    classify 1
+    read_now
+    grace_end=$((now_cs + grace_cs))
+    while :; do
+        if ((${#live[@]} == 0)); then
+            confirmed=true
+            return 0
+        fi
+        new=()
+        for pid in "${live[@]}"; do
+            [[ ${termed[pid]} == "${rs[pid]}" ]] && continue
+            termed[pid]=${rs[pid]}
+            new+=("$pid")
+        done
+        for g in ${groups[@]+"${groups[@]}"}; do
+            [[ ${gtermed[g]} == "${rs[g]}" ]] && continue
+            gtermed[g]=${rs[g]}
+            signal_groups TERM "$g"
+        done
+        ((${#new[@]} > 0)) && signal_pids TERM "${new[@]}"
+        signal_reached CONT
+        read_now
+        ((now_cs >= grace_end)) && break
+        [[ -n $hurry ]] && break
+        collect_harness
+        sleep "$poll_seconds"
+        scan
+        classify 0
+    done
+
+    # Forced: nothing reached may run while the last of them are found.
+    signal_reached STOP
+    for ((pass = 0; pass < 100; pass++)); do
+        scan
+        classify 0
+        signal_reached STOP
+        ((added == 0)) && break
+    done
+    signal_reached KILL
+    signal_reached CONT
+    read_now
+    kill_end=$((now_cs + kill_wait_cs))
+    while :; do
+        scan
+        classify 0
+        if ((${#live[@]} == 0)); then
+            confirmed=true
+            return 0
+        fi
+        signal_reached KILL
+        signal_reached CONT
+        read_now
+        if ((now_cs >= kill_end)); then
+            confirmed=false
+            say "cleanup not confirmed: still alive after KILL: ${live[*]}"
+            return 1
+        fi
+        collect_harness
+        sleep 0.01
+    done
+}
+
