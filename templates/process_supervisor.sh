@@ -3,20 +3,35 @@
 # under a deadline, stop everything it started, and always write a receipt.
 #
 #   bash process_supervisor.sh --receipt FILE [--deadline S] [--grace S]
-#        [--marker TOKEN] -- COMMAND [ARG]...
+#        [--marker TOKEN] [--cgroup DIR|none] [--max-procs N] -- COMMAND [ARG]...
+#   bash process_supervisor.sh --end-services RECEIPT [--grace S]
 #
 # Seconds are fixed-point decimals with 0.01 s resolution. COMMAND runs with
 # stdin from /dev/null and NEMO_GYM_SUPERVISOR=TOKEN in its environment (and
 # only there). The stop reaches the harness group, every descendant of a
 # reached process, members of groups and sessions led by reached processes,
 # and marked processes that were not already services when the stop began.
-# Out of reach: a process that left the harness's tree, group and session
-# AND lost the marker (env -i, or a rewritten environ) before a scan saw it.
+# Services (marked processes outside all of that when the stop begins, e.g.
+# a server the agent started for the task) are preserved and listed in the
+# receipt; --end-services ends exactly those later, checked by start time.
+# With a writable cgroup v2 directory (--cgroup DIR, or this shell's own
+# cgroup when delegated to this user) the harness also runs in a child
+# cgroup that the stop freezes and kills. Out of reach without one: a
+# process that left the harness's tree, group and session AND lost the
+# marker (env -i, or a rewritten environ) before a scan saw it.
+#
+# Every tool is found on PATH once, at start (mv; sleep with a deadline;
+# mkdir/rmdir for a cgroup): a missing or unusable one is a refusal (125).
+# The stop itself forks nothing: it completes, and the receipt is written
+# (renamed into place by a helper started before the harness), even when
+# the sandbox has no process slot left.
 #
 # Receipt (JSON, written atomically): cleanup_confirmed, return_code (shell
-# status, 128+N for a signal death, null when never run), error, timed_out.
+# status, 128+N for a signal death, null when never run), error, timed_out,
+# containment ("cgroup" or "proc"), services ([{pid, start_time, argv0}]).
 # Exit: return_code when known; 124 when the deadline expired before launch;
-# 128+N when signal N arrived before launch; 125 own failure; 2 usage.
+# 128+N when signal N arrived before launch; 125 own failure; 2 usage (a
+# receipt path that is a directory, too).
 #
 # Started without a process group of its own, it runs again as a job in a
 # new group; the first shell passes TERM/INT/HUP on, and its death (the
@@ -63,10 +78,13 @@ reset_shell_state() {
 {% include "supervisor/receipt.bash" %}
 {% include "supervisor/args.bash" %}
 {% include "supervisor/proc.bash" %}
+{% include "supervisor/tools.bash" %}
 {% include "supervisor/regroup.bash" %}
 {% include "supervisor/harness.bash" %}
 {% include "supervisor/scan.bash" %}
 {% include "supervisor/signals.bash" %}
+{% include "supervisor/cgroup.bash" %}
+{% include "supervisor/services.bash" %}
 {% include "supervisor/main.bash" %}
 main "$@"
 

@@ -24,10 +24,11 @@ valid_marker() {
 }
 
 usage_error() {
-    fail 2 "usage: $1 (usage: process_supervisor.sh --receipt FILE [--deadline S] [--grace S] [--marker TOKEN] -- COMMAND [ARG]...)"
+    fail 2 "usage: $1 (usage: process_supervisor.sh --receipt FILE [--deadline S] [--grace S] [--marker TOKEN] [--cgroup DIR|none] [--max-procs N] -- COMMAND [ARG]...; process_supervisor.sh --end-services RECEIPT [--grace S])"
 }
 
-# Sets receipt, deadline_cs, grace_cs, token and args_used (options + "--").
+# Sets receipt, deadline_cs, grace_cs, token, cgroup_opt, max_procs and
+# args_used (options + "--").
 parse_args() {
     local a name value i n=$#
     receipt=
@@ -46,8 +47,14 @@ parse_args() {
                 ;;
         esac
     done
-    deadline_cs='' grace_cs='' token=''
-    local seen_receipt='' seen_deadline='' seen_grace='' seen_marker=''
+    # A directory would take the receipt inside it: no receipt at all then.
+    if [[ -n $receipt && -d $receipt ]]; then
+        value=$receipt
+        receipt=''
+        usage_error "--receipt '${value:0:200}' is a directory"
+    fi
+    deadline_cs='' grace_cs='' token='' cgroup_opt='' max_procs=''
+    local seen_receipt='' seen_deadline='' seen_grace='' seen_marker='' seen_cgroup='' seen_max=''
     args_used=0
     while (($# > 0)); do
         a=$1
@@ -57,13 +64,13 @@ parse_args() {
                 shift
                 break
                 ;;
-            --receipt | --deadline | --grace | --marker)
+            --receipt | --deadline | --grace | --marker | --cgroup | --max-procs)
                 (($# >= 2)) || usage_error "$a needs a value"
                 name=$a value=$2
                 shift 2
                 args_used=$((args_used + 2))
                 ;;
-            --receipt=* | --deadline=* | --grace=* | --marker=*)
+            --receipt=* | --deadline=* | --grace=* | --marker=* | --cgroup=* | --max-procs=*)
                 name=${a%%=*} value=${a#*=}
                 shift
                 args_used=$((args_used + 1))
@@ -95,11 +102,53 @@ parse_args() {
                     usage_error "--marker '${value:0:200}' must be 1 to 256 printable ASCII characters, no space"
                 token=$value
                 ;;
+            --cgroup)
+                [[ -z $seen_cgroup ]] || usage_error "--cgroup given twice"
+                seen_cgroup=1
+                [[ $value == none || $value == /* ]] ||
+                    usage_error "--cgroup '${value:0:200}' must be an absolute directory or none"
+                cgroup_opt=$value
+                ;;
+            --max-procs)
+                [[ -z $seen_max ]] || usage_error "--max-procs given twice"
+                seen_max=1
+                [[ $value =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "--max-procs '${value:0:200}' is not a count from 1 to 999999999"
+                max_procs=$value
+                ;;
         esac
     done
     [[ -n $seen_receipt ]] || usage_error "--receipt FILE is required"
     (($# > 0)) || usage_error "no COMMAND after --"
     [[ -n $1 ]] || usage_error "COMMAND is empty"
+    [[ -n $grace_cs ]] || grace_cs=$default_grace_cs
+    if [[ -n $max_procs && ( -z $cgroup_opt || $cgroup_opt == none ) ]]; then
+        usage_error "--max-procs needs --cgroup DIR"
+    fi
+}
+
+# --end-services RECEIPT [--grace S]: sets services_file and grace_cs.
+parse_end_args() {
+    local seen_grace=''
+    services_file='' grace_cs=''
+    while (($# > 0)); do
+        case $1 in
+            --end-services)
+                [[ -z $services_file ]] || usage_error "--end-services given twice"
+                if (($# < 2)) || [[ -z $2 ]]; then usage_error "--end-services needs a receipt file"; fi
+                services_file=$2
+                shift 2
+                ;;
+            --grace)
+                [[ -z $seen_grace ]] || usage_error "--grace given twice"
+                seen_grace=1
+                (($# >= 2)) || usage_error "--grace needs a value"
+                parse_seconds "$2" || usage_error "--grace '${2:0:200}' is not seconds like 5 or 0.5"
+                grace_cs=$seconds_cs
+                shift 2
+                ;;
+            *) usage_error "unexpected argument '${1:0:200}' with --end-services" ;;
+        esac
+    done
     [[ -n $grace_cs ]] || grace_cs=$default_grace_cs
 }
 

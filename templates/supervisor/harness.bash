@@ -7,11 +7,10 @@ on_signal() {
         stop_reason=$1
         # bash runs a trap between commands: one that lands just before
         # `wait` starts would leave the wait blocked on a harness that may
-        # never end. A second signal, a moment later, wakes it for sure.
-        (sleep 0.05 && kill -s USR2 "$sup_pid") </dev/null >/dev/null 2>&1 &
-        kicker_pid=$!
-        kicker_start=''
-        read_stat "$kicker_pid" && kicker_start=$st_start
+        # never end (bash 4.4+ returns from that wait, older ones do not).
+        # The stop helper, already running, sends USR2 until told to calm
+        # down: no fork here, the sandbox may have no process slot left.
+        kick_helper kick
     else
         hurry=1
     fi
@@ -19,7 +18,8 @@ on_signal() {
 
 # Runs in the harness's own job: the marker goes into this environment only.
 harness_exec() {
-    trap - TERM INT HUP ALRM USR1 USR2
+    trap - TERM INT HUP ALRM USR1 USR2 PIPE
+    join_cgroup
     [[ -n $saved_globignore_set ]] && GLOBIGNORE=$saved_globignore
     export "$marker_var=$token"
     case ${cmd[0]} in
@@ -58,8 +58,9 @@ restore_entry_options() {
 }
 
 launch() {
+    pid_window_open
     set -m
-    (harness_exec) </dev/null &
+    (harness_exec) </dev/null 52>&- 55>&- &
     hpid=$!
     set +m
     # The group's identity: its leader's start time, or no leader at all.
@@ -98,7 +99,7 @@ start_lifeline() {
     (
         while IFS= read -r -d '' -u 58 _; do :; done
         kill -s USR1 "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 &
+    ) </dev/null >/dev/null 2>&1 52>&- 55>&- &
     lifeline_pid=$!
     lifeline_start=
     read_stat "$lifeline_pid" && lifeline_start=$st_start
@@ -120,24 +121,23 @@ kill_lifeline() {
 # Before exit: the lifeline job must be dead. Disowned, it is reaped by
 # bash as any child; killed at the start of the stop, it is gone by now.
 end_lifeline() {
-    local i
+    local end
     [[ -n $lifeline_pid ]] || return 0
     kill_lifeline
-    for ((i = 0; i < 100; i++)); do
-        job_running "$lifeline_pid" "$lifeline_start" || break
-        sleep 0.01
+    read_now
+    end=$((now_cs + 100))
+    while job_running "$lifeline_pid" "$lifeline_start"; do
+        nap 0.01
+        read_now
+        ((now_cs < end)) || break
     done
     lifeline_pid=''
 }
 
-# Let the wake-up helper of on_signal finish, so it does not outlive us.
-end_kicker() {
-    [[ -n $kicker_pid ]] || return 0
-    while job_running "$kicker_pid" "$kicker_start"; do
-        wait "$kicker_pid" 2>/dev/null
-        [[ $? == 127 ]] && break
-    done
-    kicker_pid=''
+# Tell the stop helper (when there is one) to start or stop its wake-ups.
+kick_helper() {
+    [[ -n $helper_pid ]] || return 0
+    { printf '%s\n' "$1" >&52; } 2>/dev/null
 }
 
 # A timer job for the deadline: no polling, one SIGALRM when it expires.
@@ -151,8 +151,8 @@ start_timer() {
     printf -v secs '%d.%02d' "$((deadline_cs / 100))" "$((deadline_cs % 100))"
     set -m
     (
-        sleep "$secs" && kill -s ALRM "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 &
+        "$sleep_bin" "$secs" && kill -s ALRM "$sup_pid"
+    ) </dev/null >/dev/null 2>&1 52>&- 55>&- &
     timer_pid=$!
     set +m
     disown "$timer_pid" 2>/dev/null

@@ -20,22 +20,40 @@ main() {
         entry_opts=${SHFORGE_SUPERVISOR_SHELLOPTS-}
     fi
     unset SHFORGE_SUPERVISOR_REGROUPED SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
-    confirmed=true rc='' err='' timed_out=false
-    stop_reason='' hurry='' got_signal='' timer_pid='' kicker_pid='' lifeline_pid='' lifeline_killed=''
-    rs=() pv=() mk=() empty_groups=()
+    confirmed=true rc='' err='' timed_out=false containment=proc
+    stop_reason='' hurry='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
+    helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
+    rs=() pv=() mk=() empty_groups=() sv_argv0=()
+    bash_major=${BASH_VERSINFO[0]}
+    # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
+    # takes whole seconds only.
+    kick_wait=1
+    ((bash_major >= 4)) && kick_wait=0.05
+    if [[ ${1-} == --end-services ]]; then
+        parse_end_args "$@"
+        check_proc
+        open_nap_pipe
+        end_services
+    fi
     parse_args "$@"
+    receipt_tmp="$receipt.tmp.$$.$RANDOM"
     check_proc
+    resolve_tools
     restore_signals_if_needed "$@"
     regroup_if_needed "$@"
     shift "$args_used"
     cmd=("$@")
     sup_pid=$$
+    sup_start=$self_start
+    receipt_tmp="$receipt.tmp.$$.$RANDOM"
     if [[ -z $token ]]; then
         local uuid=''
         read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
         token="sv-$$-$self_start-$RANDOM$RANDOM-$uuid"
     fi
     marker_entry="$marker_var=$token"
+    check_pid_counters
+    open_nap_pipe
 
     trap 'on_signal TERM' TERM
     trap 'on_signal INT' INT
@@ -43,20 +61,19 @@ main() {
     trap 'on_signal ALRM' ALRM
     trap 'on_signal LOST' USR1
     trap 'got_signal=1' USR2
+    # A write to a helper that is gone fails instead of killing this shell.
+    trap 'got_signal=1' PIPE
+    start_helper
+    setup_cgroup
     start_lifeline
 
     if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
         timed_out=true
-        end_lifeline
-        write_receipt || exit 125
-        exit 124
+        finish 124
     fi
     if [[ -n $stop_reason ]]; then
         signal_status "$stop_reason"
-        end_kicker
-        end_lifeline
-        write_receipt || exit 125
-        exit "$sig_status"
+        finish "$sig_status"
     fi
 
     start_timer
@@ -69,19 +86,38 @@ main() {
         fi
         [[ -n $stop_reason ]] && break
     done
+    kick_helper calm
     [[ $stop_reason == ALRM ]] && timed_out=true
-    stop_everything
+    # bash reports jobs that die of a signal ("Killed") at moments of its
+    # own choosing: not the supervisor's message to give.
+    stop_note=''
+    stop_everything 2>/dev/null
+    [[ -z $stop_note ]] || say "$stop_note"
     # Unless it is still alive (a KILL that did not take effect in time).
     collect_harness
     stop_timer
-    end_kicker
-    end_lifeline
     if [[ -z $rc ]]; then
         err="the harness could not be stopped"
-        write_receipt
-        exit 125
+        finish 125
     fi
-    write_receipt || exit 125
-    exit "$rc"
+    finish "$rc"
 }
 
+# The end of every run that got as far as the stop helper: receipt, then
+# the (empty) cgroup, then exit $1 (125 when the receipt could not be
+# written).
+finish() {
+    local status=$1
+    end_lifeline
+    write_receipt || status=125
+    remove_cgroup
+    exit "$status"
+}
+
+# fd 55: a pipe this shell holds open at both ends and never writes to, for
+# nap's timed reads.
+open_nap_pipe() {
+    exec 55<> <(:) || fail 125 "cannot make a pipe"
+    # bash < 4 keeps the substitution's own end open (as fd 63).
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/55 ]]; then exec 63<&-; fi
+}

@@ -1,36 +1,38 @@
 # ---------------------------------------------------------------- /proc
 
+{% include "lib/proc_stat.bash" %}
+
 # Parse /proc/PID/stat into the caller's array f: f[0] is the PID, f[1] the
-# name, f[2] the state and so on, as in proc(5) minus one. The name may hold
-# spaces, ')' and newlines: it ends at the LAST ')'. Nothing is evaluated.
+# name, f[2] the state and so on, as in proc(5) minus one, checked by
+# stat_checked. The name may hold spaces, ')' and newlines: it ends at the
+# LAST ')'. Nothing is evaluated.
 read_stat_fields() {
     read -r -a f 2>/dev/null <"/proc/$1/stat" || return 1
     # With as many words as our own stat has, the name held no blank (a blank
     # adds words, a newline cuts the line short) and f is exact.
-    [[ ${#f[@]} -eq $stat_fields ]] && return 0
-    read_stat_whole "$1"
+    if [[ ${#f[@]} -ne $stat_fields ]]; then
+        proc_stat_whole "$1" || return 1
+        f=("${proc_f[@]}")
+        [[ ${#f[@]} -eq $stat_fields ]] || return 1
+    fi
+    stat_checked "$1"
 }
 
-# The slow path, for names with blanks or newlines: read the file whole.
-read_stat_whole() {
-    local whole='' rest
-    IFS= read -r -d '' whole 2>/dev/null <"/proc/$1/stat"
-    rest=${whole##*)}
-    [[ ${#rest} -lt ${#whole} ]] || return 1
-    # shellcheck disable=SC2206 # after the last ')' come only digits, letters and '-': nothing to glob
-    f=(${whole%% *} name $rest)
-    [[ ${#f[@]} -eq $stat_fields ]]
-}
-
-# Read one process's stat into st_state st_pgid st_start,
-# checking that the PID matches and every number is digits.
-read_stat() {
-    local f
-    read_stat_fields "$1" || return 1
+# Whether the caller's f describes PID $1: field 1 is that PID (a crafted
+# name cannot pass for another process), and the parent, group, session and
+# start time are digits, so arithmetic on them evaluates nothing.
+stat_checked() {
     [[ ${f[0]} == "$1" ]] || return 1
     case ${f[3]}/${f[4]}/${f[5]}/${f[21]} in
         *[!0-9/]* | /* | *//* | */) return 1 ;;
     esac
+    return 0
+}
+
+# Read one process's stat into st_state st_pgid st_start.
+read_stat() {
+    local f
+    read_stat_fields "$1" || return 1
     st_state=${f[2]} st_pgid=${f[4]} st_start=${f[21]}
 }
 
@@ -56,4 +58,3 @@ check_proc() {
     self_start=$st_start
     [[ -r /proc/uptime ]] || fail 125 "/proc/uptime is not readable: refusing to launch"
 }
-

@@ -20,12 +20,12 @@ restore_signals_if_needed() {
     ((0x${mask:${#mask}-1} & 2)) || return 0
     export SHFORGE_SUPERVISOR_RESTORED=1 SHFORGE_SUPERVISOR_SHELLOPTS="$entry_opts"
     [[ -n $regrouped ]] && export SHFORGE_SUPERVISOR_REGROUPED=1
-    if env --default-signal=INT,QUIT true >/dev/null 2>&1; then
-        exec env --default-signal=INT,QUIT "$BASH" --noprofile --norc "$0" "$@"
+    if [[ -n $env_bin ]] && "$env_bin" --default-signal=INT,QUIT true >/dev/null 2>&1; then
+        exec "$env_bin" --default-signal=INT,QUIT "$BASH" --noprofile --norc "$0" "$@"
     fi
-    if command -v perl >/dev/null 2>&1; then
+    if [[ -n $perl_bin ]]; then
         # shellcheck disable=SC2016 # perl code, not shell: no expansion wanted
-        exec perl -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec { $ARGV[0] } @ARGV; exit 127' \
+        exec "$perl_bin" -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec { $ARGV[0] } @ARGV; exit 127' \
             "$BASH" --noprofile --norc "$0" "$@"
     fi
     unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS SHFORGE_SUPERVISOR_REGROUPED

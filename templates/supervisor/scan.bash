@@ -1,20 +1,17 @@
 # ---------------------------------------------------------------- scanning
 
 # One pass over /proc: every process started since the harness (nothing
-# older can be reached) goes into the candidate table c_*.
+# older can be reached) goes into the candidate table c_*. While the PID
+# window holds, PIDs at or below its floor are not even read.
 scan() {
-    local p pid f n=0
+    local p pid f n=0 floor
     c_pid=() c_ppid=() c_pgid=() c_sid=() c_start=() c_state=()
+    pid_window_floor
+    floor=$pw_floor
     for p in /proc/[0-9]*; do
         pid=${p#/proc/}
-        read -r -a f 2>/dev/null <"$p/stat" || continue
-        if [[ ${#f[@]} -ne $stat_fields ]]; then
-            read_stat_whole "$pid" || continue
-        fi
-        [[ ${f[0]} == "$pid" ]] || continue
-        case ${f[3]}/${f[4]}/${f[5]}/${f[21]} in
-            *[!0-9/]* | /* | *//* | */) continue ;;
-        esac
+        ((pid > floor)) || continue
+        read_stat_fields "$pid" || continue
         ((10#${f[21]} >= launch_tick)) || continue
         c_pid[n]=$pid c_ppid[n]=${f[3]} c_pgid[n]=${f[4]} c_sid[n]=${f[5]}
         c_start[n]=${f[21]} c_state[n]=${f[2]}
@@ -56,13 +53,18 @@ classify() {
         if [[ -n ${rs[pid]+x} && ${rs[pid]} != "$start" ]]; then unset "rs[$pid]"; fi
         if [[ -n ${pv[pid]+x} && ${pv[pid]} != "$start" ]]; then unset "pv[$pid]"; fi
     done
+    # The harness's cgroup holds what no /proc link shows (a process that
+    # left the tree, group and session and dropped the marker). Not on the
+    # first pass: services are told apart first, and moved out of it.
+    local -a cgm
+    [[ $record == 1 ]] || cgroup_members
     changed=1
     while [[ -n $changed ]]; do
         changed=
         for ((i = 0; i < c_n; i++)); do
             pid=${c_pid[i]}
             [[ -n ${rs[pid]+x} || -n ${pv[pid]+x} ]] && continue
-            if [[ -n ${rs[c_ppid[i]]+x} || -n ${rs[c_pgid[i]]+x} || -n ${rs[c_sid[i]]+x} ]]; then
+            if [[ -n ${rs[c_ppid[i]]+x} || -n ${rs[c_pgid[i]]+x} || -n ${rs[c_sid[i]]+x} || -n ${cgm[pid]} ]]; then
                 rs[pid]=${c_start[i]}
                 added=$((added + 1))
                 changed=1
@@ -79,6 +81,7 @@ classify() {
             if [[ $record == 1 || -n ${pv[c_ppid[i]]+x} ]]; then
                 # A service (or a child of one): preserved.
                 pv[pid]=${c_start[i]}
+                read_argv0 "$pid"
             else
                 rs[pid]=${c_start[i]}
                 added=$((added + 1))
@@ -104,3 +107,74 @@ classify() {
     fi
 }
 
+
+# The first word of PID $1's command line into sv_argv0[$1] (at most 200
+# bytes; a process may rewrite it, so it is a hint, not an identity).
+read_argv0() {
+    local a=''
+    IFS= read -r -d '' a 2>/dev/null <"/proc/$1/cmdline"
+    sv_argv0[$1]=${a:0:200}
+}
+
+# The PID window: before the launch, the last PID handed out in this PID
+# namespace, the fork count since boot and a bound on the PIDs held. While
+# fewer PIDs were handed out since than could carry the allocator past
+# pid_max, every process started since the launch has a higher PID than the
+# floor: a scan reads no /proc entry at or below it. Any doubt: no floor.
+pid_window_open() {
+    local running total rest
+    pw_last='' pw_floor=0
+    read_pid_counters || return 0
+    read -r _ _ _ running rest 2>/dev/null </proc/loadavg
+    total=${running#*/}
+    case $total in '' | *[!0-9]*) return 0 ;; esac
+    [[ ${#total} -le 9 ]] || return 0
+    # Every task holds at most three PIDs (its own, its group's, its
+    # session's); the allocator skips those it finds in use.
+    pw_taken=$((3 * 10#$total + 1000))
+    pw_last=$pc_last pw_forks=$pc_forks
+}
+
+# Sets pw_floor for the next scan: pw_last while the window holds, else 0.
+pid_window_floor() {
+    pw_floor=0
+    [[ -n $pw_last ]] || return 0
+    read_pid_counters || return 0
+    ((pc_forks >= pw_forks && pc_last >= pw_last)) || return 0
+    ((pw_last + (pc_forks - pw_forks) + pw_taken < pw_max)) || return 0
+    pw_floor=$pw_last
+}
+
+# pc_last (the last PID handed out in this namespace), pc_forks (forks
+# since boot, all namespaces: at least as many as PIDs handed out here) and
+# pw_max (pid_max). Fails when any is missing or not a plain number, and when
+# a file system is mounted over /proc/stat or /proc/loadavg (lxcfs: counts
+# of a container, not the kernel's).
+read_pid_counters() {
+    local key val rest
+    [[ -z $pw_disabled ]] || return 1
+    pc_last='' pc_forks='' pw_max=''
+    read -r pc_last 2>/dev/null </proc/sys/kernel/ns_last_pid
+    read -r pw_max 2>/dev/null </proc/sys/kernel/pid_max
+    while read -r key val rest; do
+        if [[ $key == processes ]]; then
+            pc_forks=$val
+            break
+        fi
+    done 2>/dev/null </proc/stat
+    case $pc_last/$pc_forks/$pw_max in
+        *[!0-9/]* | /* | *//* | */) return 1 ;;
+    esac
+    [[ ${#pc_last} -le 12 && ${#pc_forks} -le 15 && ${#pw_max} -le 12 ]] || return 1
+    pc_last=$((10#$pc_last)) pc_forks=$((10#$pc_forks)) pw_max=$((10#$pw_max))
+}
+
+# Whether anything is mounted over /proc/stat or /proc/loadavg: then the
+# PID window is never used.
+check_pid_counters() {
+    local mp rest
+    pw_disabled=''
+    while read -r _ _ _ _ mp rest; do
+        case $mp in /proc/stat | /proc/loadavg | /proc/sys | /proc/sys/kernel*) pw_disabled=1 ;; esac
+    done 2>/dev/null </proc/self/mountinfo
+}

@@ -38,7 +38,9 @@ signal_reached() {
 
 # The stop: freeze the harness group, record services, TERM then CONT and
 # rescan until nothing reached is alive or the grace period ends; then
-# STOP, rescan to a fixed point, KILL, CONT and verify, within a bound.
+# STOP (and freeze the cgroup), rescan to a fixed point, KILL, CONT and
+# verify, within a bound. Nothing here forks: it runs to the end and the
+# receipt is written even when the sandbox has no process slot left.
 stop_everything() {
     local grace_end kill_end pid g pass
     local -a termed gtermed new
@@ -48,10 +50,14 @@ stop_everything() {
     signal_groups STOP "$harness_group"
     scan
     classify 1
+    if [[ -n $cg ]]; then
+        cgroup_release_services
+        classify 0
+    fi
     read_now
     grace_end=$((now_cs + grace_cs))
     while :; do
-        if ((${#live[@]} == 0)); then
+        if ((${#live[@]} == 0)) && cgroup_empty; then
             confirmed=true
             return 0
         fi
@@ -72,12 +78,13 @@ stop_everything() {
         ((now_cs >= grace_end)) && break
         [[ -n $hurry ]] && break
         collect_harness
-        sleep "$poll_seconds"
+        nap "$poll_seconds"
         scan
         classify 0
     done
 
     # Forced: nothing reached may run while the last of them are found.
+    cgroup_freeze 1
     signal_reached STOP
     for ((pass = 0; pass < 100; pass++)); do
         scan
@@ -85,27 +92,31 @@ stop_everything() {
         signal_reached STOP
         ((added == 0)) && break
     done
+    cgroup_kill
     signal_reached KILL
     signal_reached CONT
+    cgroup_freeze 0
     read_now
     kill_end=$((now_cs + kill_wait_cs))
     while :; do
         scan
         classify 0
-        if ((${#live[@]} == 0)); then
+        if ((${#live[@]} == 0)) && cgroup_empty; then
             confirmed=true
             return 0
         fi
+        cgroup_kill
         signal_reached KILL
         signal_reached CONT
+        cgroup_freeze 0
         read_now
         if ((now_cs >= kill_end)); then
             confirmed=false
-            say "cleanup not confirmed: still alive after KILL: ${live[*]}"
+            stop_note="cleanup not confirmed: still alive after KILL: ${live[*]}"
             return 1
         fi
         collect_harness
-        sleep 0.01
+        nap 0.01
     done
 }
 
