@@ -871,18 +871,13 @@ classify() {
         if [[ -n ${rs[pid]+x} && ${rs[pid]} != "$start" ]]; then unset "rs[$pid]"; fi
         if [[ -n ${pv[pid]+x} && ${pv[pid]} != "$start" ]]; then unset "pv[$pid]"; fi
     done
-    # The harness's cgroup holds what no /proc link shows (a process that
-    # left the tree, group and session and dropped the marker). Not on the
-    # first pass: services are told apart first, and moved out of it.
-    local -a cgm
-    [[ $record == 1 ]] || cgroup_members
     changed=1
     while [[ -n $changed ]]; do
         changed=
         for ((i = 0; i < c_n; i++)); do
             pid=${c_pid[i]}
             [[ -n ${rs[pid]+x} || -n ${pv[pid]+x} ]] && continue
-            if [[ -n ${rs[c_ppid[i]]+x} || -n ${rs[c_pgid[i]]+x} || -n ${rs[c_sid[i]]+x} || -n ${cgm[pid]} ]]; then
+            if [[ -n ${rs[c_ppid[i]]+x} || -n ${rs[c_pgid[i]]+x} || -n ${rs[c_sid[i]]+x} ]]; then
                 rs[pid]=${c_start[i]}
                 added=$((added + 1))
                 changed=1
@@ -999,9 +994,17 @@ check_pid_counters() {
 # ---------------------------------------------------------------- signalling
 
 # Signal $1 to each reached PID given, after checking its start time again.
+# While the PID window holds no PID handed out since the launch can have
+# been handed out again: every reached PID is still its process, and the
+# check (a read per process, costly in a storm) is skipped.
 signal_pids() {
     local sig=$1 pid ok=()
     shift
+    pid_window_floor
+    if ((pw_floor > 0)); then
+        kill -s "$sig" "$@" 2>/dev/null
+        return 0
+    fi
     for pid in "$@"; do
         read_stat "$pid" || continue
         [[ $st_start == "${rs[pid]}" ]] && ok+=("$pid")
@@ -1029,15 +1032,28 @@ signal_groups() {
     return 0
 }
 
+# Whether the first reached process of the last scan still runs (signal 0,
+# then its stat: a zombie or a recycled PID has ended). While it runs, the
+# stop cannot be over before the grace period is: nothing else needs a look.
+reached_alive() {
+    local pid
+    for pid in ${live[@]+"${live[@]}"}; do
+        kill -s 0 "$pid" 2>/dev/null || return 1
+        read_stat "$pid" && [[ $st_start == "${rs[pid]}" && $st_state != Z ]] || return 1
+        return 0
+    done
+    return 1
+}
+
 signal_reached() {
     signal_groups "$1" ${groups[@]+"${groups[@]}"}
     signal_pids "$1" ${live[@]+"${live[@]}"}
 }
 
-# The stop: freeze the harness group, record services, TERM then CONT and
-# rescan until nothing reached is alive or the grace period ends; then
-# STOP (and freeze the cgroup), rescan to a fixed point, KILL, CONT and
-# verify, within a bound. Nothing here forks: it runs to the end and the
+# The stop: freeze the harness group (and cgroup), record services, TERM
+# then CONT (and thaw) and wait until nothing reached is alive or the grace
+# period ends; then STOP (and freeze), rescan to a fixed point, KILL, CONT
+# and verify, within a bound. Nothing here forks: it runs to the end and the
 # receipt is written even when the sandbox has no process slot left.
 stop_everything() {
     local grace_end kill_end pid g pass
@@ -1045,13 +1061,14 @@ stop_everything() {
     stop_timer
     kill_lifeline
     groups=("$harness_group") live=()
+    cgroup_freeze 1
     signal_groups STOP "$harness_group"
     scan
     classify 1
-    if [[ -n $cg ]]; then
-        cgroup_release_services
-        classify 0
-    fi
+    cgroup_release_services
+    # Members of the cgroup get TERM once, while frozen; a fork during the
+    # grace period is left for the KILL.
+    cgroup_signal TERM
     read_now
     grace_end=$((now_cs + grace_cs))
     while :; do
@@ -1060,7 +1077,7 @@ stop_everything() {
             return 0
         fi
         new=()
-        for pid in "${live[@]}"; do
+        for pid in ${live[@]+"${live[@]}"}; do
             [[ ${termed[pid]} == "${rs[pid]}" ]] && continue
             termed[pid]=${rs[pid]}
             new+=("$pid")
@@ -1072,11 +1089,20 @@ stop_everything() {
         done
         ((${#new[@]} > 0)) && signal_pids TERM "${new[@]}"
         signal_reached CONT
+        cgroup_freeze 0
         read_now
         ((now_cs >= grace_end)) && break
         [[ -n $hurry ]] && break
         collect_harness
-        nap "$poll_seconds"
+        # Until a reached process is gone, look at nothing else: a scan
+        # competes for the CPU with everything still running (a fork storm
+        # starves it for seconds), a check of one known PID hardly does.
+        while stop_pending && ((now_cs < grace_end)) && [[ -z $hurry ]]; do
+            nap "$poll_seconds"
+            collect_harness
+            read_now
+        done
+        ((now_cs >= grace_end)) && break
         scan
         classify 0
     done
@@ -1111,6 +1137,7 @@ stop_everything() {
         if ((now_cs >= kill_end)); then
             confirmed=false
             stop_note="cleanup not confirmed: still alive after KILL: ${live[*]}"
+            [[ -n $cg ]] && cgroup_event 'populated 1' && stop_note+=" (and the cgroup is not empty)"
             return 1
         fi
         collect_harness
@@ -1118,6 +1145,12 @@ stop_everything() {
     done
 }
 
+# Whether the graceful wait has nothing new to look at: the first reached
+# process still runs, or none is left but the cgroup still has members.
+stop_pending() {
+    reached_alive && return 0
+    ((${#live[@]} == 0)) && ! cgroup_empty
+}
 # ---------------------------------------------------------------- cgroup
 
 # cgroup v2 containment. With a writable cgroup v2 directory (--cgroup DIR,
@@ -1197,14 +1230,18 @@ join_cgroup() {
     fi
 }
 
-# The members of the harness's cgroup into the caller's set cgm.
-cgroup_members() {
+# Signal $1 to every member of the harness's cgroup (it is frozen: no
+# member can exit and leave its PID to another process meanwhile).
+cgroup_signal() {
     local pid
+    local -a m
     [[ -n $cg ]] || return 0
     while read -r pid; do
         case $pid in '' | *[!0-9]*) continue ;; esac
-        cgm[pid]=1
+        m+=("$pid")
     done 2>/dev/null <"$cg/cgroup.procs"
+    ((${#m[@]} > 0)) && kill -s "$1" "${m[@]}" 2>/dev/null
+    return 0
 }
 
 # Move the preserved services out of the harness's cgroup, into its parent,

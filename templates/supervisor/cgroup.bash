@@ -77,14 +77,18 @@ join_cgroup() {
     fi
 }
 
-# The members of the harness's cgroup into the caller's set cgm.
-cgroup_members() {
+# Signal $1 to every member of the harness's cgroup (it is frozen: no
+# member can exit and leave its PID to another process meanwhile).
+cgroup_signal() {
     local pid
+    local -a m
     [[ -n $cg ]] || return 0
     while read -r pid; do
         case $pid in '' | *[!0-9]*) continue ;; esac
-        cgm[pid]=1
+        m+=("$pid")
     done 2>/dev/null <"$cg/cgroup.procs"
+    ((${#m[@]} > 0)) && kill -s "$1" "${m[@]}" 2>/dev/null
+    return 0
 }
 
 # Move the preserved services out of the harness's cgroup, into its parent,

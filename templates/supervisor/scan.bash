@@ -53,18 +53,13 @@ classify() {
         if [[ -n ${rs[pid]+x} && ${rs[pid]} != "$start" ]]; then unset "rs[$pid]"; fi
         if [[ -n ${pv[pid]+x} && ${pv[pid]} != "$start" ]]; then unset "pv[$pid]"; fi
     done
-    # The harness's cgroup holds what no /proc link shows (a process that
-    # left the tree, group and session and dropped the marker). Not on the
-    # first pass: services are told apart first, and moved out of it.
-    local -a cgm
-    [[ $record == 1 ]] || cgroup_members
     changed=1
     while [[ -n $changed ]]; do
         changed=
         for ((i = 0; i < c_n; i++)); do
             pid=${c_pid[i]}
             [[ -n ${rs[pid]+x} || -n ${pv[pid]+x} ]] && continue
-            if [[ -n ${rs[c_ppid[i]]+x} || -n ${rs[c_pgid[i]]+x} || -n ${rs[c_sid[i]]+x} || -n ${cgm[pid]} ]]; then
+            if [[ -n ${rs[c_ppid[i]]+x} || -n ${rs[c_pgid[i]]+x} || -n ${rs[c_sid[i]]+x} ]]; then
                 rs[pid]=${c_start[i]}
                 added=$((added + 1))
                 changed=1
