@@ -11,8 +11,8 @@
 //!    of a harness that sleeps 10 s (the waiting itself), and the whole run's
 //!    CPU (start, wait, sweep of ~1,100 processes) as a share of one core.
 //!
-//! Bashes: the `bash` on PATH, /opt/bashes/3.2.48/bin/bash when present, and
-//! every path in SHFORGE_TEST_BASHES.
+//! Bashes: the `bash` on PATH, bash 3.2.48 from /work/shared/bashes (or
+//! /opt/bashes) when present, and every path in SHFORGE_TEST_BASHES.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -120,8 +120,14 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let sup = root.join("generated/process_supervisor.sh");
     let mut bashes = vec!["bash".to_owned()];
-    if std::path::Path::new("/opt/bashes/3.2.48/bin/bash").exists() {
-        bashes.push("/opt/bashes/3.2.48/bin/bash".to_owned());
+    for b in [
+        "/work/shared/bashes/3.2.48/bash",
+        "/opt/bashes/3.2.48/bin/bash",
+    ] {
+        if std::path::Path::new(b).exists() {
+            bashes.push(b.to_owned());
+            break;
+        }
     }
     if let Ok(extra) = std::env::var("SHFORGE_TEST_BASHES") {
         for b in extra.split(':').filter(|b| !b.is_empty()) {

@@ -185,6 +185,7 @@ receipt_in_place() {
 # and renames the receipt into place. At EOF (this shell is gone) it exits.
 start_helper() {
     exec 54<> <(:) || fail 125 "cannot make a pipe for the stop helper"
+    end_substitution "$!"
     # bash < 4 keeps the substitution's own end open (as fd 63).
     if [[ /proc/self/fd/63 -ef /proc/self/fd/54 ]]; then exec 63<&-; fi
     (helper_main) 53</proc/self/fd/54 54>&- 55>&- 58<&- </dev/null >/dev/null 2>&1 &
@@ -945,7 +946,7 @@ pid_window_open() {
     # Every task holds at most three PIDs (its own, its group's, its
     # session's); the allocator skips those it finds in use.
     pw_taken=$((3 * 10#$total + 1000))
-    pw_last=$pc_last pw_forks=$pc_forks
+    pw_last=$pc_last pw_forks=$pc_forks pw_seen=$pc_last
 }
 
 # Sets pw_floor for the next scan: pw_last while the window holds, else 0.
@@ -953,6 +954,13 @@ pid_window_floor() {
     pw_floor=0
     [[ -n $pw_last ]] || return 0
     read_pid_counters || return 0
+    # The counter only moves back when someone writes ns_last_pid (root in
+    # this PID namespace): from then on, PIDs may come back in any order.
+    if ((pc_last < pw_seen)); then
+        pw_disabled=1
+        return 0
+    fi
+    pw_seen=$pc_last
     ((pc_forks >= pw_forks && pc_last >= pw_last)) || return 0
     ((pw_last + (pc_forks - pw_forks) + pw_taken < pw_max)) || return 0
     pw_floor=$pw_last
@@ -993,18 +1001,11 @@ check_pid_counters() {
 }
 # ---------------------------------------------------------------- signalling
 
-# Signal $1 to each reached PID given, after checking its start time again.
-# While the PID window holds no PID handed out since the launch can have
-# been handed out again: every reached PID is still its process, and the
-# check (a read per process, costly in a storm) is skipped.
+# Signal $1 to each reached PID given, after checking its start time again
+# (the list may be older than the last exit: the PID may be someone else's).
 signal_pids() {
     local sig=$1 pid ok=()
     shift
-    pid_window_floor
-    if ((pw_floor > 0)); then
-        kill -s "$sig" "$@" 2>/dev/null
-        return 0
-    fi
     for pid in "$@"; do
         read_stat "$pid" || continue
         [[ $st_start == "${rs[pid]}" ]] && ok+=("$pid")
@@ -1493,7 +1494,23 @@ finish() {
 # nap's timed reads.
 open_nap_pipe() {
     exec 55<> <(:) || fail 125 "cannot make a pipe"
+    end_substitution "$!"
     # bash < 4 keeps the substitution's own end open (as fd 63).
     if [[ /proc/self/fd/63 -ef /proc/self/fd/55 ]]; then exec 63<&-; fi
+}
+
+# The process behind a `<(:)` exits at once; wait until it has, so that it
+# never outlives this shell. bash 4.4+ can `wait` for it; older ones reap it
+# unasked (and refuse the wait): watch its stat for a moment instead.
+end_substitution() {
+    local start='' end
+    wait "$1" 2>/dev/null
+    read_stat "$1" && start=$st_start
+    read_now
+    end=$((now_cs + 100))
+    while [[ -n $start ]] && read_stat "$1" && [[ $st_start == "$start" && $st_state != Z ]]; do
+        read_now
+        ((now_cs < end)) || break
+    done
 }
 main "$@"

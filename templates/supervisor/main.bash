@@ -118,6 +118,22 @@ finish() {
 # nap's timed reads.
 open_nap_pipe() {
     exec 55<> <(:) || fail 125 "cannot make a pipe"
+    end_substitution "$!"
     # bash < 4 keeps the substitution's own end open (as fd 63).
     if [[ /proc/self/fd/63 -ef /proc/self/fd/55 ]]; then exec 63<&-; fi
+}
+
+# The process behind a `<(:)` exits at once; wait until it has, so that it
+# never outlives this shell. bash 4.4+ can `wait` for it; older ones reap it
+# unasked (and refuse the wait): watch its stat for a moment instead.
+end_substitution() {
+    local start='' end
+    wait "$1" 2>/dev/null
+    read_stat "$1" && start=$st_start
+    read_now
+    end=$((now_cs + 100))
+    while [[ -n $start ]] && read_stat "$1" && [[ $st_start == "$start" && $st_state != Z ]]; do
+        read_now
+        ((now_cs < end)) || break
+    done
 }

@@ -106,6 +106,7 @@ receipt_in_place() {
 # and renames the receipt into place. At EOF (this shell is gone) it exits.
 start_helper() {
     exec 54<> <(:) || fail 125 "cannot make a pipe for the stop helper"
+    end_substitution "$!"
     # bash < 4 keeps the substitution's own end open (as fd 63).
     if [[ /proc/self/fd/63 -ef /proc/self/fd/54 ]]; then exec 63<&-; fi
     (helper_main) 53</proc/self/fd/54 54>&- 55>&- 58<&- </dev/null >/dev/null 2>&1 &

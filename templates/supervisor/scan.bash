@@ -127,7 +127,7 @@ pid_window_open() {
     # Every task holds at most three PIDs (its own, its group's, its
     # session's); the allocator skips those it finds in use.
     pw_taken=$((3 * 10#$total + 1000))
-    pw_last=$pc_last pw_forks=$pc_forks
+    pw_last=$pc_last pw_forks=$pc_forks pw_seen=$pc_last
 }
 
 # Sets pw_floor for the next scan: pw_last while the window holds, else 0.
@@ -135,6 +135,13 @@ pid_window_floor() {
     pw_floor=0
     [[ -n $pw_last ]] || return 0
     read_pid_counters || return 0
+    # The counter only moves back when someone writes ns_last_pid (root in
+    # this PID namespace): from then on, PIDs may come back in any order.
+    if ((pc_last < pw_seen)); then
+        pw_disabled=1
+        return 0
+    fi
+    pw_seen=$pc_last
     ((pc_forks >= pw_forks && pc_last >= pw_last)) || return 0
     ((pw_last + (pc_forks - pw_forks) + pw_taken < pw_max)) || return 0
     pw_floor=$pw_last

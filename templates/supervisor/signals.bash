@@ -1,17 +1,10 @@
 # ---------------------------------------------------------------- signalling
 
-# Signal $1 to each reached PID given, after checking its start time again.
-# While the PID window holds no PID handed out since the launch can have
-# been handed out again: every reached PID is still its process, and the
-# check (a read per process, costly in a storm) is skipped.
+# Signal $1 to each reached PID given, after checking its start time again
+# (the list may be older than the last exit: the PID may be someone else's).
 signal_pids() {
     local sig=$1 pid ok=()
     shift
-    pid_window_floor
-    if ((pw_floor > 0)); then
-        kill -s "$sig" "$@" 2>/dev/null
-        return 0
-    fi
     for pid in "$@"; do
         read_stat "$pid" || continue
         [[ $st_start == "${rs[pid]}" ]] && ok+=("$pid")
