@@ -879,6 +879,22 @@ fn escapee_without_marker_is_caught_only_by_cgroup_containment() {
             o.context()
         );
     });
+    // No option: the supervisor's own cgroup, delegated (owned by this user,
+    // writable, not the root), is found and used.
+    scenario_with("cgroup_auto", setup, |o| {
+        expect_receipt(o, Some(143), false);
+        assert_eq!(
+            o.receipt().containment,
+            Containment::Cgroup,
+            "{}",
+            o.context()
+        );
+        assert!(
+            !o.notes.iter().any(|n| n.starts_with("cannot join")),
+            "{}",
+            o.context()
+        );
+    });
     // The same process, /proc scanning only: out of reach (a known gap).
     scenario_with("proc_escape", setup, |o| {
         expect_receipt(o, Some(143), false);
