@@ -110,8 +110,23 @@ finish() {
     local status=$1
     end_lifeline
     write_receipt || status=125
+    end_helper
     remove_cgroup
     exit "$status"
+}
+
+# When the receipt did not go through the stop helper (no receipt, or it
+# could not be written), tell it to quit and wait for it: nothing of this
+# supervisor outlives it.
+end_helper() {
+    local pid=$helper_pid
+    [[ -n $pid ]] || return 0
+    helper_pid=''
+    { printf 'quit\n' >&52; } 2>/dev/null
+    wait_rc=''
+    while [[ -z $wait_rc ]]; do
+        wait_job "$pid" "$helper_start"
+    done
 }
 
 # fd 55: a pipe this shell holds open at both ends and never writes to, for

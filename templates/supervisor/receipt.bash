@@ -172,6 +172,8 @@ fail() {
     err=$2
     say "$err"
     write_receipt
+    end_helper
+    remove_cgroup
     exit "$status"
 }
 
