@@ -18,6 +18,13 @@ scan() {
         n=$((n + 1))
     done
     c_n=$n
+    # Counters that cannot be the kernel's (fewer forks since the launch
+    # than new processes seen, beyond the few started in the launch's clock
+    # tick before it): no window from now on, and this scan again in full.
+    if ((floor > 0)) && { ! read_pid_counters || ((n > pc_forks - pw_forks + 16)); }; then
+        pw_disabled=1
+        scan
+    fi
 }
 
 # Whether process $1 (started at $2) holds the marker. Cached per pid+start,
@@ -100,6 +107,7 @@ classify() {
     if [[ -n ${rs[harness_group]+x} && -z ${seen[harness_group]} ]]; then
         groups+=("$harness_group")
     fi
+    live_fresh=1
 }
 
 

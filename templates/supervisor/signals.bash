@@ -2,9 +2,20 @@
 
 # Signal $1 to each reached PID given, after checking its start time again
 # (the list may be older than the last exit: the PID may be someone else's).
+# The check costs a read per process (seconds in a storm) and is skipped when
+# it cannot fail: the list comes from the last scan, with nothing waited for
+# since, and the PID window still holds (no PID handed out since the launch
+# can have been handed out again, and ns_last_pid never went back).
 signal_pids() {
     local sig=$1 pid ok=()
     shift
+    if [[ -n $live_fresh ]]; then
+        pid_window_floor
+        if ((pw_floor > 0)); then
+            kill -s "$sig" "$@" 2>/dev/null
+            return 0
+        fi
+    fi
     for pid in "$@"; do
         read_stat "$pid" || continue
         [[ $st_start == "${rs[pid]}" ]] && ok+=("$pid")
@@ -45,7 +56,14 @@ reached_alive() {
     return 1
 }
 
+# Groups first (one signal stops a whole group at once), but for CONT the
+# groups last: what runs again competes with the checks.
 signal_reached() {
+    if [[ $1 == CONT ]]; then
+        signal_pids "$1" ${live[@]+"${live[@]}"}
+        signal_groups "$1" ${groups[@]+"${groups[@]}"}
+        return 0
+    fi
     signal_groups "$1" ${groups[@]+"${groups[@]}"}
     signal_pids "$1" ${live[@]+"${live[@]}"}
 }
@@ -98,6 +116,7 @@ stop_everything() {
         # competes for the CPU with everything still running (a fork storm
         # starves it for seconds), a check of one known PID hardly does.
         while stop_pending && ((now_cs < grace_end)) && [[ -z $hurry ]]; do
+            live_fresh=''
             nap "$poll_seconds"
             collect_harness
             read_now
