@@ -237,7 +237,7 @@ helper_command() {
 
 # A pause without a fork: a timed read on a pipe nobody writes to (fd 55).
 # bash 3.2 takes no fraction of a second there: it does not pause at all,
-# and the stop scans again at once.
+# and the caller looks again at once (a busy wait, on 3.2 only).
 nap() {
     ((bash_major >= 4)) || return 0
     # bash may report a job that died meanwhile ("Killed") from inside
@@ -1492,6 +1492,10 @@ main() {
         [[ -n $stop_reason ]] && break
     done
     kick_helper calm
+    # A wake-up still on its way is of no use now; ignored, it cannot
+    # interrupt a timed read either (bash 4.0 crashed once on a trap run
+    # inside `read -t`).
+    trap '' USR2
     [[ $stop_reason == ALRM ]] && timed_out=true
     # bash reports jobs that die of a signal ("Killed") at moments of its
     # own choosing: not the supervisor's message to give.

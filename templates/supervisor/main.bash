@@ -87,6 +87,10 @@ main() {
         [[ -n $stop_reason ]] && break
     done
     kick_helper calm
+    # A wake-up still on its way is of no use now; ignored, it cannot
+    # interrupt a timed read either (bash 4.0 crashed once on a trap run
+    # inside `read -t`).
+    trap '' USR2
     [[ $stop_reason == ALRM ]] && timed_out=true
     # bash reports jobs that die of a signal ("Killed") at moments of its
     # own choosing: not the supervisor's message to give.

@@ -158,7 +158,7 @@ helper_command() {
 
 # A pause without a fork: a timed read on a pipe nobody writes to (fd 55).
 # bash 3.2 takes no fraction of a second there: it does not pause at all,
-# and the stop scans again at once.
+# and the caller looks again at once (a busy wait, on 3.2 only).
 nap() {
     ((bash_major >= 4)) || return 0
     # bash may report a job that died meanwhile ("Killed") from inside
