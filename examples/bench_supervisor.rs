@@ -17,13 +17,18 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Runs inside the namespace. Args: SUPERVISOR_BASH SUPERVISOR DIR RUNS.
+/// Runs inside the namespace. Args: SUPERVISOR_BASH SUPERVISOR DIR RUNS MODE
+/// (MODE `nowindow`: a file mounted over /proc/loadavg turns the supervisor's
+/// PID window off, so every scan reads every /proc entry).
 /// Prints `RUN stop_ms ps_ms` per run, `PROCS n`, `WAITTICKS ticks ms` (the
 /// supervisor's processes between 1 s and 9 s), `FIXEDCPU ms` and
 /// `CHILDCPU ms wall_ms` (the whole 10 s run).
 const DRIVER: &str = r#"
-sup_bash=$1 sup=$2 dir=$3 runs=$4
+sup_bash=$1 sup=$2 dir=$3 runs=$4 mode=$5
 cd "$dir" || exit 1
+if [ "$mode" = nowindow ]; then
+    mount --bind /dev/null /proc/loadavg || echo "NOTE cannot mount over /proc/loadavg"
+fi
 for ((i = 0; i < 1100; i++)); do sleep 100000 & done
 cat >harness.sh <<'EOF'
 for i in 1 2 3 4 5 6 7 8 9; do sleep 100000 & done
@@ -140,7 +145,11 @@ fn main() {
         "{:<34} {:>9} {:>9} {:>7} {:>9} {:>6}",
         "bash", "stop ms", "ps ms", "ratio", "idle cpu", "procs"
     );
-    for bash in &bashes {
+    let modes = [("window", ""), ("nowindow", " (no PID window)")];
+    for (bash, (mode, label)) in bashes
+        .iter()
+        .flat_map(|b| modes.iter().map(move |m| (b, *m)))
+    {
         let dir = std::env::temp_dir().join(format!("bench_supervisor.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("scratch dir");
@@ -158,6 +167,7 @@ fn main() {
             .arg(&sup)
             .arg(&dir)
             .arg(runs.to_string())
+            .arg(mode)
             .output()
             .expect("unshare runs (needs root)");
         let text = String::from_utf8_lossy(&out.stdout);
@@ -203,7 +213,7 @@ fn main() {
         let p = median(&mut pss);
         println!(
             "{:<34} {:>9.1} {:>9.1} {:>7.2} {:>9} {:>6}",
-            bash,
+            format!("{bash}{label}"),
             s,
             p,
             s / p,
