@@ -126,9 +126,12 @@ stop_everything() {
         classify 0
     done
 
-    # Forced: nothing reached may run while the last of them are found.
+    # Forced: nothing reached may run while the last of them are found. The
+    # groups and the cgroup stop at once; single processes on the first pass,
+    # from a fresh scan (the list from before the wait would need a re-read
+    # of every PID first).
     cgroup_freeze 1
-    signal_reached STOP
+    signal_groups STOP ${groups[@]+"${groups[@]}"}
     for ((pass = 0; pass < 100; pass++)); do
         scan
         classify 0
