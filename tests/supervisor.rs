@@ -646,6 +646,21 @@ fn malformed_arguments_exit_2() {
             vec!["--receipt", r],
             vec!["--receipt", r, "--", ""],
             vec!["--receipt", r, "--deadline"],
+            vec!["--receipt", r, "--cgroup", "relative/dir", "--"],
+            vec!["--receipt", r, "--cgroup", "", "--"],
+            vec!["--receipt", r, "--cgroup", "none", "--cgroup", "none", "--"],
+            vec!["--receipt", r, "--max-procs", "5", "--"],
+            vec!["--receipt", r, "--cgroup", "none", "--max-procs", "5", "--"],
+            vec!["--receipt", r, "--cgroup", "/x", "--max-procs", "0", "--"],
+            vec![
+                "--receipt",
+                r,
+                "--cgroup",
+                "/x",
+                "--max-procs",
+                "1234567890",
+                "--",
+            ],
         ];
         for args in &with_receipt {
             let _ = std::fs::remove_file(&receipt);
@@ -666,6 +681,10 @@ fn malformed_arguments_exit_2() {
             vec!["--", "touch", started.to_str().unwrap()],
             vec!["--deadline", "1", "--", "touch", started.to_str().unwrap()],
             vec!["--receipt"],
+            // --end-services writes no receipt, not even on a usage error.
+            vec!["--end-services"],
+            vec!["--end-services", r, "--bogus"],
+            vec!["--end-services", r, "--grace", "soon"],
         ] {
             let mut c = shell.command(&supervisor());
             c.args(&args);
@@ -979,4 +998,44 @@ fn fork_storm_in_a_pids_cgroup_is_stopped_by_cgroup_containment() {
         cgroup_v2: true,
         pids_max: Some(1000),
     });
+}
+
+#[test]
+fn cgroup_that_is_not_a_writable_v2_directory_is_refused_with_125() {
+    let shells = common::bashes();
+    for shell in &shells {
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("r.json");
+        let started = dir.path().join("started");
+        // A plain directory, a missing one, and a cgroup v1 one where present.
+        let mut cases = vec![
+            dir.path().to_str().unwrap().to_owned(),
+            "/nonexistent/cgroup".to_owned(),
+        ];
+        if Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists() {
+            cases.push("/sys/fs/cgroup/pids".to_owned());
+        }
+        for cg in &cases {
+            let _ = std::fs::remove_file(&receipt);
+            let mut c = shell.command(&supervisor());
+            c.args(["--receipt", receipt.to_str().unwrap(), "--cgroup", cg, "--"])
+                .args(["touch", started.to_str().unwrap()]);
+            let out = common::run(c);
+            let ctx = format!("{} --cgroup {cg}: {:?}", shell.name, out);
+            assert_eq!(out.status.code(), Some(125), "{ctx}");
+            let rec = CleanupReceipt::from_file(&receipt).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            assert!(
+                rec.error
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("not a writable cgroup v2 directory"),
+                "{ctx}"
+            );
+            assert!(!started.exists(), "{ctx}: the command ran");
+        }
+    }
+    common::report(
+        "cgroup_that_is_not_a_writable_v2_directory_is_refused_with_125",
+        &shells,
+    );
 }
