@@ -136,7 +136,9 @@ stop_everything() {
         scan
         classify 0
         signal_reached STOP
-        ((added == 0)) && break
+        # Done when a scan made after every reached process was stopped
+        # finds nothing new (pass 0's scan came before the single STOPs).
+        ((added == 0 && pass > 0)) && break
     done
     cgroup_kill
     signal_reached KILL
