@@ -827,6 +827,7 @@ stop_timer() {
 scan() {
     local p pid f n=0 floor
     c_pid=() c_ppid=() c_pgid=() c_sid=() c_start=() c_state=()
+    scan_id=$((scan_id + 1))
     pid_window_floor
     floor=$pw_floor
     for p in /proc/[0-9]*; do
@@ -851,8 +852,11 @@ scan() {
 # Whether process $1 (started at $2) holds the marker. Cached per pid+start,
 # but only once something was read: in the middle of an exec the environment
 # reads as empty for a moment, and such a process must be looked at again.
+# Until then it is undecided (counted in undecided): the stop is not over
+# while one is. Empty on three scans in a row, it has no environment at all
+# (env -i) or none this shell may read: unmarked.
 is_marked() {
-    local kv hit=0 any=''
+    local kv hit=0 any='' n v
     if [[ ${mk[$1]%:*} == "$2" ]]; then
         [[ ${mk[$1]##*:} == 1 ]]
         return
@@ -864,7 +868,23 @@ is_marked() {
             break
         fi
     done 2>/dev/null <"/proc/$1/environ"
-    [[ -n $any ]] && mk[$1]=$2:$hit
+    if [[ -z $any ]]; then
+        # me[PID] is START:SCAN:COUNT, COUNT the scans that read nothing.
+        n=0 v=${me[$1]-}
+        if [[ ${v%%:*} == "$2" ]]; then
+            n=${v##*:}
+            v=${v#*:}
+            [[ ${v%%:*} == "$scan_id" ]] || n=$((n + 1))
+        else
+            n=1
+        fi
+        me[$1]=$2:$scan_id:$n
+        if ((n < 3)); then
+            undecided=$((undecided + 1))
+            return 1
+        fi
+    fi
+    mk[$1]=$2:$hit
     [[ $hit == 1 ]]
 }
 
@@ -873,7 +893,7 @@ is_marked() {
 # Sets live (reached and alive) and groups (reached groups with members).
 classify() {
     local record=$1 i pid start changed state
-    added=0
+    added=0 undecided=0
     # PID reuse: a reached or preserved PID now held by a younger process is
     # not the process that was reached; forget it (and its group/session).
     for ((i = 0; i < c_n; i++)); do
@@ -1101,7 +1121,7 @@ stop_everything() {
     read_now
     grace_end=$((now_cs + grace_cs))
     while :; do
-        if ((${#live[@]} == 0)) && cgroup_empty; then
+        if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
             confirmed=true
             return 0
         fi
@@ -1149,7 +1169,7 @@ stop_everything() {
         signal_reached STOP
         # Done when a scan made after every reached process was stopped
         # finds nothing new (pass 0's scan came before the single STOPs).
-        ((added == 0 && pass > 0)) && break
+        ((added == 0 && undecided == 0 && pass > 0)) && break
     done
     cgroup_kill
     signal_reached KILL
@@ -1160,7 +1180,7 @@ stop_everything() {
     while :; do
         scan
         classify 0
-        if ((${#live[@]} == 0)) && cgroup_empty; then
+        if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
             confirmed=true
             return 0
         fi
@@ -1182,9 +1202,10 @@ stop_everything() {
 
 # Whether the graceful wait has nothing new to look at: the first reached
 # process still runs, or none is left but the cgroup still has members.
+# (An undecided process is looked at again by the next scan.)
 stop_pending() {
     reached_alive && return 0
-    ((${#live[@]} == 0)) && ! cgroup_empty
+    ((${#live[@]} == 0 && undecided == 0)) && ! cgroup_empty
 }
 # ---------------------------------------------------------------- cgroup
 
@@ -1433,7 +1454,8 @@ main() {
     confirmed=true rc='' err='' timed_out=false containment=proc
     stop_reason='' hurry='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
     helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
-    rs=() pv=() mk=() empty_groups=() sv_argv0=()
+    rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
+    scan_id=0 undecided=0
     bash_major=${BASH_VERSINFO[0]}
     # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
     # takes whole seconds only.

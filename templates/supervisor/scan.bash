@@ -6,6 +6,7 @@
 scan() {
     local p pid f n=0 floor
     c_pid=() c_ppid=() c_pgid=() c_sid=() c_start=() c_state=()
+    scan_id=$((scan_id + 1))
     pid_window_floor
     floor=$pw_floor
     for p in /proc/[0-9]*; do
@@ -30,8 +31,11 @@ scan() {
 # Whether process $1 (started at $2) holds the marker. Cached per pid+start,
 # but only once something was read: in the middle of an exec the environment
 # reads as empty for a moment, and such a process must be looked at again.
+# Until then it is undecided (counted in undecided): the stop is not over
+# while one is. Empty on three scans in a row, it has no environment at all
+# (env -i) or none this shell may read: unmarked.
 is_marked() {
-    local kv hit=0 any=''
+    local kv hit=0 any='' n v
     if [[ ${mk[$1]%:*} == "$2" ]]; then
         [[ ${mk[$1]##*:} == 1 ]]
         return
@@ -43,7 +47,23 @@ is_marked() {
             break
         fi
     done 2>/dev/null <"/proc/$1/environ"
-    [[ -n $any ]] && mk[$1]=$2:$hit
+    if [[ -z $any ]]; then
+        # me[PID] is START:SCAN:COUNT, COUNT the scans that read nothing.
+        n=0 v=${me[$1]-}
+        if [[ ${v%%:*} == "$2" ]]; then
+            n=${v##*:}
+            v=${v#*:}
+            [[ ${v%%:*} == "$scan_id" ]] || n=$((n + 1))
+        else
+            n=1
+        fi
+        me[$1]=$2:$scan_id:$n
+        if ((n < 3)); then
+            undecided=$((undecided + 1))
+            return 1
+        fi
+    fi
+    mk[$1]=$2:$hit
     [[ $hit == 1 ]]
 }
 
@@ -52,7 +72,7 @@ is_marked() {
 # Sets live (reached and alive) and groups (reached groups with members).
 classify() {
     local record=$1 i pid start changed state
-    added=0
+    added=0 undecided=0
     # PID reuse: a reached or preserved PID now held by a younger process is
     # not the process that was reached; forget it (and its group/session).
     for ((i = 0; i < c_n; i++)); do

@@ -90,7 +90,7 @@ stop_everything() {
     read_now
     grace_end=$((now_cs + grace_cs))
     while :; do
-        if ((${#live[@]} == 0)) && cgroup_empty; then
+        if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
             confirmed=true
             return 0
         fi
@@ -138,7 +138,7 @@ stop_everything() {
         signal_reached STOP
         # Done when a scan made after every reached process was stopped
         # finds nothing new (pass 0's scan came before the single STOPs).
-        ((added == 0 && pass > 0)) && break
+        ((added == 0 && undecided == 0 && pass > 0)) && break
     done
     cgroup_kill
     signal_reached KILL
@@ -149,7 +149,7 @@ stop_everything() {
     while :; do
         scan
         classify 0
-        if ((${#live[@]} == 0)) && cgroup_empty; then
+        if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
             confirmed=true
             return 0
         fi
@@ -171,7 +171,8 @@ stop_everything() {
 
 # Whether the graceful wait has nothing new to look at: the first reached
 # process still runs, or none is left but the cgroup still has members.
+# (An undecided process is looked at again by the next scan.)
 stop_pending() {
     reached_alive && return 0
-    ((${#live[@]} == 0)) && ! cgroup_empty
+    ((${#live[@]} == 0 && undecided == 0)) && ! cgroup_empty
 }
