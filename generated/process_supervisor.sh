@@ -827,7 +827,6 @@ stop_timer() {
 scan() {
     local p pid f n=0 floor
     c_pid=() c_ppid=() c_pgid=() c_sid=() c_start=() c_state=()
-    scan_id=$((scan_id + 1))
     pid_window_floor
     floor=$pw_floor
     for p in /proc/[0-9]*; do
@@ -850,13 +849,14 @@ scan() {
 }
 
 # Whether process $1 (started at $2) holds the marker. Cached per pid+start,
-# but only once something was read: in the middle of an exec the environment
-# reads as empty for a moment, and such a process must be looked at again.
-# Until then it is undecided (counted in undecided): the stop is not over
-# while one is. Empty on three scans in a row, it has no environment at all
-# (env -i) or none this shell may read: unmarked.
+# but only once decided. An environment that reads as empty is decided only
+# when the process has one that is empty (env -i: its stat shows where it
+# starts and ends) or is a kernel thread; in the middle of an exec it reads
+# empty too, with no place yet (both 0), and such a process is undecided
+# (counted in undecided): the stop is not over while one is. Undecided for
+# a whole second (a process this shell may not look into): unmarked.
 is_marked() {
-    local kv hit=0 any='' n v
+    local kv hit=0 any=''
     if [[ ${mk[$1]%:*} == "$2" ]]; then
         [[ ${mk[$1]##*:} == 1 ]]
         return
@@ -868,24 +868,31 @@ is_marked() {
             break
         fi
     done 2>/dev/null <"/proc/$1/environ"
-    if [[ -z $any ]]; then
-        # me[PID] is START:SCAN:COUNT, COUNT the scans that read nothing.
-        n=0 v=${me[$1]-}
-        if [[ ${v%%:*} == "$2" ]]; then
-            n=${v##*:}
-            v=${v#*:}
-            [[ ${v%%:*} == "$scan_id" ]] || n=$((n + 1))
-        else
-            n=1
-        fi
-        me[$1]=$2:$scan_id:$n
-        if ((n < 3)); then
-            undecided=$((undecided + 1))
-            return 1
-        fi
+    if [[ -z $any ]] && ! environ_settled "$1" "$2"; then
+        undecided=$((undecided + 1))
+        return 1
     fi
     mk[$1]=$2:$hit
     [[ $hit == 1 ]]
+}
+
+# Whether PID $1 (started at $2), whose environment read empty, has an
+# empty one for good: env_start/env_end (stat fields 50 and 51) set, or a
+# kernel thread (flag 0x200000), or undecided since a second (me[PID] holds
+# START:CENTISECONDS of the first empty read).
+environ_settled() {
+    local f v
+    if read_stat_fields "$1" && [[ ${f[21]} == "$2" ]]; then
+        case ${f[8]} in '' | *[!0-9]*) ;; *) ((10#${f[8]} & 0x200000)) && return 0 ;; esac
+        [[ ${f[49]:-0}${f[50]:-0} != 00 ]] && return 0
+    fi
+    read_now
+    v=${me[$1]-}
+    if [[ ${v%%:*} != "$2" ]]; then
+        me[$1]=$2:$now_cs
+        return 1
+    fi
+    ((now_cs - ${v##*:} >= 100))
 }
 
 # Decide who is reached, from the last scan, to a fixed point. With $1 = 1
@@ -1153,6 +1160,8 @@ stop_everything() {
             read_now
         done
         ((now_cs >= grace_end)) && break
+        # An exec takes a moment: look at an undecided process again after one.
+        ((undecided > 0)) && nap "$poll_seconds"
         scan
         classify 0
     done
@@ -1170,6 +1179,7 @@ stop_everything() {
         # Done when a scan made after every reached process was stopped
         # finds nothing new (pass 0's scan came before the single STOPs).
         ((added == 0 && undecided == 0 && pass > 0)) && break
+        ((undecided > 0)) && nap "$poll_seconds"
     done
     cgroup_kill
     signal_reached KILL
@@ -1455,7 +1465,7 @@ main() {
     stop_reason='' hurry='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
     helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
     rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
-    scan_id=0 undecided=0
+    undecided=0
     bash_major=${BASH_VERSINFO[0]}
     # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
     # takes whole seconds only.

@@ -6,7 +6,6 @@
 scan() {
     local p pid f n=0 floor
     c_pid=() c_ppid=() c_pgid=() c_sid=() c_start=() c_state=()
-    scan_id=$((scan_id + 1))
     pid_window_floor
     floor=$pw_floor
     for p in /proc/[0-9]*; do
@@ -29,13 +28,14 @@ scan() {
 }
 
 # Whether process $1 (started at $2) holds the marker. Cached per pid+start,
-# but only once something was read: in the middle of an exec the environment
-# reads as empty for a moment, and such a process must be looked at again.
-# Until then it is undecided (counted in undecided): the stop is not over
-# while one is. Empty on three scans in a row, it has no environment at all
-# (env -i) or none this shell may read: unmarked.
+# but only once decided. An environment that reads as empty is decided only
+# when the process has one that is empty (env -i: its stat shows where it
+# starts and ends) or is a kernel thread; in the middle of an exec it reads
+# empty too, with no place yet (both 0), and such a process is undecided
+# (counted in undecided): the stop is not over while one is. Undecided for
+# a whole second (a process this shell may not look into): unmarked.
 is_marked() {
-    local kv hit=0 any='' n v
+    local kv hit=0 any=''
     if [[ ${mk[$1]%:*} == "$2" ]]; then
         [[ ${mk[$1]##*:} == 1 ]]
         return
@@ -47,24 +47,31 @@ is_marked() {
             break
         fi
     done 2>/dev/null <"/proc/$1/environ"
-    if [[ -z $any ]]; then
-        # me[PID] is START:SCAN:COUNT, COUNT the scans that read nothing.
-        n=0 v=${me[$1]-}
-        if [[ ${v%%:*} == "$2" ]]; then
-            n=${v##*:}
-            v=${v#*:}
-            [[ ${v%%:*} == "$scan_id" ]] || n=$((n + 1))
-        else
-            n=1
-        fi
-        me[$1]=$2:$scan_id:$n
-        if ((n < 3)); then
-            undecided=$((undecided + 1))
-            return 1
-        fi
+    if [[ -z $any ]] && ! environ_settled "$1" "$2"; then
+        undecided=$((undecided + 1))
+        return 1
     fi
     mk[$1]=$2:$hit
     [[ $hit == 1 ]]
+}
+
+# Whether PID $1 (started at $2), whose environment read empty, has an
+# empty one for good: env_start/env_end (stat fields 50 and 51) set, or a
+# kernel thread (flag 0x200000), or undecided since a second (me[PID] holds
+# START:CENTISECONDS of the first empty read).
+environ_settled() {
+    local f v
+    if read_stat_fields "$1" && [[ ${f[21]} == "$2" ]]; then
+        case ${f[8]} in '' | *[!0-9]*) ;; *) ((10#${f[8]} & 0x200000)) && return 0 ;; esac
+        [[ ${f[49]:-0}${f[50]:-0} != 00 ]] && return 0
+    fi
+    read_now
+    v=${me[$1]-}
+    if [[ ${v%%:*} != "$2" ]]; then
+        me[$1]=$2:$now_cs
+        return 1
+    fi
+    ((now_cs - ${v##*:} >= 100))
 }
 
 # Decide who is reached, from the last scan, to a fixed point. With $1 = 1

@@ -122,6 +122,8 @@ stop_everything() {
             read_now
         done
         ((now_cs >= grace_end)) && break
+        # An exec takes a moment: look at an undecided process again after one.
+        ((undecided > 0)) && nap "$poll_seconds"
         scan
         classify 0
     done
@@ -139,6 +141,7 @@ stop_everything() {
         # Done when a scan made after every reached process was stopped
         # finds nothing new (pass 0's scan came before the single STOPs).
         ((added == 0 && undecided == 0 && pass > 0)) && break
+        ((undecided > 0)) && nap "$poll_seconds"
     done
     cgroup_kill
     signal_reached KILL
