@@ -8,7 +8,8 @@
 //! * [`template_lint`] — where `{{ }}` may stand in a shell template.
 //! * [`catalog`] and [`generate`] — the scripts, and writing/checking
 //!   `generated/`.
-//! * [`params`] — `shell_assignments`, the parameter files the runner sources.
+//! * [`params`] — `shell_assignments`, the parameter files the runner reads.
+//! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
 
 pub mod catalog;
 pub mod dialect;
@@ -17,6 +18,7 @@ pub mod host;
 pub mod installer;
 pub mod lex;
 pub mod musl;
+pub mod names;
 pub mod params;
 pub mod quote;
 pub mod scripts;

@@ -138,9 +138,7 @@ pub enum BootstrapError {
 
 /// The same check the script's `check_name` makes.
 pub fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'))
+    crate::names::PkgName::new(name).is_ok()
 }
 
 /// Builds a bootstrap with needs baked in; the default is the generic script.

@@ -10,8 +10,9 @@
 
 use crate::catalog::{Entry, RenderError, render_template};
 use crate::dialect::Dialect;
+use crate::names::VarName;
 use crate::params::{self, ParamValue, ParamsError};
-use crate::quote::{self, Raw};
+use crate::quote::Raw;
 
 /// Output path of the runner under `generated/`, and its template.
 pub const PATH: &str = "harness_runner.sh";
@@ -214,7 +215,7 @@ impl RunnerParams {
             Some(_) => {}
         }
         for (name, _) in &self.env {
-            if quote::check_name(name).is_err() {
+            if VarName::new(name.as_str()).is_err() {
                 return Err(RunnerParamsError::BadEnvName(name.clone()));
             }
         }
@@ -300,7 +301,7 @@ mod tests {
             .stdout("/o");
         assert_eq!(
             p.render().unwrap().as_str(),
-            "RUNNER_ARGV=()\nRUNNER_ARGV[0]='claude'\nRUNNER_ARGV[1]='-p'\nRUNNER_ARGV[2]='it'\\''s'\n\
+            "RUNNER_ARGV=()\nRUNNER_ARGV[0]='claude'\nRUNNER_ARGV[1]='-p'\nRUNNER_ARGV[2]=\"it's\"\n\
              RUNNER_MODE='direct'\nRUNNER_CWD='/w d'\nRUNNER_ENV=()\nRUNNER_ENV[0]='A=1=2'\nRUNNER_STDOUT='/o'\n"
         );
         // serde_json sorts the keys; the file is the same set of assignments.
