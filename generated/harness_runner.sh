@@ -28,7 +28,8 @@
 # [A-Za-z0-9_./,:+@-] or nothing. Quoted text may span lines. Blank lines
 # and lines starting with # are skipped. Anything else (another name, a
 # second command on the line, $(...), export, a line continuation) is
-# refused with 125 before anything of the file takes effect.
+# refused with 125 before the setup or the CLI runs (the statements before
+# it only assigned RUNNER_* variables).
 #
 # RUNNER_SETUP runs in the runner's own shell, so its cd and exports reach
 # the CLI. It fails the run (125, the CLI never starts) when it ends with a
