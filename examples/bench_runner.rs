@@ -222,7 +222,9 @@ fn main() {
     let json = json_lines(dir, 200_000);
     let cat16 = cat_time(dir, &mib16);
     let cat_json = cat_time(dir, &json);
-    println!("harness_runner.sh events mode, LC_ALL=C.UTF-8, best of {RUNS} (wall; CPU in brackets)");
+    println!(
+        "harness_runner.sh events mode, LC_ALL=C.UTF-8, best of {RUNS} (wall; CPU in brackets)"
+    );
     println!(
         "cat | cat: 16 MiB line {:.1} ms, 200,000 JSON lines {:.1} ms",
         cat16.as_secs_f64() * 1e3,

@@ -134,16 +134,23 @@ quoted_line() {
             ql_state=open
             return 0
         fi
-        # '\'' (close, a quoted quote, reopen) joins two quoted pieces.
-        ql_text=${ql_text//"'$ql_bs''"/}
+        if [[ $ql_text != *"'" || ${ql_text%?} == *"'"* ]]; then
+            # '\'' (close, a quoted quote, reopen) joins two quoted pieces.
+            ql_text=${ql_text//"'$ql_bs''"/}
+        fi
         if [[ $ql_text == *"'" && ${ql_text%?} != *"'"* ]]; then
             ql_state=closed
         fi
         return 0
     fi
-    ql_text=${ql_text//"$ql_bs$ql_bs"/}
-    [[ $ql_text != *"$ql_bs" ]] || return 0
-    ql_text=${ql_text//"$ql_bs"[\"\$\`]/}
+    # ${x//pat/} costs more than linear time in the length on bash 4.4 and
+    # older, even with nothing to replace: only a text with a backslash
+    # pays for it.
+    if [[ $ql_text == *"$ql_bs"* ]]; then
+        ql_text=${ql_text//"$ql_bs$ql_bs"/}
+        [[ $ql_text != *"$ql_bs" ]] || return 0
+        ql_text=${ql_text//"$ql_bs"[\"\$\`]/}
+    fi
     if [[ $ql_text == *[\\\$\`]* ]]; then
         return 0
     elif [[ $ql_text != *'"'* ]]; then
@@ -186,6 +193,12 @@ statement_start() {
     esac
     ss_reason="the value of $ss_name is not one quoted word"
     ss_state=whole
+    if [[ $ss_name != "$ss_base" || $ss_word == '()' ]]; then
+        case $runner_arrays in
+            *" $ss_base "*) ;;
+            *) runner_arrays="$runner_arrays$ss_base " ;;
+        esac
+    fi
     case $ss_word in
         "'"* | '"'*)
             quoted_line "${ss_word:0:1}" "${ss_word:1}"
@@ -217,9 +230,14 @@ eval_statement() {
 # or change an option. A hand-written file might export a RUNNER_*
 # variable: none of them reaches the CLI.
 load_params() {
+    # The C locale: every byte is one character, for the reads, the checks
+    # and the evals alike (a multibyte locale makes each step slower, and
+    # in some, a byte inside a character can look like a backslash).
+    local LC_ALL=C
     local lp_line lp_state='' lp_name lp_number=0 lp_first=0
     local ss_state ss_reason ql_state
     local -a lp_statement=()
+    runner_arrays=' '
     if [[ ! -f $1 || ! -r $1 ]]; then
         fail 125 "cannot read the parameter file '$1'"
     fi
@@ -257,18 +275,14 @@ load_params() {
     done
 }
 
-# param_kind NAME: print "array" or "scalar" (or "other" for an associative
-# array). bash 3.2 has no ${x@a}: the attributes come from declare -p.
+# param_kind NAME: sets cp_kind to "array" or "scalar". The file can only make indexed
+# arrays (NAME=() or NAME[N]=) and strings, and load_params noted each name
+# it assigned in an array form: no `declare -p`, which would print (and
+# copy through a pipe) the whole value.
 param_kind() {
-    local pk_decl
-    pk_decl=$(declare -p "$1" 2>/dev/null)
-    # "declare -a RUNNER_ARGV=..." -> "-a RUNNER_AR" -> "-a"
-    pk_decl=${pk_decl:8:12}
-    pk_decl=${pk_decl%% *}
-    case $pk_decl in
-        *A*) printf 'other' ;;
-        *a*) printf 'array' ;;
-        *) printf 'scalar' ;;
+    case $runner_arrays in
+        *" $1 "*) cp_kind=array ;;
+        *) cp_kind=scalar ;;
     esac
 }
 
@@ -288,7 +302,7 @@ valid_name() {
 check_params() {
     local cp_name cp_kind cp_entry cp_i=0
     for cp_name in "${!RUNNER_@}"; do
-        cp_kind=$(param_kind "$cp_name")
+        param_kind "$cp_name"
         case $cp_name in
             RUNNER_ARGV | RUNNER_ENV)
                 [[ $cp_kind == array ]] || fail 125 "$cp_name must be an array"
