@@ -86,7 +86,8 @@ pub enum RunnerParamsError {
     Params(#[from] ParamsError),
 }
 
-/// A typed builder for the runner's parameter file.
+/// A typed builder for the runner's parameter file. It can only write
+/// `RUNNER_*` names, the only ones the runner accepts.
 ///
 /// ```
 /// use shforge::scripts::runner::RunnerParams;
@@ -310,6 +311,27 @@ mod tests {
         from_json.sort_by(|a, b| a.0.cmp(&b.0));
         direct.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(from_json, direct);
+    }
+
+    #[test]
+    fn builder_writes_runner_names_only() {
+        // The runner refuses any other name; every parameter the builder
+        // can set must come out as a RUNNER_* assignment.
+        let p = RunnerParams::events(["x", "it's"], "/e")
+            .cwd("/c")
+            .path_prefix("/p")
+            .env("HOME", "/h")
+            .stdin("/i")
+            .stderr("/s")
+            .setup(Raw::code("true"));
+        let params = p.to_params().unwrap();
+        assert_eq!(params.len(), 9);
+        for (name, _) in &params {
+            assert!(name.starts_with("RUNNER_"), "{name}");
+        }
+        for line in p.render().unwrap().as_str().lines() {
+            assert!(line.starts_with("RUNNER_"), "{line}");
+        }
     }
 
     #[test]
