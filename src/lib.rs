@@ -8,11 +8,12 @@
 //! * [`template_lint`] — where `{{ }}` may stand in a shell template.
 //! * [`catalog`] and [`generate`] — the scripts, and writing/checking
 //!   `generated/`.
-//! * [`params`] — `shell_assignments`, the parameter files the runner sources.
 //! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
 //!   real harness CLIs in tests.
 //! * [`snapshot`] — a harness's session data (SQLite or JSONL) as one JSON
 //!   document.
+//! * [`params`] — `shell_assignments`, the parameter files the runner reads.
+//! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
 
 pub mod catalog;
 pub mod dialect;
@@ -23,6 +24,7 @@ pub mod installer;
 pub mod lex;
 pub mod model_server;
 pub mod musl;
+pub mod names;
 pub mod params;
 pub mod quote;
 pub mod scripts;

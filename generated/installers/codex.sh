@@ -726,28 +726,36 @@ lock_kind=
 lock_ticket=
 lock_queue=
 
+# proc_stat_whole PID: the fields of /proc/PID/stat into the array proc_f,
+# as in proc(5) minus one: proc_f[0] the PID, proc_f[1] a placeholder for the
+# name, proc_f[2] the state, proc_f[21] the start time (clock ticks after
+# boot). The file is read whole: the name (field 2) may hold ')', blanks and
+# newlines, and ends at the LAST ')'. Fails when the process is gone, the
+# text has no ')', or field 1 is not PID (a name cannot forge another PID's
+# record). Nothing is evaluated; the caller checks the fields it uses.
+proc_stat_whole() {
+    local whole='' rest
+    proc_f=()
+    IFS= read -r -d '' whole 2>/dev/null <"/proc/$1/stat"
+    rest=${whole##*)}
+    [[ ${#rest} -lt ${#whole} ]] || return 1
+    # shellcheck disable=SC2206 # after the last ')' come only digits, letters and '-': nothing to glob
+    proc_f=(${whole%% *} name $rest)
+    [[ ${proc_f[0]} == "$1" ]]
+}
+
 # proc_start_time PID: sets REPLY to the start time of PID (clock ticks after
 # boot), "-" when /proc is not there, empty when the process is gone.
 proc_start_time() {
-    local stat='' rest='' re='^[0-9]+$'
+    local re='^[0-9]+$'
     REPLY=
     if [ ! -d /proc/self ]; then
         REPLY=-
         return 0
     fi
-    # Read whole: the name (field 2) may hold ")" and newlines; it ends at the last ")".
-    IFS= read -r -d '' stat 2>/dev/null < "/proc/$1/stat"
-    case $stat in
-        *')'*) ;;
-        *) return 0 ;;
-    esac
-    rest=${stat##*)}
-    set -f
-    # shellcheck disable=SC2086 # split the fields after the name on purpose
-    set -- $rest
-    set +f
-    if [ "$#" -ge 20 ] && [[ ${20} =~ $re ]]; then
-        REPLY=${20}
+    proc_stat_whole "$1" || return 0
+    if [ "${#proc_f[@]}" -ge 22 ] && [[ ${proc_f[21]} =~ $re ]]; then
+        REPLY=${proc_f[21]}
     fi
 }
 

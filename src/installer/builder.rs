@@ -584,39 +584,11 @@ fn check_version(field: &str, v: &str) -> Result<(), SpecError> {
     }
 }
 
-/// A relative path made of safe segments: no `..`, no `.`, no empty segment,
-/// no leading `/`, and only `[A-Za-z0-9._+@-]` (so it needs no URL encoding).
+/// A relative path made of safe segments (see [`crate::names::RelPath`]).
 fn check_rel_path(field: &str, v: &str) -> Result<(), SpecError> {
-    if v.is_empty() {
-        return Err(SpecError::new(
-            field,
-            "expected a relative path, got an empty string",
-        ));
-    }
-    if v.starts_with('/') {
-        return Err(SpecError::new(
-            field,
-            format!("expected a relative path, got the absolute {v:?}"),
-        ));
-    }
-    for seg in v.split('/') {
-        if seg.is_empty() || seg == "." || seg == ".." {
-            return Err(SpecError::new(
-                field,
-                format!("{v:?}: empty, `.` and `..` segments are not allowed"),
-            ));
-        }
-        if !seg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._+@-".contains(&b))
-        {
-            return Err(SpecError::new(
-                field,
-                format!("{v:?}: only letters, digits and . _ + @ - are allowed in a path segment"),
-            ));
-        }
-    }
-    Ok(())
+    crate::names::RelPath::new(v)
+        .map(drop)
+        .map_err(|e| SpecError::new(field, e.to_string()))
 }
 
 fn check_text(field: &str, v: &str) -> Result<(), SpecError> {

@@ -140,10 +140,7 @@ pub enum BootstrapError {
 /// `. _ + -`, starting with a letter or digit and not ending in `-` (which
 /// apt-get reads as "remove").
 pub fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'))
-        && !name.ends_with('-')
+    crate::names::PkgName::new(name).is_ok()
 }
 
 /// Builds a bootstrap with needs baked in; the default is the generic script.

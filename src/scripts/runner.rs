@@ -10,8 +10,9 @@
 
 use crate::catalog::{Entry, RenderError, render_template};
 use crate::dialect::Dialect;
+use crate::names::VarName;
 use crate::params::{self, ParamValue, ParamsError};
-use crate::quote::{self, Raw};
+use crate::quote::Raw;
 
 /// Output path of the runner under `generated/`, and its template.
 pub const PATH: &str = "harness_runner.sh";
@@ -85,7 +86,8 @@ pub enum RunnerParamsError {
     Params(#[from] ParamsError),
 }
 
-/// A typed builder for the runner's parameter file.
+/// A typed builder for the runner's parameter file. It can only write
+/// `RUNNER_*` names, the only ones the runner accepts.
 ///
 /// ```
 /// use shforge::scripts::runner::RunnerParams;
@@ -214,7 +216,7 @@ impl RunnerParams {
             Some(_) => {}
         }
         for (name, _) in &self.env {
-            if quote::check_name(name).is_err() {
+            if VarName::new(name.as_str()).is_err() {
                 return Err(RunnerParamsError::BadEnvName(name.clone()));
             }
         }
@@ -300,7 +302,7 @@ mod tests {
             .stdout("/o");
         assert_eq!(
             p.render().unwrap().as_str(),
-            "RUNNER_ARGV=()\nRUNNER_ARGV[0]='claude'\nRUNNER_ARGV[1]='-p'\nRUNNER_ARGV[2]='it'\\''s'\n\
+            "RUNNER_ARGV=()\nRUNNER_ARGV[0]='claude'\nRUNNER_ARGV[1]='-p'\nRUNNER_ARGV[2]=\"it's\"\n\
              RUNNER_MODE='direct'\nRUNNER_CWD='/w d'\nRUNNER_ENV=()\nRUNNER_ENV[0]='A=1=2'\nRUNNER_STDOUT='/o'\n"
         );
         // serde_json sorts the keys; the file is the same set of assignments.
@@ -309,6 +311,27 @@ mod tests {
         from_json.sort_by(|a, b| a.0.cmp(&b.0));
         direct.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(from_json, direct);
+    }
+
+    #[test]
+    fn builder_writes_runner_names_only() {
+        // The runner refuses any other name; every parameter the builder
+        // can set must come out as a RUNNER_* assignment.
+        let p = RunnerParams::events(["x", "it's"], "/e")
+            .cwd("/c")
+            .path_prefix("/p")
+            .env("HOME", "/h")
+            .stdin("/i")
+            .stderr("/s")
+            .setup(Raw::code("true"));
+        let params = p.to_params().unwrap();
+        assert_eq!(params.len(), 9);
+        for (name, _) in &params {
+            assert!(name.starts_with("RUNNER_"), "{name}");
+        }
+        for line in p.render().unwrap().as_str().lines() {
+            assert!(line.starts_with("RUNNER_"), "{line}");
+        }
     }
 
     #[test]

@@ -18,28 +18,20 @@ lock_kind=
 lock_ticket=
 lock_queue=
 
+{% include "lib/proc_stat.bash" %}
+
 # proc_start_time PID: sets REPLY to the start time of PID (clock ticks after
 # boot), "-" when /proc is not there, empty when the process is gone.
 proc_start_time() {
-    local stat='' rest='' re='^[0-9]+$'
+    local re='^[0-9]+$'
     REPLY=
     if [ ! -d /proc/self ]; then
         REPLY=-
         return 0
     fi
-    # Read whole: the name (field 2) may hold ")" and newlines; it ends at the last ")".
-    IFS= read -r -d '' stat 2>/dev/null < "/proc/$1/stat"
-    case $stat in
-        *')'*) ;;
-        *) return 0 ;;
-    esac
-    rest=${stat##*)}
-    set -f
-    # shellcheck disable=SC2086 # split the fields after the name on purpose
-    set -- $rest
-    set +f
-    if [ "$#" -ge 20 ] && [[ ${20} =~ $re ]]; then
-        REPLY=${20}
+    proc_stat_whole "$1" || return 0
+    if [ "${#proc_f[@]}" -ge 22 ] && [[ ${proc_f[21]} =~ $re ]]; then
+        REPLY=${proc_f[21]}
     fi
 }
 
