@@ -953,20 +953,17 @@ fn lock_timeout_waits_at_least_the_time_asked_for() {
             let path = tools(w.dir.path(), &[], false);
             fs::create_dir_all(w.prefix()).unwrap();
             let lock = w.prefix().join(".fake-1.0.lock");
+            // The holder says when it holds the lock (a file it makes under
+            // it): probing with `flock -n` could miss a 0.6 s hold entirely
+            // on a loaded machine and then wait forever.
+            let held = w.dir.path().join("held");
             let mut holder = Command::new("flock")
                 .arg(&lock)
-                .args(["sleep", "0.6"])
+                .args(["sh", "-c", ": > \"$1\"; sleep 0.6", "sh"])
+                .arg(&held)
                 .spawn()
                 .unwrap();
-            wait_for("flock to hold", || {
-                !Command::new("flock")
-                    .arg("-n")
-                    .arg(&lock)
-                    .arg("true")
-                    .status()
-                    .unwrap()
-                    .success()
-            });
+            wait_for("flock to hold", || held.exists());
             let o = run_install(
                 sh,
                 &w,
