@@ -143,13 +143,17 @@ fn check_reports_stale_missing_and_extra_files() {
 
 #[test]
 fn generate_removes_only_files_its_old_manifest_listed() {
-    let dir = fresh_with_script();
+    // DIR sits inside a private parent, so the `../escape.sh` the manifest
+    // names is this test's own file, not one in the shared /tmp.
+    let parent = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in(parent.path()).unwrap();
+    assert!(shforge(&["generate"], dir.path()).status.success());
     fs::write(dir.path().join("user-file.txt"), "mine").unwrap();
     let old = r#"{"files":[{"file":"retired.sh","dialect":"posix","sha256":"x"},{"file":"../escape.sh","dialect":"posix","sha256":"x"}]}"#;
     fs::write(dir.path().join("manifest.json"), old).unwrap();
     fs::write(dir.path().join("retired.sh"), "#!/bin/sh\n").unwrap();
     let outside = dir.path().parent().unwrap().join("escape.sh");
-    let _ = fs::write(&outside, "keep");
+    fs::write(&outside, "keep").unwrap();
     assert!(shforge(&["generate"], dir.path()).status.success());
     assert!(!dir.path().join("retired.sh").exists());
     assert!(dir.path().join("user-file.txt").exists());
@@ -157,7 +161,6 @@ fn generate_removes_only_files_its_old_manifest_listed() {
         outside.exists(),
         "generate must never follow a manifest outside DIR"
     );
-    let _ = fs::remove_file(outside);
 }
 
 #[test]
