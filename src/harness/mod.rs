@@ -406,6 +406,18 @@ impl Ctx<'_> {
         format!("{}/v1", self.spec.base_url)
     }
 
+    /// The `api` name and `baseUrl` of a Pi-style `providers` entry (Pi's
+    /// `models.json` and OpenClaw's config share the vocabulary) for this
+    /// wire API. The Anthropic client adds `/v1` itself; the OpenAI ones
+    /// are given it.
+    pub fn pi_style_provider(&self) -> (&'static str, String) {
+        match self.api {
+            Api::Chat => ("openai-completions", self.v1()),
+            Api::Responses => ("openai-responses", self.v1()),
+            Api::Anthropic => ("anthropic-messages", self.spec.base_url.clone()),
+        }
+    }
+
     pub fn capture_db(&self, kind: &str, db: String) -> Capture {
         Capture {
             harness: self.spec.harness.name().into(),
