@@ -127,9 +127,7 @@ impl Harness {
         match self {
             Harness::ClaudeCode => &[Api::Anthropic],
             Harness::Codex => &[Api::Responses],
-            Harness::OpenCode | Harness::Kilo | Harness::Pi | Harness::OpenClaw => {
-                &[Api::Chat, Api::Responses, Api::Anthropic]
-            }
+            Harness::OpenCode | Harness::Kilo | Harness::Pi | Harness::OpenClaw => &Api::ALL,
         }
     }
 
@@ -167,6 +165,10 @@ pub enum Api {
 }
 
 impl Api {
+    /// Every API, in a fixed order (the first is the default of a harness
+    /// that speaks them all).
+    pub const ALL: [Api; 3] = [Api::Chat, Api::Responses, Api::Anthropic];
+
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -194,7 +196,7 @@ impl fmt::Display for Api {
 impl FromStr for Api {
     type Err = HarnessError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [Api::Chat, Api::Responses, Api::Anthropic]
+        Api::ALL
             .into_iter()
             .find(|a| a.name() == s)
             .ok_or_else(|| HarnessError::UnknownApi(s.to_owned()))
@@ -404,6 +406,18 @@ impl Ctx<'_> {
     /// The base URL with `/v1` appended.
     pub fn v1(&self) -> String {
         format!("{}/v1", self.spec.base_url)
+    }
+
+    /// The `api` name and `baseUrl` of a Pi-style `providers` entry (Pi's
+    /// `models.json` and OpenClaw's config share the vocabulary) for this
+    /// wire API. The Anthropic client adds `/v1` itself; the OpenAI ones
+    /// are given it.
+    pub fn pi_style_provider(&self) -> (&'static str, String) {
+        match self.api {
+            Api::Chat => ("openai-completions", self.v1()),
+            Api::Responses => ("openai-responses", self.v1()),
+            Api::Anthropic => ("anthropic-messages", self.spec.base_url.clone()),
+        }
     }
 
     pub fn capture_db(&self, kind: &str, db: String) -> Capture {

@@ -18,18 +18,14 @@
 
 use serde_json::json;
 
-use super::{Api, Ctx, PROVIDER, Profile, json_file};
+use super::{Ctx, PROVIDER, Profile, json_file};
 
 pub(super) fn profile(ctx: &Ctx<'_>) -> Profile {
     let l = &ctx.layout;
     let state = l.path("openclaw-state");
     let config = l.path("openclaw.json");
     let model = &ctx.spec.model;
-    let (api, base) = match ctx.api {
-        Api::Chat => ("openai-completions", ctx.v1()),
-        Api::Responses => ("openai-responses", ctx.v1()),
-        Api::Anthropic => ("anthropic-messages", ctx.spec.base_url.clone()),
-    };
+    let (api, base) = ctx.pi_style_provider();
     let cfg = json!({
         "models": {
             "mode": "replace",

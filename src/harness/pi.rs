@@ -14,16 +14,12 @@
 
 use serde_json::json;
 
-use super::{Api, Ctx, PROVIDER, Profile, json_file};
+use super::{Ctx, PROVIDER, Profile, json_file};
 
 pub(super) fn profile(ctx: &Ctx<'_>) -> Profile {
     let l = &ctx.layout;
     let agent_dir = l.path("pi-agent");
-    let (api, base) = match ctx.api {
-        Api::Chat => ("openai-completions", ctx.v1()),
-        Api::Responses => ("openai-responses", ctx.v1()),
-        Api::Anthropic => ("anthropic-messages", ctx.spec.base_url.clone()),
-    };
+    let (api, base) = ctx.pi_style_provider();
     let models = json!({
         "providers": {
             PROVIDER: {

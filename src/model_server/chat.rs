@@ -2,8 +2,8 @@
 
 use serde_json::{Value, json};
 
-use super::script::{Conversation, Decision, Tool};
-use super::wire::{Body, Ctx, sse_data, texts_of};
+use super::script::{Conversation, Decision};
+use super::wire::{Body, Ctx, openai_function, sse_data, texts_of};
 
 /// Read the parts of a chat request the decision needs.
 pub fn conversation(body: &Value) -> Conversation {
@@ -19,14 +19,8 @@ pub fn conversation(body: &Value) -> Conversation {
     // older `functions: [{name, parameters}]`.
     let tools = body["tools"].as_array().into_iter().flatten();
     let functions = body["functions"].as_array().into_iter().flatten();
-    for f in tools.map(|t| &t["function"]).chain(functions) {
-        if let Some(name) = f["name"].as_str() {
-            conv.tools.push(Tool {
-                name: name.to_owned(),
-                schema: f.get("parameters").cloned().unwrap_or(json!({})),
-            });
-        }
-    }
+    let defs = tools.map(|t| &t["function"]).chain(functions);
+    conv.tools.extend(defs.filter_map(openai_function));
     conv
 }
 

@@ -46,6 +46,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+// The same three wire APIs, under the names the session builder uses.
+use crate::harness::Api;
+
 pub use script::{Decision, Directives, Prefer};
 
 use http::Request;
@@ -230,24 +233,6 @@ fn serve_connection(shared: &Shared, conn: TcpStream) {
                 }
                 return;
             }
-        }
-    }
-}
-
-/// The model APIs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Api {
-    Chat,
-    Responses,
-    Anthropic,
-}
-
-impl Api {
-    fn name(self) -> &'static str {
-        match self {
-            Api::Chat => "chat",
-            Api::Responses => "responses",
-            Api::Anthropic => "anthropic",
         }
     }
 }

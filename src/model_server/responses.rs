@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::script::{Conversation, Decision, Tool};
-use super::wire::{Body, Ctx, sse_event, texts_of};
+use super::script::{Conversation, Decision};
+use super::wire::{Body, Ctx, openai_function, sse_event, texts_of};
 
 /// Read the parts of a Responses request the decision needs.
 pub fn conversation(body: &Value) -> Conversation {
@@ -25,14 +25,9 @@ pub fn conversation(body: &Value) -> Conversation {
     }
     // Flat `{type:"function", name, parameters}`; built-in tools
     // (`web_search`, freeform `custom` ones) are not candidates.
-    for t in body["tools"].as_array().into_iter().flatten() {
-        if let (Some("function") | None, Some(name)) = (t["type"].as_str(), t["name"].as_str()) {
-            conv.tools.push(Tool {
-                name: name.to_owned(),
-                schema: t.get("parameters").cloned().unwrap_or(json!({})),
-            });
-        }
-    }
+    let tools = body["tools"].as_array().into_iter().flatten();
+    let functions = tools.filter(|t| matches!(t["type"].as_str(), Some("function") | None));
+    conv.tools.extend(functions.filter_map(openai_function));
     conv
 }
 

@@ -1,7 +1,9 @@
 //! What the three wire formats share: the reply body, ids and usage, SSE
 //! framing and reading text out of content.
 
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use super::script::Tool;
 
 /// A response body: one JSON document, or SSE events (each already framed,
 /// ending in a blank line).
@@ -61,4 +63,14 @@ pub fn texts_of(content: &Value) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// An OpenAI function definition `{name, parameters}` (a Chat tool's
+/// `function`, a legacy Chat `functions` entry, a Responses `function`
+/// tool) as a tool; `None` without a name.
+pub fn openai_function(def: &Value) -> Option<Tool> {
+    Some(Tool {
+        name: def["name"].as_str()?.to_owned(),
+        schema: def.get("parameters").cloned().unwrap_or(json!({})),
+    })
 }

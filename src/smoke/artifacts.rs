@@ -98,6 +98,22 @@ fn on_path(name: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
 }
 
+/// Run one fetch step with stdin and stdout closed (its stderr is the
+/// user's); the error says why, naming the program or the spec's `source`.
+fn run_step(mut cmd: Command, source: &str) -> Result<(), String> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("{program}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{source}` failed: {status}"))
+    }
+}
+
 /// Make sure every artifact is in `dir`, fetching missing ones. Returns
 /// what was fetched; an error is one line naming the file.
 pub fn ensure(
@@ -121,16 +137,10 @@ pub fn ensure(
                 return Err(missing(&format!("no npm on PATH to run `{source}`")));
             }
             progress(&format!("fetching {} with `{source}`", a.path));
-            let status = Command::new("npm")
-                .args(["pack", "--loglevel=warn", pkg.trim(), "--pack-destination"])
-                .arg(dir)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .status()
-                .map_err(|e| missing(&format!("npm: {e}")))?;
-            if !status.success() {
-                return Err(missing(&format!("`{source}` failed: {status}")));
-            }
+            let mut npm = Command::new("npm");
+            npm.args(["pack", "--loglevel=warn", pkg.trim(), "--pack-destination"])
+                .arg(dir);
+            run_step(npm, source).map_err(|why| missing(&why))?;
         } else if let Some(rest) = source.strip_prefix("sh installers/bundle.sh ") {
             if !on_path("npm") {
                 return Err(missing(&format!("no npm on PATH to run `{source}`")));
@@ -144,17 +154,9 @@ pub fn ensure(
                     .map_err(|e| missing(&format!("writing {}: {e}", p.display())))?;
             }
             progress(&format!("building {} with `{source}`", a.path));
-            let status = Command::new("sh")
-                .arg(src.join("bundle.sh"))
-                .arg(name)
-                .arg(&file)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .status()
-                .map_err(|e| missing(&format!("sh: {e}")))?;
-            if !status.success() {
-                return Err(missing(&format!("`{source}` failed: {status}")));
-            }
+            let mut sh = Command::new("sh");
+            sh.arg(src.join("bundle.sh")).arg(name).arg(&file);
+            run_step(sh, source).map_err(|why| missing(&why))?;
         } else {
             return Err(missing("its spec names no source the smoke can run"));
         }

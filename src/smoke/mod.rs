@@ -43,14 +43,10 @@ use checks::Check;
 use sandbox::Sandbox;
 
 /// The harnesses `shforge smoke` runs when none is named.
-pub const DEFAULT: [Harness; 6] = [
-    Harness::ClaudeCode,
-    Harness::OpenCode,
-    Harness::Kilo,
-    Harness::Pi,
-    Harness::OpenClaw,
-    Harness::Codex,
-];
+pub const DEFAULT: [Harness; 6] = Harness::ALL;
+
+/// The runner modes each harness is rolled out in, in row order.
+const MODES: [Mode; 2] = [Mode::Events, Mode::Direct];
 
 /// Deadline of one rollout.
 pub const DEADLINE: Duration = Duration::from_secs(300);
@@ -89,6 +85,19 @@ pub struct Row {
 }
 
 impl Row {
+    /// The row of a rollout that never ran: `why` (an install or server
+    /// failure) stands in the install column.
+    fn not_run(harness: Harness, mode: Mode, why: String) -> Row {
+        Row {
+            harness,
+            mode: mode.name(),
+            install: Err(why),
+            rollout: None,
+            checks: Vec::new(),
+            outside: Vec::new(),
+        }
+    }
+
     /// Every check passed (and the install did).
     pub fn passed(&self) -> bool {
         self.install.is_ok()
@@ -206,27 +215,14 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
                 .collect(),
             _ => Vec::new(),
         };
-        let entry = match &install {
-            Ok((entry, _, _)) => entry.clone(),
+        let (entry, fresh, reused) = match install {
+            Ok(done) => done,
             Err(e) => {
                 say(&format!("install failed: {e}"));
-                for mode in [Mode::Events, Mode::Direct] {
-                    rows.push(Row {
-                        harness: h,
-                        mode: mode.name(),
-                        install: Err(e.clone()),
-                        rollout: None,
-                        checks: Vec::new(),
-                        outside: Vec::new(),
-                    });
-                }
+                rows.extend(MODES.map(|mode| Row::not_run(h, mode, e.clone())));
                 continue;
             }
         };
-        let times = install
-            .as_ref()
-            .map(|(_, f, r)| (*f, *r))
-            .map_err(Clone::clone);
         let _ = std::fs::create_dir_all(work.join(h.name()));
         let server = match RunningServer::start(ServerConfig {
             log: Some(work.join(h.name()).join("server.log")),
@@ -236,20 +232,11 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             Err(e) => {
                 let e = format!("fake model server: {e}");
                 say(&e);
-                for mode in [Mode::Events, Mode::Direct] {
-                    rows.push(Row {
-                        harness: h,
-                        mode: mode.name(),
-                        install: Err(e.clone()),
-                        rollout: None,
-                        checks: Vec::new(),
-                        outside: Vec::new(),
-                    });
-                }
+                rows.extend(MODES.map(|mode| Row::not_run(h, mode, e.clone())));
                 continue;
             }
         };
-        for mode in [Mode::Events, Mode::Direct] {
+        for mode in MODES {
             say(&format!("{} rollout", mode.name()));
             let run = Run {
                 opts,
@@ -277,7 +264,7 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
             let mut outside = install_outside.clone();
             outside.extend(row.outside.iter().cloned());
             rows.push(Row {
-                install: times.clone(),
+                install: Ok((fresh, reused)),
                 outside,
                 ..row
             });

@@ -13,8 +13,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::jsonl::{self, Layout, Line, Parsed, count_at, str_at};
-use super::{Message, Part, PartKind, Session, Tokens, ToolStatus};
+use super::jsonl::{self, Head, Layout, Line, Parsed, count_at, str_at};
+use super::{Message, Part, PartKind, Tokens, ToolStatus};
 
 pub(super) const LAYOUT: Layout = Layout {
     harness: "Claude Code",
@@ -25,16 +25,14 @@ pub(super) const LAYOUT: Layout = Layout {
 };
 
 pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
-    let mut id = None;
-    let mut directory = None;
-    let mut started = None;
+    let mut head = Head::default();
     let mut messages = Vec::new();
     let mut usage: HashMap<String, Tokens> = HashMap::new();
     for line in lines {
         let v = &line.value;
-        id = id.or_else(|| str_at(v, "sessionId"));
-        directory = directory.or_else(|| str_at(v, "cwd"));
-        started = started.or_else(|| str_at(v, "timestamp"));
+        head.id = head.id.or_else(|| str_at(v, "sessionId"));
+        head.directory = head.directory.or_else(|| str_at(v, "cwd"));
+        head.started = head.started.or_else(|| str_at(v, "timestamp"));
         let kind = v.get("type").and_then(Value::as_str);
         let Some(message) = v
             .get("message")
@@ -54,38 +52,15 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
         messages.push(Message {
             id: str_at(v, "uuid").unwrap_or_else(|| jsonl::line_id(line)),
             role,
-            parts: parts(message.get("content")),
+            parts: jsonl::content_parts(message.get("content"), part),
             data: v.clone(),
         });
     }
-    jsonl::pair_tool_results(&mut messages);
     let mut total = Tokens::default();
     for t in usage.into_values() {
         total += t;
     }
-    Parsed {
-        session: Session {
-            id: id.unwrap_or_else(|| jsonl::file_stem(path)),
-            title: None,
-            directory,
-            parent_id: None,
-            tokens: total,
-            messages,
-        },
-        started,
-    }
-}
-
-fn parts(content: Option<&Value>) -> Vec<Part> {
-    match content {
-        Some(Value::String(text)) => vec![Part {
-            id: None,
-            kind: PartKind::Text { text: text.clone() },
-            data: Value::String(text.clone()),
-        }],
-        Some(Value::Array(blocks)) => blocks.iter().map(part).collect(),
-        _ => Vec::new(),
-    }
+    head.finish(path, total, messages)
 }
 
 fn part(block: &Value) -> Part {
@@ -115,11 +90,7 @@ fn part(block: &Value) -> Part {
             name: other.map(str::to_owned),
         },
     };
-    Part {
-        id: None,
-        kind,
-        data: block.clone(),
-    }
+    jsonl::part(block, kind)
 }
 
 /// Anthropic `usage`: input excludes the cache reads and writes, so the

@@ -20,8 +20,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::jsonl::{self, Layout, Line, Parsed, count_at, str_at};
-use super::{Message, Part, PartKind, Session, Tokens, ToolStatus};
+use super::jsonl::{self, Head, Layout, Line, Parsed, count_at, str_at};
+use super::{Message, Part, PartKind, Tokens, ToolStatus};
 
 pub(super) const LAYOUT: Layout = Layout {
     harness: "Codex",
@@ -32,9 +32,7 @@ pub(super) const LAYOUT: Layout = Layout {
 };
 
 pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
-    let mut id = None;
-    let mut directory = None;
-    let mut started = None;
+    let mut head = Head::default();
     let mut messages = Vec::new();
     let mut recorded = Tokens::default();
     let mut any_record = false;
@@ -44,10 +42,12 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
         let v = &line.value;
         let payload = v.get("payload").unwrap_or(&Value::Null);
         match v.get("type").and_then(Value::as_str) {
-            Some("session_meta") if id.is_none() => {
-                id = str_at(payload, "id");
-                directory = str_at(payload, "cwd");
-                started = str_at(payload, "timestamp").or_else(|| str_at(v, "timestamp"));
+            Some("session_meta") if head.id.is_none() => {
+                head = Head {
+                    id: str_at(payload, "id"),
+                    directory: str_at(payload, "cwd"),
+                    started: str_at(payload, "timestamp").or_else(|| str_at(v, "timestamp")),
+                };
             }
             Some("response_item") => messages.push(item_message(line, payload)),
             Some("token_usage_record") => {
@@ -80,23 +80,12 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
         }
     }
     mark_failed(&mut messages, &failed);
-    jsonl::pair_tool_results(&mut messages);
     let tokens = if any_record {
         recorded
     } else {
         last_count.unwrap_or_default()
     };
-    Parsed {
-        session: Session {
-            id: id.unwrap_or_else(|| jsonl::file_stem(path)),
-            title: None,
-            directory,
-            parent_id: None,
-            tokens,
-            messages,
-        },
-        started,
-    }
+    head.finish(path, tokens, messages)
 }
 
 /// One `response_item` as a message. Items without a role (calls,
@@ -111,12 +100,13 @@ fn item_message(line: &Line, item: &Value) -> Message {
                 .map(|blocks| blocks.iter().map(content_part).collect())
                 .unwrap_or_default(),
         ),
-        Some("function_call_output" | "custom_tool_call_output") => {
-            ("tool".to_owned(), vec![whole(item, tool_result(item))])
-        }
+        Some("function_call_output" | "custom_tool_call_output") => (
+            "tool".to_owned(),
+            vec![jsonl::part(item, tool_result(item))],
+        ),
         _ => (
             "assistant".to_owned(),
-            vec![whole(item, item_kind(kind, item))],
+            vec![jsonl::part(item, item_kind(kind, item))],
         ),
     };
     Message {
@@ -124,14 +114,6 @@ fn item_message(line: &Line, item: &Value) -> Message {
         role,
         parts,
         data: line.value.clone(),
-    }
-}
-
-fn whole(item: &Value, kind: PartKind) -> Part {
-    Part {
-        id: None,
-        kind,
-        data: item.clone(),
     }
 }
 
@@ -144,7 +126,7 @@ fn content_part(block: &Value) -> Part {
             name: other.map(str::to_owned),
         },
     };
-    whole(block, kind)
+    jsonl::part(block, kind)
 }
 
 fn item_kind(kind: Option<&str>, item: &Value) -> PartKind {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Message, PartKind, Session, SnapshotError, ToolStatus};
+use super::{Message, Part, PartKind, Session, SnapshotError, Tokens, ToolStatus};
 
 /// Where a harness keeps its transcripts below its data directory.
 pub(super) struct Layout {
@@ -42,6 +42,37 @@ pub(super) struct Parsed {
 }
 
 pub(super) type Parser = fn(&Path, &[Line]) -> Parsed;
+
+/// What a transcript's lines say of its session as a whole.
+#[derive(Default)]
+pub(super) struct Head {
+    /// The harness's session id.
+    pub id: Option<String>,
+    /// The working directory.
+    pub directory: Option<String>,
+    /// When it started.
+    pub started: Option<String>,
+}
+
+impl Head {
+    /// The transcript parsed: its tool calls paired with their results
+    /// ([`pair_tool_results`]), and the file's stem as the id when no line
+    /// gave one.
+    pub fn finish(self, path: &Path, tokens: Tokens, mut messages: Vec<Message>) -> Parsed {
+        pair_tool_results(&mut messages);
+        Parsed {
+            session: Session {
+                id: self.id.unwrap_or_else(|| file_stem(path)),
+                title: None,
+                directory: self.directory,
+                parent_id: None,
+                tokens,
+                messages,
+            },
+            started: self.started,
+        }
+    }
+}
 
 /// Every transcript under `dir` (or under `dir` itself when it is the
 /// `sub` directory), parsed, in start order; sessions without a message are
@@ -196,6 +227,25 @@ pub(super) fn pair_tool_results(messages: &mut [Message]) {
                 None => *status = ToolStatus::Running,
             }
         }
+    }
+}
+
+/// A part without an id of its own, keeping the JSON it was read from.
+pub(super) fn part(data: &Value, kind: PartKind) -> Part {
+    Part {
+        id: None,
+        kind,
+        data: data.clone(),
+    }
+}
+
+/// Message `content` as Anthropic shapes it (Claude Code and Pi alike): a
+/// plain string is one text part, an array is one part per block.
+pub(super) fn content_parts(content: Option<&Value>, block: fn(&Value) -> Part) -> Vec<Part> {
+    match content {
+        Some(text @ Value::String(s)) => vec![part(text, PartKind::Text { text: s.clone() })],
+        Some(Value::Array(blocks)) => blocks.iter().map(block).collect(),
+        _ => Vec::new(),
     }
 }
 

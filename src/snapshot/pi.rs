@@ -12,8 +12,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::jsonl::{self, Layout, Line, Parsed, count_at, str_at};
-use super::{Message, Part, PartKind, Session, Tokens, ToolStatus};
+use super::jsonl::{self, Head, Layout, Line, Parsed, count_at, str_at};
+use super::{Message, Part, PartKind, Tokens, ToolStatus};
 
 pub(super) const LAYOUT: Layout = Layout {
     harness: "Pi",
@@ -24,18 +24,18 @@ pub(super) const LAYOUT: Layout = Layout {
 };
 
 pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
-    let mut id = None;
-    let mut directory = None;
-    let mut started = None;
+    let mut head = Head::default();
     let mut messages = Vec::new();
     let mut tokens = Tokens::default();
     for line in lines {
         let v = &line.value;
         match v.get("type").and_then(Value::as_str) {
-            Some("session") if id.is_none() => {
-                id = str_at(v, "id");
-                directory = str_at(v, "cwd");
-                started = str_at(v, "timestamp");
+            Some("session") if head.id.is_none() => {
+                head = Head {
+                    id: str_at(v, "id"),
+                    directory: str_at(v, "cwd"),
+                    started: str_at(v, "timestamp"),
+                };
             }
             Some("message") => {
                 let Some(message) = v.get("message") else {
@@ -50,7 +50,7 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
                 let parts = if role == "toolResult" {
                     vec![tool_result(message)]
                 } else {
-                    content_parts(message.get("content"))
+                    jsonl::content_parts(message.get("content"), part)
                 };
                 messages.push(Message {
                     id: str_at(v, "id").unwrap_or_else(|| jsonl::line_id(line)),
@@ -62,42 +62,18 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
             _ => {}
         }
     }
-    jsonl::pair_tool_results(&mut messages);
-    Parsed {
-        session: Session {
-            id: id.unwrap_or_else(|| jsonl::file_stem(path)),
-            title: None,
-            directory,
-            parent_id: None,
-            tokens,
-            messages,
-        },
-        started,
-    }
+    head.finish(path, tokens, messages)
 }
 
 fn tool_result(message: &Value) -> Part {
-    Part {
-        id: None,
-        kind: PartKind::ToolResult {
+    jsonl::part(
+        message,
+        PartKind::ToolResult {
             call_id: str_at(message, "toolCallId"),
             is_error: message.get("isError").and_then(Value::as_bool) == Some(true),
             output: message.get("content").cloned().unwrap_or(Value::Null),
         },
-        data: message.clone(),
-    }
-}
-
-fn content_parts(content: Option<&Value>) -> Vec<Part> {
-    match content {
-        Some(Value::String(text)) => vec![Part {
-            id: None,
-            kind: PartKind::Text { text: text.clone() },
-            data: Value::String(text.clone()),
-        }],
-        Some(Value::Array(blocks)) => blocks.iter().map(part).collect(),
-        _ => Vec::new(),
-    }
+    )
 }
 
 fn part(block: &Value) -> Part {
@@ -119,11 +95,7 @@ fn part(block: &Value) -> Part {
             name: other.map(str::to_owned),
         },
     };
-    Part {
-        id: None,
-        kind,
-        data: block.clone(),
-    }
+    jsonl::part(block, kind)
 }
 
 fn usage(u: &Value) -> Tokens {
