@@ -14,12 +14,15 @@ pub mod catalog;
 pub mod dialect;
 pub mod generate;
 pub mod host;
-pub mod installer;
 pub mod lex;
 pub mod musl;
 pub mod params;
 pub mod quote;
 pub mod scripts;
+
+/// The installer API adapters use (`shforge::installer::Installer`); the
+/// module lives with the other scripts in [`scripts::installer`].
+pub use scripts::installer;
 pub mod template_lint;
 
 // Lets `askama.toml` name the escaper as `::shforge::quote::ShEscaper`, a path

@@ -7,6 +7,7 @@
 use crate::catalog::Entry;
 
 pub mod bootstrap;
+pub mod installer;
 pub mod runner;
 pub mod supervisor;
 
@@ -16,6 +17,6 @@ pub fn entries() -> Vec<Entry> {
     entries.extend(bootstrap::entries());
     entries.extend(supervisor::entries());
     entries.extend(runner::entries());
-    entries.extend(crate::installer::entries());
+    entries.extend(installer::entries());
     entries
 }

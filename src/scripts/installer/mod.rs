@@ -22,12 +22,12 @@ pub use spec::InstallerSpec;
 pub const HARNESS_SPECS: &[(&str, &str)] = &[
     (
         "claude-code",
-        include_str!("../../installers/claude-code.toml"),
+        include_str!("../../../installers/claude-code.toml"),
     ),
-    ("kilo", include_str!("../../installers/kilo.toml")),
-    ("openclaw", include_str!("../../installers/openclaw.toml")),
-    ("opencode", include_str!("../../installers/opencode.toml")),
-    ("pi", include_str!("../../installers/pi.toml")),
+    ("kilo", include_str!("../../../installers/kilo.toml")),
+    ("openclaw", include_str!("../../../installers/openclaw.toml")),
+    ("opencode", include_str!("../../../installers/opencode.toml")),
+    ("pi", include_str!("../../../installers/pi.toml")),
 ];
 
 /// Parse one of [`HARNESS_SPECS`].
