@@ -6,8 +6,11 @@
 //! * [`lex`] and [`dialect`] — the static guard that keeps a script inside
 //!   `posix` or `bash` (3.2).
 //! * [`template_lint`] — where `{{ }}` may stand in a shell template.
-//! * [`catalog`] and [`generate`] — the scripts, and writing/checking
-//!   `generated/`.
+//! * [`script`] — the [`script::Script`] trait every generated script
+//!   implements; [`scripts`] — the scripts themselves (bootstrap,
+//!   supervisor, runner, installer).
+//! * [`catalog`] lists the scripts; [`generate`] turns any `&dyn Script`
+//!   into a file and writes/checks `generated/`.
 //! * [`params`] — `shell_assignments`, the parameter files the runner sources.
 
 pub mod catalog;
@@ -18,6 +21,7 @@ pub mod lex;
 pub mod musl;
 pub mod params;
 pub mod quote;
+pub mod script;
 pub mod scripts;
 
 /// The installer API adapters use (`shforge::installer::Installer`); the

@@ -85,7 +85,7 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<u8> {
     match command {
         Command::Generate { out } => {
-            let outputs = generate::render_all(&catalog())?;
+            let outputs = generate::render_all(&catalog()?)?;
             generate::write_dir(&out, &outputs)
                 .with_context(|| format!("writing {}", out.display()))?;
             eprintln!(
@@ -97,7 +97,7 @@ fn run(command: Command) -> Result<u8> {
             Ok(0)
         }
         Command::Check { out } => {
-            let outputs = generate::render_all(&catalog())?;
+            let outputs = generate::render_all(&catalog()?)?;
             let report = generate::check_dir(&out, &outputs)?;
             for (path, diff) in &report.stale {
                 println!("stale: {path}");
@@ -122,8 +122,8 @@ fn run(command: Command) -> Result<u8> {
             Ok(1)
         }
         Command::List => {
-            for e in catalog() {
-                println!("{}\t{}\t{}", e.path, e.dialect, e.purpose);
+            for s in catalog()? {
+                println!("{}\t{}\t{}", s.path(), s.dialect(), s.purpose());
             }
             Ok(0)
         }

@@ -8,8 +8,10 @@
 //! The five harness specs live in `installers/NAME.toml`, are compiled in
 //! here and generated to `generated/installers/NAME.sh`.
 
-use crate::catalog::{Entry, RenderError};
+use std::borrow::Cow;
+
 use crate::dialect::Dialect;
+use crate::script::{RenderError, Script};
 
 pub mod builder;
 pub mod spec;
@@ -25,8 +27,14 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
         include_str!("../../../installers/claude-code.toml"),
     ),
     ("kilo", include_str!("../../../installers/kilo.toml")),
-    ("openclaw", include_str!("../../../installers/openclaw.toml")),
-    ("opencode", include_str!("../../../installers/opencode.toml")),
+    (
+        "openclaw",
+        include_str!("../../../installers/openclaw.toml"),
+    ),
+    (
+        "opencode",
+        include_str!("../../../installers/opencode.toml"),
+    ),
     ("pi", include_str!("../../../installers/pi.toml")),
 ];
 
@@ -38,53 +46,59 @@ pub fn harness(name: &str) -> Option<Result<Installer, SpecError>> {
         .map(|(_, text)| Installer::from_toml(text))
 }
 
-impl Installer {
-    /// A catalog entry writing this installer to `installers/NAME.sh`, made
-    /// from `spec` (the spec file's path relative to the crate root).
-    pub fn catalog_entry(self, spec: String) -> Entry {
-        let purpose = format!(
+/// An installer built in Rust: `installers/NAME.sh`, its header naming no
+/// spec.
+impl Script for Installer {
+    fn path(&self) -> Cow<'_, str> {
+        format!("installers/{}.sh", self.name).into()
+    }
+    fn template(&self) -> &str {
+        template::TEMPLATE
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Bash
+    }
+    fn purpose(&self) -> Cow<'_, str> {
+        format!(
             "install {} {} into PREFIX/{}-{} (digest-checked, locked, staged)",
             self.name, self.version, self.name, self.version
-        );
-        Entry {
-            path: format!("installers/{}.sh", self.name),
-            template: template::TEMPLATE.into(),
-            spec: Some(spec),
-            dialect: Dialect::Bash,
-            purpose,
-            render: Box::new(move || self.render()),
-        }
+        )
+        .into()
+    }
+    fn body(&self) -> Result<String, RenderError> {
+        self.render()
     }
 }
 
-/// Catalog entries: one installer per harness spec. A spec that does not
-/// parse still gets its entry, whose rendering fails naming the spec.
-pub fn entries() -> Vec<Entry> {
-    HARNESS_SPECS
-        .iter()
-        .map(|(name, text)| {
-            let spec = format!("installers/{name}.toml");
-            match Installer::from_toml(text) {
-                Ok(i) => i.catalog_entry(spec),
-                Err(e) => {
-                    let message = format!("{spec}: {e}");
-                    Entry {
-                        path: format!("installers/{name}.sh"),
-                        template: template::TEMPLATE.into(),
-                        spec: Some(spec),
-                        dialect: Dialect::Bash,
-                        purpose: "invalid spec".into(),
-                        render: Box::new(move || {
-                            Err(RenderError::Other {
-                                template: template::TEMPLATE.into(),
-                                message: message.clone(),
-                            })
-                        }),
-                    }
-                }
-            }
-        })
-        .collect()
+/// An installer made from a spec file, which its generated header names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FromSpec {
+    /// The installer the spec describes.
+    pub installer: Installer,
+    /// The spec: a path relative to the crate root (`installers/pi.toml`) or
+    /// a file name, never an absolute path.
+    pub spec: String,
+}
+
+impl Script for FromSpec {
+    fn path(&self) -> Cow<'_, str> {
+        self.installer.path()
+    }
+    fn template(&self) -> &str {
+        self.installer.template()
+    }
+    fn spec(&self) -> Option<&str> {
+        Some(&self.spec)
+    }
+    fn dialect(&self) -> Dialect {
+        self.installer.dialect()
+    }
+    fn purpose(&self) -> Cow<'_, str> {
+        self.installer.purpose()
+    }
+    fn body(&self) -> Result<String, RenderError> {
+        self.installer.render()
+    }
 }
 
 /// Write a generated script atomically and executable (see
