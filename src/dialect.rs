@@ -4,7 +4,8 @@
 //! zsh's sh emulation and bash; `bash` scripts under every bash from 3.2 on.
 //! Each [`Rule`] is a pattern over the script's *code* (see [`crate::lex`]: text
 //! in quotes, comments and here-documents is masked first), with the reason
-//! and what to write instead, from `PORTABILITY.md`.
+//! and what to write instead; the measurements behind them are in
+//! `docs/portability.md`.
 //!
 //! A line may carry a reviewed exception, with a reason, either on the line
 //! itself or on the line just above:
