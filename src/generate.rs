@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::dialect::{self, Dialect};
+use crate::diff::Change;
 use crate::script::{RenderError, Script};
 
 /// The manifest's file name inside the output directory.
@@ -234,8 +235,9 @@ pub fn write_file_atomic(path: &Path, content: &[u8], executable: bool) -> std::
 /// How an output directory differs from a fresh generation.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {
-    /// Files whose content differs, with a unified diff (old → new).
-    pub stale: Vec<(String, String)>,
+    /// Files whose content differs: what is on disk and what generate
+    /// would write.
+    pub stale: Vec<Change>,
     /// Files generate would write that are absent.
     pub missing: Vec<String>,
     /// Files present that generate would not write.
@@ -247,6 +249,12 @@ impl CheckReport {
     pub fn is_clean(&self) -> bool {
         self.stale.is_empty() && self.missing.is_empty() && self.extra.is_empty()
     }
+
+    /// The unified diff of the stale files (on disk → generated), a hunk
+    /// shared by several files printed once (see [`crate::diff::folded`]).
+    pub fn diff(&self) -> String {
+        crate::diff::folded(&self.stale)
+    }
 }
 
 /// Compare `dir` with what [`write_dir`] would write.
@@ -257,14 +265,11 @@ pub fn check_dir(dir: &Path, outputs: &[Output]) -> Result<CheckReport, Generate
         let p = dir.join(path);
         match fs::read(&p) {
             Ok(have) if have == want.as_bytes() => {}
-            Ok(have) => {
-                let have = String::from_utf8_lossy(&have);
-                let diff = similar::TextDiff::from_lines(have.as_ref(), want.as_str())
-                    .unified_diff()
-                    .header(&format!("a/{path}"), &format!("b/{path}"))
-                    .to_string();
-                report.stale.push((path.clone(), diff));
-            }
+            Ok(have) => report.stale.push(Change {
+                path: path.clone(),
+                old: String::from_utf8_lossy(&have).into_owned(),
+                new: want.clone(),
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => report.missing.push(path.clone()),
             Err(e) => return Err(io_err(&p)(e)),
         }

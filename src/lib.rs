@@ -15,6 +15,7 @@
 
 pub mod catalog;
 pub mod dialect;
+pub mod diff;
 pub mod generate;
 pub mod host;
 pub mod lex;

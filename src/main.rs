@@ -28,7 +28,7 @@ enum Command {
         #[arg(long, default_value = "generated")]
         out: PathBuf,
     },
-    /// Exit 1, with a diff per stale file, when DIR differs from a fresh generation.
+    /// Exit 1, with a diff of the stale files, when DIR differs from a fresh generation.
     Check {
         /// Directory to check.
         #[arg(long, default_value = "generated")]
@@ -99,10 +99,10 @@ fn run(command: Command) -> Result<u8> {
         Command::Check { out } => {
             let outputs = generate::render_all(&catalog()?)?;
             let report = generate::check_dir(&out, &outputs)?;
-            for (path, diff) in &report.stale {
-                println!("stale: {path}");
-                print!("{diff}");
+            for change in &report.stale {
+                println!("stale: {}", change.path);
             }
+            print!("{}", report.diff());
             for path in &report.missing {
                 println!("missing: {path}");
             }

@@ -25,10 +25,10 @@ fn golden_generated_dir_is_fresh() {
     let report = shforge::generate::check_dir(&common::root().join("generated"), &outputs).unwrap();
     assert!(
         report.is_clean(),
-        "generated/ is stale: run `cargo run -- generate`\n{:?} missing {:?} extra {:?}",
-        report.stale.iter().map(|s| &s.0).collect::<Vec<_>>(),
+        "generated/ is stale: run `cargo run -- generate`\nmissing {:?} extra {:?}\n{}",
         report.missing,
-        report.extra
+        report.extra,
+        report.diff()
     );
 }
 
@@ -180,4 +180,33 @@ fn list_prints_every_entry() {
             "{s}"
         );
     }
+}
+
+/// One edit to a shared `templates/lib/` line shows up in every installer:
+/// `check` prints that hunk once and names the other files.
+#[test]
+fn check_folds_a_hunk_shared_by_several_files() {
+    let dir = fresh_with_script();
+    let line = "# tool means failure: a digest is never skipped.\n";
+    let mut edited = Vec::new();
+    for e in shforge::catalog::catalog().expect("catalog builds") {
+        let path = dir.path().join(e.path().as_ref());
+        let text = fs::read_to_string(&path).unwrap();
+        if text.contains(line) {
+            fs::write(&path, text.replacen(line, "# HAND EDIT\n", 1)).unwrap();
+            edited.push(e.path().into_owned());
+        }
+    }
+    assert!(edited.len() >= 2, "the line is in {edited:?}");
+    let out = shforge(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let s = stdout(&out);
+    for p in &edited {
+        assert!(s.contains(&format!("stale: {p}\n")), "{s}");
+    }
+    assert_eq!(s.matches("-# HAND EDIT\n").count(), 1, "{s}");
+    assert!(
+        s.contains(&format!(" @@ also in: {}\n", edited[1..].join(", "))),
+        "{s}"
+    );
 }
