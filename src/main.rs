@@ -45,6 +45,12 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Run the template lint on askama shell templates (every file under each DIR).
+    LintTemplates {
+        /// Template directories.
+        #[arg(default_value = "templates")]
+        dirs: Vec<PathBuf>,
+    },
     /// Turn a JSON object of strings and string arrays into a parameter file.
     Params {
         /// JSON file, or - for standard input (the default).
@@ -128,6 +134,7 @@ fn run(command: Command) -> Result<u8> {
             Ok(0)
         }
         Command::Lint { dialect, files } => lint(dialect, &files),
+        Command::LintTemplates { dirs } => lint_templates(&dirs),
         Command::Params { file } => {
             let json = read_input(file.as_deref())?;
             match params::shell_assignments(&json) {
@@ -166,6 +173,19 @@ fn lint(dialect: Dialect, files: &[PathBuf]) -> Result<u8> {
             clean = false;
             println!("{}", f.render(&file.display().to_string()));
         }
+    }
+    Ok(if clean { 0 } else { 1 })
+}
+
+fn lint_templates(dirs: &[PathBuf]) -> Result<u8> {
+    let mut clean = true;
+    for dir in dirs {
+        let problems = shforge::template_lint::check_dir(dir)
+            .map_err(|e| Usage(format!("cannot read {}: {e}", dir.display())))?;
+        for p in &problems {
+            println!("{p}");
+        }
+        clean &= problems.is_empty();
     }
     Ok(if clean { 0 } else { 1 })
 }

@@ -64,7 +64,8 @@ fn require_all() -> bool {
     std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1")
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+/// The first executable `name` on PATH.
+pub fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(name))
@@ -237,6 +238,19 @@ pub fn is_root() -> bool {
                 .map(|l| l.split_whitespace().nth(2) == Some("0"))
         })
         .unwrap_or(false)
+}
+
+/// Whether `tool` is on PATH; when it is not, `test` is skipped loudly, or
+/// fails under `SHFORGE_REQUIRE_SHELLS=1`.
+pub fn require_tool(test: &str, tool: &str) -> bool {
+    if which(tool).is_some() {
+        return true;
+    }
+    if require_all() {
+        panic!("{test} needs {tool} (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)");
+    }
+    loud(&format!("SKIPPING {test}: {tool} not installed"));
+    false
 }
 
 /// Skip (loudly) a test that needs root, or fail when shells are required.
