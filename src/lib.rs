@@ -12,6 +12,8 @@
 //! * [`catalog`] lists the scripts; [`generate`] turns any `&dyn Script`
 //!   into a file and writes/checks `generated/`.
 //! * [`params`] — `shell_assignments`, the parameter files the runner sources.
+//! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
+//!   real harness CLIs in tests.
 
 pub mod catalog;
 pub mod dialect;
@@ -19,6 +21,7 @@ pub mod diff;
 pub mod generate;
 pub mod host;
 pub mod lex;
+pub mod model_server;
 pub mod musl;
 pub mod params;
 pub mod quote;

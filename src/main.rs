@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use shforge::catalog::catalog;
 use shforge::dialect::{self, Dialect};
 use shforge::generate;
+use shforge::model_server::{self, Directives, Prefer, ServerConfig};
 use shforge::params;
 
 /// Generate the portable shell runtime for coding-agent harnesses.
@@ -64,6 +65,24 @@ enum Command {
         /// Write the script here (atomically) instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Serve a scripted fake model (OpenAI chat/Responses, Anthropic) on 127.0.0.1.
+    FakeModelServer {
+        /// TCP port; 0 picks a free one.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Append one JSON line per request to FILE.
+        #[arg(long)]
+        log: Option<PathBuf>,
+        /// Token to write when the conversation names none.
+        #[arg(long)]
+        token: Option<String>,
+        /// Target file when the conversation names none.
+        #[arg(long)]
+        target: Option<String>,
+        /// write or shell: which kind of tool to use when both are offered.
+        #[arg(long)]
+        prefer: Option<Prefer>,
     },
 }
 
@@ -146,6 +165,24 @@ fn run(command: Command) -> Result<u8> {
             }
         }
         Command::Installer { spec, out } => installer(&spec, out.as_deref()),
+        Command::FakeModelServer {
+            port,
+            log,
+            token,
+            target,
+            prefer,
+        } => {
+            let defaults = Directives {
+                token,
+                target,
+                prefer,
+            };
+            match model_server::cli::serve(ServerConfig {
+                port,
+                log,
+                defaults,
+            })? {}
+        }
     }
 }
 

@@ -1,0 +1,102 @@
+//! OpenAI Chat Completions: `POST /v1/chat/completions`.
+
+use serde_json::{Value, json};
+
+use super::script::{Conversation, Decision, Tool};
+use super::wire::{Body, Ctx, sse_data, texts_of};
+
+/// Read the parts of a chat request the decision needs.
+pub fn conversation(body: &Value) -> Conversation {
+    let mut conv = Conversation::default();
+    for msg in body["messages"].as_array().into_iter().flatten() {
+        match msg["role"].as_str() {
+            Some("user") => conv.user_texts.extend(texts_of(&msg["content"])),
+            Some("tool" | "function") => conv.has_tool_result = true,
+            _ => {}
+        }
+    }
+    // `tools: [{type:"function", function:{name, parameters}}]`, or the
+    // older `functions: [{name, parameters}]`.
+    let tools = body["tools"].as_array().into_iter().flatten();
+    let functions = body["functions"].as_array().into_iter().flatten();
+    for f in tools.map(|t| &t["function"]).chain(functions) {
+        if let Some(name) = f["name"].as_str() {
+            conv.tools.push(Tool {
+                name: name.to_owned(),
+                schema: f.get("parameters").cloned().unwrap_or(json!({})),
+            });
+        }
+    }
+    conv
+}
+
+/// The answer, whole or as `chat.completion.chunk` events.
+pub fn reply(conv: &Conversation, decision: &Decision, ctx: &Ctx, body: &Value) -> Body {
+    let id = format!("chatcmpl-shforge-{}", ctx.n);
+    let (message, delta, finish) = match decision {
+        Decision::Tool(call) => {
+            let tc = json!({
+                "id": format!("call_shforge_{}", ctx.n),
+                "type": "function",
+                "function": {"name": call.name, "arguments": Value::Object(call.arguments.clone()).to_string()},
+            });
+            let mut streamed = tc.clone();
+            streamed["index"] = json!(0);
+            (
+                json!({"role": "assistant", "content": null, "tool_calls": [tc]}),
+                json!({"tool_calls": [streamed]}),
+                "tool_calls",
+            )
+        }
+        _ => {
+            let text = decision.text().unwrap_or_default();
+            (
+                json!({"role": "assistant", "content": text}),
+                json!({"content": text}),
+                "stop",
+            )
+        }
+    };
+    let usage = json!({
+        "prompt_tokens": ctx.usage.input,
+        "completion_tokens": ctx.usage.output,
+        "total_tokens": ctx.usage.input + ctx.usage.output,
+    });
+    if !conv.stream {
+        return Body::Json(json!({
+            "id": id,
+            "object": "chat.completion",
+            "created": ctx.created,
+            "model": conv.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": null}],
+            "usage": usage,
+        }));
+    }
+    let chunk = |choices: Value| {
+        json!({
+            "id": id,
+            "object": "chat.completion.chunk",
+            "created": ctx.created,
+            "model": conv.model,
+            "choices": choices,
+        })
+    };
+    let mut events = vec![
+        sse_data(&chunk(json!([{
+            "index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null,
+        }]))),
+        sse_data(&chunk(
+            json!([{"index": 0, "delta": delta, "finish_reason": null}]),
+        )),
+        sse_data(&chunk(
+            json!([{"index": 0, "delta": {}, "finish_reason": finish}]),
+        )),
+    ];
+    if body["stream_options"]["include_usage"] == json!(true) {
+        let mut last = chunk(json!([]));
+        last["usage"] = usage;
+        events.push(sse_data(&last));
+    }
+    events.push("data: [DONE]\n\n".to_owned());
+    Body::Sse(events)
+}

@@ -1,0 +1,522 @@
+//! The decision script: what the fake model answers, from the conversation
+//! alone, the same way for every wire format.
+//!
+//! 1. The conversation holds a tool result → the text `done`.
+//! 2. No tools were offered (a title request, a plain chat) → a short text.
+//! 3. Otherwise exactly one tool call that writes the token to the target,
+//!    through a write-style tool (`path` + `content`) or a shell-style tool
+//!    (`command`/`cmd` running `printf '%s' TOKEN > TARGET`), with argument
+//!    names read from the tool's own JSON schema. Without a token or target,
+//!    or without a usable tool, the answer is `done` and the log says why.
+
+use serde_json::{Map, Value, json};
+
+use crate::quote::{CommandLine, QuoteError, Raw, quote};
+
+/// The text of a reply to a request that offered no tools.
+pub const PLAIN_TEXT: &str = "shforge fake model reply";
+/// The text of a reply that ends the task.
+pub const DONE_TEXT: &str = "done";
+
+/// Which kind of tool writes the file when both kinds are offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefer {
+    /// A write-style tool (`write`, `Write`, `write_file`, ...).
+    Write,
+    /// A shell-style tool (`bash`, `Bash`, `exec`, `exec_command`, `shell`, ...).
+    Shell,
+}
+
+impl std::str::FromStr for Prefer {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "write" => Ok(Prefer::Write),
+            "shell" => Ok(Prefer::Shell),
+            _ => Err(format!("expected write or shell, not {s:?}")),
+        }
+    }
+}
+
+/// What to write where, and how. Each field may come from the server's
+/// defaults or from a `shforge-NAME=VALUE` word in the conversation's user text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Directives {
+    /// The exact bytes to write.
+    pub token: Option<String>,
+    /// The file to write them to (as the harness's tool will resolve it).
+    pub target: Option<String>,
+    /// Which kind of tool to use when both exist.
+    pub prefer: Option<Prefer>,
+}
+
+impl Directives {
+    /// Scan user text for `shforge-token=`, `shforge-target=` and
+    /// `shforge-prefer=` words; a later word overrides an earlier one and
+    /// any word overrides `self`. An unknown `shforge-prefer` value is ignored.
+    ///
+    /// A text wrapped whole in double quotes is unwrapped first: OpenCode
+    /// 1.17 sends `run "PROMPT"`'s prompt as `"PROMPT"`, which would
+    /// otherwise glue a `"` to the last word.
+    pub fn overridden_by<'a>(mut self, texts: impl IntoIterator<Item = &'a str>) -> Directives {
+        for text in texts {
+            let text = text.trim();
+            let text = text
+                .strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .unwrap_or(text);
+            for word in text.split_whitespace() {
+                if let Some(v) = word.strip_prefix("shforge-token=") {
+                    self.token = Some(v.to_owned());
+                } else if let Some(v) = word.strip_prefix("shforge-target=") {
+                    // An empty target would be `> ''`, which no shell opens.
+                    self.target = Some(v.to_owned()).filter(|t| !t.is_empty());
+                } else if let Some(Ok(p)) = word.strip_prefix("shforge-prefer=").map(str::parse) {
+                    self.prefer = Some(p);
+                }
+            }
+        }
+        self
+    }
+}
+
+/// A tool the client offered: its name and its parameters' JSON schema.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    /// The name the model calls it by.
+    pub name: String,
+    /// The JSON schema of its arguments (`{}` when the client sent none).
+    pub schema: Value,
+}
+
+/// What every wire format boils down to for the decision.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    /// The model name the client asked for (echoed back).
+    pub model: String,
+    /// The client asked for a stream.
+    pub stream: bool,
+    /// The tools offered.
+    pub tools: Vec<Tool>,
+    /// The text of every user message, in order (tool results excluded).
+    pub user_texts: Vec<String>,
+    /// Some message carries a tool's result.
+    pub has_tool_result: bool,
+}
+
+/// One tool call: the tool's name and its arguments object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The tool's name, as offered.
+    pub name: String,
+    /// The arguments, matching the tool's schema.
+    pub arguments: Map<String, Value>,
+}
+
+/// The fake model's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// No tools offered: a short text.
+    Text,
+    /// The task is over (or cannot be done): the text `done`, and why.
+    Done {
+        /// Why `done` (logged).
+        reason: String,
+    },
+    /// Exactly one tool call.
+    Tool(ToolCall),
+}
+
+impl Decision {
+    /// `text`, `done` or `tool`, as logged.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Decision::Text => "text",
+            Decision::Done { .. } => "done",
+            Decision::Tool(_) => "tool",
+        }
+    }
+
+    /// The reply text, for the text kinds.
+    pub fn text(&self) -> Option<&'static str> {
+        match self {
+            Decision::Text => Some(PLAIN_TEXT),
+            Decision::Done { .. } => Some(DONE_TEXT),
+            Decision::Tool(_) => None,
+        }
+    }
+}
+
+/// Decide the answer to `conv` given the server's `defaults`.
+pub fn decide(conv: &Conversation, defaults: &Directives) -> Decision {
+    if conv.has_tool_result {
+        return Decision::Done {
+            reason: "the conversation holds a tool result".into(),
+        };
+    }
+    if conv.tools.is_empty() {
+        return Decision::Text;
+    }
+    let d = defaults
+        .clone()
+        .overridden_by(conv.user_texts.iter().map(String::as_str));
+    let target = d.target.as_deref().filter(|t| !t.is_empty());
+    let (Some(token), Some(target)) = (d.token.as_deref(), target) else {
+        return Decision::Done {
+            reason: "no shforge-token/shforge-target in the user text or the server defaults"
+                .into(),
+        };
+    };
+    let writer = conv.tools.iter().find_map(WriteTool::of);
+    let shell = conv.tools.iter().find_map(ShellTool::of);
+    let call = match (d.prefer, writer, shell) {
+        (Some(Prefer::Shell), _, Some(s)) | (_, None, Some(s)) => s.call(token, target),
+        (_, Some(w), _) => Ok(w.call(token, target)),
+        (_, None, None) => {
+            return Decision::Done {
+                reason: format!(
+                    "no write-style or shell-style tool among {:?}",
+                    conv.tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+                ),
+            };
+        }
+    };
+    match call {
+        Ok(call) => Decision::Tool(call),
+        Err(e) => Decision::Done {
+            reason: format!("cannot build the shell command: {e}"),
+        },
+    }
+}
+
+/// Property names that hold a file's path, best first.
+const PATH_PROPS: &[&str] = &[
+    "file_path",
+    "filePath",
+    "path",
+    "filepath",
+    "filename",
+    "file",
+    "target_file",
+    "targetFile",
+];
+/// Property names that hold a file's content, best first.
+const CONTENT_PROPS: &[&str] = &["content", "contents", "file_text", "text", "data"];
+/// Property names that hold a shell command.
+const COMMAND_PROPS: &[&str] = &["command", "cmd", "script"];
+/// Names of shell-style tools (compared case-insensitively).
+const SHELL_NAMES: &[&str] = &[
+    "bash",
+    "shell",
+    "sh",
+    "exec",
+    "exec_command",
+    "shell_command",
+    "run_command",
+    "run_shell_command",
+    "execute_command",
+    "run_terminal_cmd",
+    "terminal",
+];
+
+fn properties(schema: &Value) -> Option<&Map<String, Value>> {
+    schema.get("properties")?.as_object()
+}
+
+fn find_prop<'a>(props: &'a Map<String, Value>, names: &[&str]) -> Option<&'a str> {
+    names
+        .iter()
+        .find_map(|n| props.get_key_value(*n).map(|(k, _)| k.as_str()))
+}
+
+/// A tool that writes a file from a path and a content argument.
+struct WriteTool<'a> {
+    tool: &'a Tool,
+    path: &'a str,
+    content: &'a str,
+}
+
+impl<'a> WriteTool<'a> {
+    fn of(tool: &'a Tool) -> Option<Self> {
+        let lower = tool.name.to_ascii_lowercase();
+        if !(lower.contains("write") || lower.contains("create")) {
+            return None;
+        }
+        let props = properties(&tool.schema)?;
+        Some(WriteTool {
+            tool,
+            path: find_prop(props, PATH_PROPS)?,
+            content: find_prop(props, CONTENT_PROPS)?,
+        })
+    }
+
+    fn call(&self, token: &str, target: &str) -> ToolCall {
+        let mut args = Map::new();
+        args.insert(self.path.into(), json!(target));
+        args.insert(self.content.into(), json!(token));
+        fill_required(&self.tool.schema, &mut args);
+        ToolCall {
+            name: self.tool.name.clone(),
+            arguments: args,
+        }
+    }
+}
+
+/// A tool that runs a shell command from a `command`-like argument.
+struct ShellTool<'a> {
+    tool: &'a Tool,
+    command: &'a str,
+    /// The schema types the command as an array of words (an argv).
+    argv: bool,
+}
+
+impl<'a> ShellTool<'a> {
+    fn of(tool: &'a Tool) -> Option<Self> {
+        let lower = tool.name.to_ascii_lowercase();
+        if !SHELL_NAMES.contains(&lower.as_str()) && !lower.contains("bash") {
+            return None;
+        }
+        let props = properties(&tool.schema)?;
+        let command = find_prop(props, COMMAND_PROPS)?;
+        let argv = type_is(&props[command], "array");
+        Some(ShellTool {
+            tool,
+            command,
+            argv,
+        })
+    }
+
+    fn call(&self, token: &str, target: &str) -> Result<ToolCall, QuoteError> {
+        let script = write_command(token, target)?.into_string();
+        let value = if self.argv {
+            json!(["sh", "-c", script])
+        } else {
+            json!(script)
+        };
+        let mut args = Map::new();
+        args.insert(self.command.into(), value);
+        fill_required(&self.tool.schema, &mut args);
+        Ok(ToolCall {
+            name: self.tool.name.clone(),
+            arguments: args,
+        })
+    }
+}
+
+/// `printf '%s' TOKEN > TARGET`: a POSIX command that writes exactly the
+/// token (no newline) to the target, every value quoted by [`crate::quote`].
+/// The format comes first, so a token starting with `-` is still data.
+pub fn write_command(token: &str, target: &str) -> Result<Raw, QuoteError> {
+    let mut raw = CommandLine::new("printf")?.arg("%s")?.arg(token)?.to_raw();
+    raw.push_code(" > ").push_word(&quote(target)?);
+    Ok(raw)
+}
+
+/// Whether a property schema's `type` is (or includes) `ty`.
+fn type_is(schema: &Value, ty: &str) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == ty,
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == ty),
+        _ => false,
+    }
+}
+
+/// Give every required property not yet set a sensible value from its
+/// schema: its `default`, its first `enum` value, or a small value of its type
+/// (a `description`-like string says what the call does).
+fn fill_required(schema: &Value, args: &mut Map<String, Value>) {
+    let Some(required) = schema.get("required").and_then(Value::as_array) else {
+        return;
+    };
+    let props = properties(schema);
+    for name in required.iter().filter_map(Value::as_str) {
+        if args.contains_key(name) {
+            continue;
+        }
+        let prop = props.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
+        args.insert(name.to_owned(), placeholder(name, prop));
+    }
+}
+
+fn placeholder(name: &str, prop: &Value) -> Value {
+    if let Some(d) = prop.get("default") {
+        return d.clone();
+    }
+    if let Some(first) = prop
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    if type_is(prop, "string") || prop.get("type").is_none() {
+        let lower = name.to_ascii_lowercase();
+        return if lower.contains("desc") || lower.contains("title") || lower.contains("justif") {
+            json!("Write the shforge token to the target file")
+        } else {
+            json!("shforge")
+        };
+    }
+    if type_is(prop, "integer") || type_is(prop, "number") {
+        let min = prop.get("minimum").and_then(Value::as_i64).unwrap_or(0);
+        let max = prop
+            .get("maximum")
+            .and_then(Value::as_i64)
+            .unwrap_or(i64::MAX);
+        return json!(60.max(min).min(max));
+    }
+    if type_is(prop, "boolean") {
+        return json!(false);
+    }
+    if type_is(prop, "array") {
+        return json!([]);
+    }
+    if type_is(prop, "object") {
+        return json!({});
+    }
+    Value::Null
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, schema: Value) -> Tool {
+        Tool {
+            name: name.into(),
+            schema,
+        }
+    }
+
+    fn conv(tools: Vec<Tool>, text: &str) -> Conversation {
+        Conversation {
+            model: "m".into(),
+            tools,
+            user_texts: vec![text.into()],
+            ..Conversation::default()
+        }
+    }
+
+    fn pi_tools() -> Vec<Tool> {
+        vec![
+            tool(
+                "bash",
+                json!({"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"number"}},"required":["command"]}),
+            ),
+            tool(
+                "write",
+                json!({"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}),
+            ),
+        ]
+    }
+
+    #[test]
+    fn directives_later_words_win_and_bad_prefer_is_ignored() {
+        let d = Directives::default().overridden_by([
+            "\"shforge-token=a shforge-prefer=shell\"",
+            "x shforge-token=b\tshforge-target=/t shforge-prefer=nope",
+        ]);
+        assert_eq!(d.token.as_deref(), Some("b"));
+        assert_eq!(d.target.as_deref(), Some("/t"));
+        assert_eq!(d.prefer, Some(Prefer::Shell));
+        let d = d.overridden_by(["shforge-target="]);
+        assert_eq!(d.target, None, "an empty target is no target");
+    }
+
+    #[test]
+    fn write_preferred_by_default_shell_on_request() {
+        let c = conv(pi_tools(), "shforge-token=T shforge-target=/o");
+        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
+            panic!()
+        };
+        assert_eq!(call.name, "write");
+        assert_eq!(
+            call.arguments,
+            *json!({"path":"/o","content":"T"}).as_object().unwrap()
+        );
+        let c = conv(
+            pi_tools(),
+            "shforge-token=T shforge-target=/o shforge-prefer=shell",
+        );
+        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
+            panic!()
+        };
+        assert_eq!(call.name, "bash");
+        assert_eq!(call.arguments["command"], json!("printf '%s' T > /o"));
+    }
+
+    #[test]
+    fn required_unknowns_are_filled() {
+        let t = tool(
+            "Bash",
+            json!({"properties":{"command":{"type":"string"},"description":{"type":"string"},"mode":{"enum":["a","b"]},"n":{"type":"integer","minimum":100}},"required":["command","description","mode","n"]}),
+        );
+        let d = Directives {
+            token: Some("t".into()),
+            target: Some("f".into()),
+            prefer: None,
+        };
+        let Decision::Tool(call) = decide(&conv(vec![t], ""), &d) else {
+            panic!()
+        };
+        assert_eq!(
+            call.arguments["description"],
+            json!("Write the shforge token to the target file")
+        );
+        assert_eq!(call.arguments["mode"], json!("a"));
+        assert_eq!(call.arguments["n"], json!(100));
+    }
+
+    #[test]
+    fn array_command_is_an_argv() {
+        let t = tool(
+            "shell",
+            json!({"properties":{"command":{"type":"array","items":{"type":"string"}}}}),
+        );
+        let c = conv(vec![t], "shforge-token=x shforge-target=y");
+        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
+            panic!()
+        };
+        assert_eq!(
+            call.arguments["command"],
+            json!(["sh", "-c", "printf '%s' x > y"])
+        );
+    }
+
+    #[test]
+    fn done_and_text_cases() {
+        let mut c = conv(pi_tools(), "shforge-token=T shforge-target=/o");
+        c.has_tool_result = true;
+        assert_eq!(decide(&c, &Directives::default()).label(), "done");
+        assert_eq!(
+            decide(
+                &conv(vec![], "shforge-token=T shforge-target=/o"),
+                &Directives::default()
+            ),
+            Decision::Text
+        );
+        assert_eq!(
+            decide(&conv(pi_tools(), "no directives"), &Directives::default()).label(),
+            "done"
+        );
+        let other = vec![tool("read", json!({"properties":{"path":{}}}))];
+        assert_eq!(
+            decide(
+                &conv(other, "shforge-token=T shforge-target=/o"),
+                &Directives::default()
+            )
+            .label(),
+            "done"
+        );
+    }
+
+    #[test]
+    fn hostile_values_stay_data() {
+        let raw = write_command("-n'$(id)\"", "a b/'c'").unwrap();
+        assert_eq!(
+            raw.as_str(),
+            r#"printf '%s' '-n'\''$(id)"' > 'a b/'\''c'\'''"#
+        );
+        assert!(write_command("a\0b", "x").is_err());
+    }
+}

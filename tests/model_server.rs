@@ -1,0 +1,1327 @@
+//! The fake model server over real loopback HTTP: curl (an independent
+//! client) and raw sockets drive it with the request shapes the real CLIs
+//! send (HARNESS-NOTES.md), and the shell commands it hands out are run
+//! under every POSIX shell of the matrix.
+
+mod common;
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use shforge::model_server::script::PLAIN_TEXT;
+use shforge::model_server::{Directives, Prefer, RunningServer, ServerConfig};
+
+// ---------------------------------------------------------------- clients
+
+/// curl, or a loud skip (a failure under SHFORGE_REQUIRE_SHELLS=1).
+fn have_curl(test: &str) -> bool {
+    let ok = Command::new("curl")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var("SHFORGE_REQUIRE_SHELLS").as_deref() != Ok("1"),
+            "{test} needs curl (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)"
+        );
+        common::loud(&format!("SKIPPING {test}: curl not installed"));
+    }
+    ok
+}
+
+/// A response as curl saw it.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    content_type: String,
+    body: String,
+}
+
+/// `curl` a request (POST with a JSON body, or GET without one).
+fn curl(url: &str, body: Option<&Value>, extra: &[&str]) -> Reply {
+    let mut c = Command::new("curl");
+    c.args(["-sS", "--http1.1", "-w", "\n%{http_code}\n%{content_type}"]);
+    if body.is_some() {
+        c.args([
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            "@-",
+        ]);
+    }
+    c.args(extra).arg(url);
+    c.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = c.spawn().expect("curl starts");
+    let mut stdin = child.stdin.take().unwrap();
+    if let Some(b) = body {
+        stdin.write_all(b.to_string().as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "curl {url} failed: {out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut parts = text.rsplitn(3, '\n');
+    let content_type = parts.next().unwrap().to_owned();
+    let status = parts.next().unwrap().parse().unwrap();
+    let body = parts.next().unwrap_or("").to_owned();
+    Reply {
+        status,
+        content_type,
+        body,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Api {
+    Chat,
+    Responses,
+    Anthropic,
+}
+
+impl Api {
+    fn path(self) -> &'static str {
+        match self {
+            Api::Chat => "/v1/chat/completions",
+            Api::Responses => "/v1/responses",
+            // Claude Code's form: the query string must be ignored.
+            Api::Anthropic => "/v1/messages?beta=true",
+        }
+    }
+}
+
+/// One SSE event.
+#[derive(Debug)]
+struct Event {
+    name: Option<String>,
+    data: String,
+}
+
+fn parse_sse(text: &str) -> Vec<Event> {
+    text.split("\n\n")
+        .filter(|b| !b.trim().is_empty())
+        .map(|block| {
+            let mut ev = Event {
+                name: None,
+                data: String::new(),
+            };
+            for line in block.lines() {
+                if let Some(n) = line.strip_prefix("event: ") {
+                    ev.name = Some(n.to_owned());
+                } else if let Some(d) = line.strip_prefix("data: ") {
+                    ev.data.push_str(d);
+                } else {
+                    panic!("unexpected SSE line {line:?} in {text}");
+                }
+            }
+            ev
+        })
+        .collect()
+}
+
+fn json_of(s: &str) -> Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+/// What the model answered.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Text(String),
+    Tool { name: String, args: Value },
+}
+
+/// Read the answer out of a reply, checking its shape: the event sequence
+/// each client accepted (HARNESS-NOTES.md), ids, the echoed model and
+/// non-zero usage.
+fn outcome(api: Api, stream: bool, include_usage: bool, model: &str, r: &Reply) -> Outcome {
+    assert_eq!(r.status, 200, "{}", r.body);
+    if !stream {
+        assert!(r.content_type.starts_with("application/json"), "{r:?}");
+        let v = json_of(&r.body);
+        assert_eq!(v["model"], model);
+        return match api {
+            Api::Chat => chat_json(&v),
+            Api::Responses => responses_json(&v),
+            Api::Anthropic => anthropic_json(&v),
+        };
+    }
+    assert!(r.content_type.starts_with("text/event-stream"), "{r:?}");
+    let events = parse_sse(&r.body);
+    match api {
+        Api::Chat => chat_sse(&events, include_usage, model),
+        Api::Responses => responses_sse(&events, model),
+        Api::Anthropic => anthropic_sse(&events, model),
+    }
+}
+
+fn positive(v: &Value) {
+    assert!(v.as_u64().is_some_and(|n| n > 0), "usage count {v}");
+}
+
+fn chat_json(v: &Value) -> Outcome {
+    assert_eq!(v["object"], "chat.completion");
+    positive(&v["usage"]["prompt_tokens"]);
+    positive(&v["usage"]["completion_tokens"]);
+    let choice = &v["choices"][0];
+    let msg = &choice["message"];
+    assert_eq!(msg["role"], "assistant");
+    match msg["tool_calls"].as_array() {
+        Some(calls) => {
+            assert_eq!(calls.len(), 1, "exactly one tool call: {v}");
+            assert_eq!(choice["finish_reason"], "tool_calls");
+            assert_eq!(calls[0]["type"], "function");
+            assert!(calls[0]["id"].as_str().is_some_and(|s| !s.is_empty()));
+            Outcome::Tool {
+                name: calls[0]["function"]["name"].as_str().unwrap().into(),
+                args: json_of(calls[0]["function"]["arguments"].as_str().unwrap()),
+            }
+        }
+        None => {
+            assert_eq!(choice["finish_reason"], "stop");
+            Outcome::Text(msg["content"].as_str().unwrap().into())
+        }
+    }
+}
+
+fn chat_sse(events: &[Event], include_usage: bool, model: &str) -> Outcome {
+    assert!(
+        events.iter().all(|e| e.name.is_none()),
+        "chat events are data-only"
+    );
+    let (last, chunks) = events.split_last().unwrap();
+    assert_eq!(last.data, "[DONE]");
+    let chunks: Vec<Value> = chunks.iter().map(|e| json_of(&e.data)).collect();
+    let expected = 3 + usize::from(include_usage);
+    assert_eq!(chunks.len(), expected, "{chunks:?}");
+    for c in &chunks {
+        assert_eq!(c["object"], "chat.completion.chunk");
+        assert_eq!(c["model"], model);
+        assert_eq!(c["id"], chunks[0]["id"]);
+    }
+    // A role chunk with empty content.
+    assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
+    assert_eq!(chunks[0]["choices"][0]["delta"]["content"], "");
+    let delta = &chunks[1]["choices"][0]["delta"];
+    let finish = &chunks[2]["choices"][0]["finish_reason"];
+    if include_usage {
+        assert_eq!(chunks[3]["choices"], json!([]));
+        positive(&chunks[3]["usage"]["prompt_tokens"]);
+        positive(&chunks[3]["usage"]["completion_tokens"]);
+        positive(&chunks[3]["usage"]["total_tokens"]);
+    }
+    match delta["tool_calls"].as_array() {
+        Some(calls) => {
+            assert_eq!(calls.len(), 1);
+            assert_eq!(finish, "tool_calls");
+            let c = &calls[0];
+            assert_eq!(c["index"], 0);
+            assert_eq!(c["type"], "function");
+            assert!(c["id"].as_str().is_some_and(|s| !s.is_empty()));
+            Outcome::Tool {
+                name: c["function"]["name"].as_str().unwrap().into(),
+                args: json_of(c["function"]["arguments"].as_str().unwrap()),
+            }
+        }
+        None => {
+            assert_eq!(finish, "stop");
+            Outcome::Text(delta["content"].as_str().unwrap().into())
+        }
+    }
+}
+
+fn responses_usage(resp: &Value) {
+    positive(&resp["usage"]["input_tokens"]);
+    positive(&resp["usage"]["output_tokens"]);
+    positive(&resp["usage"]["total_tokens"]);
+}
+
+fn responses_item(item: &Value) -> Outcome {
+    match item["type"].as_str() {
+        Some("function_call") => {
+            assert!(item["call_id"].as_str().is_some_and(|s| !s.is_empty()));
+            Outcome::Tool {
+                name: item["name"].as_str().unwrap().into(),
+                args: json_of(item["arguments"].as_str().unwrap()),
+            }
+        }
+        Some("message") => {
+            assert_eq!(item["role"], "assistant");
+            assert_eq!(item["content"][0]["type"], "output_text");
+            Outcome::Text(item["content"][0]["text"].as_str().unwrap().into())
+        }
+        _ => panic!("unexpected output item {item}"),
+    }
+}
+
+fn responses_json(v: &Value) -> Outcome {
+    assert_eq!(v["object"], "response");
+    assert_eq!(v["status"], "completed");
+    responses_usage(v);
+    let out = v["output"].as_array().unwrap();
+    assert_eq!(out.len(), 1, "{v}");
+    responses_item(&out[0])
+}
+
+fn responses_sse(events: &[Event], model: &str) -> Outcome {
+    let names: Vec<&str> = events.iter().map(|e| e.name.as_deref().unwrap()).collect();
+    let data: Vec<Value> = events.iter().map(|e| json_of(&e.data)).collect();
+    for (i, (n, d)) in names.iter().zip(&data).enumerate() {
+        assert_eq!(d["type"], *n);
+        assert_eq!(d["sequence_number"], i, "sequence_number of {n}");
+    }
+    let tool = names.contains(&"response.function_call_arguments.delta");
+    let expected: &[&str] = if tool {
+        &[
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
+            "response.output_item.done",
+            "response.completed",
+        ]
+    } else {
+        &[
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.content_part.added",
+            "response.output_text.delta",
+            "response.output_text.done",
+            "response.content_part.done",
+            "response.output_item.done",
+            "response.completed",
+        ]
+    };
+    assert_eq!(names, expected);
+    assert_eq!(data[0]["response"]["model"], model);
+    let done = &data[names.len() - 1]["response"];
+    assert_eq!(done["status"], "completed");
+    responses_usage(done);
+    let item = &data[names.len() - 2]["item"];
+    assert_eq!(done["output"][0], *item);
+    let added = &data[2]["item"];
+    assert_eq!(added["id"], item["id"]);
+    if tool {
+        assert_eq!(added["arguments"], "");
+        // The delta and the done event carry the whole arguments.
+        assert_eq!(data[3]["delta"], item["arguments"]);
+        assert_eq!(data[4]["arguments"], item["arguments"]);
+    } else {
+        assert_eq!(data[4]["delta"], item["content"][0]["text"]);
+    }
+    responses_item(item)
+}
+
+fn anthropic_json(v: &Value) -> Outcome {
+    assert_eq!(v["type"], "message");
+    assert_eq!(v["role"], "assistant");
+    positive(&v["usage"]["input_tokens"]);
+    positive(&v["usage"]["output_tokens"]);
+    let content = v["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{v}");
+    let b = &content[0];
+    match b["type"].as_str() {
+        Some("tool_use") => {
+            assert_eq!(v["stop_reason"], "tool_use");
+            Outcome::Tool {
+                name: b["name"].as_str().unwrap().into(),
+                args: b["input"].clone(),
+            }
+        }
+        _ => {
+            assert_eq!(v["stop_reason"], "end_turn");
+            Outcome::Text(b["text"].as_str().unwrap().into())
+        }
+    }
+}
+
+fn anthropic_sse(events: &[Event], model: &str) -> Outcome {
+    let names: Vec<&str> = events.iter().map(|e| e.name.as_deref().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ]
+    );
+    let data: Vec<Value> = events.iter().map(|e| json_of(&e.data)).collect();
+    for (n, d) in names.iter().zip(&data) {
+        assert_eq!(d["type"], *n);
+    }
+    assert_eq!(data[0]["message"]["model"], model);
+    positive(&data[0]["message"]["usage"]["input_tokens"]);
+    positive(&data[4]["usage"]["output_tokens"]);
+    let block = &data[1]["content_block"];
+    let delta = &data[2]["delta"];
+    match block["type"].as_str() {
+        Some("tool_use") => {
+            assert_eq!(block["input"], json!({}));
+            assert_eq!(delta["type"], "input_json_delta");
+            assert_eq!(data[4]["delta"]["stop_reason"], "tool_use");
+            Outcome::Tool {
+                name: block["name"].as_str().unwrap().into(),
+                args: json_of(delta["partial_json"].as_str().unwrap()),
+            }
+        }
+        Some("text") => {
+            assert_eq!(delta["type"], "text_delta");
+            assert_eq!(data[4]["delta"]["stop_reason"], "end_turn");
+            Outcome::Text(delta["text"].as_str().unwrap().into())
+        }
+        _ => panic!("unexpected block {block}"),
+    }
+}
+
+// ------------------------------------------------- the harnesses' requests
+
+/// A tool as each format spells it: (name, JSON schema of its arguments).
+type ToolDef = (&'static str, Value);
+
+fn obj(props: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": props, "required": required})
+}
+
+fn s() -> Value {
+    json!({"type": "string"})
+}
+
+/// Pi 0.73.1: `read, bash, edit, write`.
+fn pi_tools() -> Vec<ToolDef> {
+    vec![
+        (
+            "read",
+            obj(
+                json!({"path": s(), "offset": {"type": "number"}}),
+                &["path"],
+            ),
+        ),
+        (
+            "bash",
+            obj(
+                json!({"command": s(), "timeout": {"type": "number"}}),
+                &["command"],
+            ),
+        ),
+        (
+            "edit",
+            obj(
+                json!({"path": s(), "oldText": s(), "newText": s()}),
+                &["path", "oldText", "newText"],
+            ),
+        ),
+        (
+            "write",
+            obj(json!({"path": s(), "content": s()}), &["path", "content"]),
+        ),
+    ]
+}
+
+/// OpenCode 1.18.33: `write {content, filePath}`, `bash {command, timeout?, workdir?}`.
+fn opencode_tools() -> Vec<ToolDef> {
+    vec![
+        (
+            "bash",
+            obj(
+                json!({"command": s(), "timeout": {"type": "number"}, "workdir": s()}),
+                &["command"],
+            ),
+        ),
+        (
+            "edit",
+            obj(
+                json!({"filePath": s(), "oldString": s(), "newString": s()}),
+                &["filePath", "oldString", "newString"],
+            ),
+        ),
+        (
+            "glob",
+            obj(json!({"pattern": s(), "path": s()}), &["pattern"]),
+        ),
+        ("read", obj(json!({"filePath": s()}), &["filePath"])),
+        (
+            "todowrite",
+            obj(json!({"todos": {"type": "array"}}), &["todos"]),
+        ),
+        (
+            "write",
+            obj(
+                json!({"content": s(), "filePath": s()}),
+                &["content", "filePath"],
+            ),
+        ),
+    ]
+}
+
+/// Kilo 7.7.7: `bash` has a required `description`; `background_process`
+/// also takes a command but is not a shell tool.
+fn kilo_tools() -> Vec<ToolDef> {
+    vec![
+        (
+            "background_process",
+            obj(
+                json!({"command": s(), "action": {"enum": ["start", "stop"]}}),
+                &["command", "action"],
+            ),
+        ),
+        (
+            "bash",
+            obj(
+                json!({"command": s(), "description": s(), "timeout": {"type": "number"}}),
+                &["command", "description"],
+            ),
+        ),
+        (
+            "write",
+            obj(
+                json!({"filePath": s(), "content": s()}),
+                &["filePath", "content"],
+            ),
+        ),
+    ]
+}
+
+/// Claude Code 2.1.332: `Write {file_path, content}`, `Bash {command, description, timeout?}`.
+fn claude_tools() -> Vec<ToolDef> {
+    vec![
+        (
+            "Agent",
+            obj(
+                json!({"description": s(), "prompt": s()}),
+                &["description", "prompt"],
+            ),
+        ),
+        (
+            "Bash",
+            obj(
+                json!({"command": s(), "description": s(), "timeout": {"type": "number"}}),
+                &["command"],
+            ),
+        ),
+        (
+            "Edit",
+            obj(
+                json!({"file_path": s(), "old_string": s(), "new_string": s()}),
+                &["file_path", "old_string", "new_string"],
+            ),
+        ),
+        ("Read", obj(json!({"file_path": s()}), &["file_path"])),
+        (
+            "Write",
+            obj(
+                json!({"file_path": s(), "content": s()}),
+                &["file_path", "content"],
+            ),
+        ),
+    ]
+}
+
+/// OpenClaw 2026.9.6: `exec {command, title?, workdir?, env?}`, `write {path, content}`.
+fn openclaw_tools() -> Vec<ToolDef> {
+    vec![
+        ("apply_patch", obj(json!({"input": s()}), &["input"])),
+        (
+            "exec",
+            obj(
+                json!({"command": s(), "title": s(), "workdir": s(), "env": {"type": "object"}}),
+                &["command"],
+            ),
+        ),
+        (
+            "process",
+            obj(json!({"action": s(), "sessionId": s()}), &["action"]),
+        ),
+        (
+            "write",
+            obj(json!({"path": s(), "content": s()}), &["path", "content"]),
+        ),
+    ]
+}
+
+/// Codex 0.171: `exec_command {cmd, …}`, `write_stdin`, no write tool.
+fn codex_tools() -> Vec<ToolDef> {
+    vec![
+        (
+            "exec_command",
+            obj(
+                json!({"cmd": s(), "workdir": s(), "yield_time_ms": {"type": "number"}, "max_output_tokens": {"type": "number"}}),
+                &["cmd"],
+            ),
+        ),
+        (
+            "write_stdin",
+            obj(
+                json!({"session_id": {"type": "number"}, "chars": s()}),
+                &["session_id"],
+            ),
+        ),
+        ("view_image", obj(json!({"path": s()}), &["path"])),
+    ]
+}
+
+/// A request body in `api`'s format, the way the harnesses send it.
+fn request(api: Api, stream: bool, model: &str, tools: &[ToolDef], user: &str) -> Value {
+    match api {
+        Api::Chat => {
+            let mut b = json!({
+                "model": model,
+                "stream": stream,
+                "store": false,
+                "max_completion_tokens": 4096,
+                "messages": [
+                    {"role": "system", "content": "You are a coding agent."},
+                    {"role": "user", "content": [{"type": "text", "text": user}]},
+                ],
+            });
+            if stream {
+                b["stream_options"] = json!({"include_usage": true});
+            }
+            if !tools.is_empty() {
+                b["tools"] = tools
+                    .iter()
+                    .map(|(n, p)| json!({"type": "function", "function": {"name": n, "description": "d", "parameters": p}, "strict": false}))
+                    .collect();
+                b["tool_choice"] = json!("auto");
+            }
+            b
+        }
+        Api::Responses => {
+            let mut b = json!({
+                "model": model,
+                "stream": stream,
+                "store": false,
+                "instructions": "You are a coding agent.",
+                "input": [
+                    {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "shforge-token=NOT-FROM-HERE"}]},
+                    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": user}]},
+                ],
+            });
+            let mut ts: Vec<Value> = tools
+                .iter()
+                .map(|(n, p)| json!({"type": "function", "name": n, "description": "d", "strict": false, "parameters": p}))
+                .collect();
+            if !ts.is_empty() {
+                ts.push(json!({"type": "web_search"}));
+                b["tools"] = Value::Array(ts);
+            }
+            b
+        }
+        Api::Anthropic => {
+            let mut b = json!({
+                "model": model,
+                "stream": stream,
+                "max_tokens": 32000,
+                "system": [{"type": "text", "text": "You are Claude Code."}],
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": "<system-reminder>x</system-reminder>"}, {"type": "text", "text": user}]},
+                    {"role": "system", "content": "Claude Code puts this entry here."},
+                ],
+            });
+            if !tools.is_empty() {
+                b["tools"] = tools
+                    .iter()
+                    .map(|(n, p)| json!({"name": n, "description": "d", "input_schema": p}))
+                    .collect();
+            }
+            b
+        }
+    }
+}
+
+/// Append the harness's follow-up: the assistant's call and the tool's result.
+fn with_tool_result(api: Api, mut body: Value) -> Value {
+    match api {
+        Api::Chat => {
+            let m = body["messages"].as_array_mut().unwrap();
+            m.push(json!({"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "write", "arguments": "{}"}}]}));
+            m.push(json!({"role": "tool", "tool_call_id": "call_1", "content": "Wrote file successfully."}));
+        }
+        Api::Responses => {
+            let i = body["input"].as_array_mut().unwrap();
+            i.push(json!({"type": "function_call", "call_id": "call_1", "name": "exec_command", "arguments": "{}"}));
+            i.push(json!({"type": "function_call_output", "call_id": "call_1", "output": "ok"}));
+        }
+        Api::Anthropic => {
+            let m = body["messages"].as_array_mut().unwrap();
+            m.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}]}));
+            m.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}));
+        }
+    }
+    body
+}
+
+fn ask(server: &RunningServer, api: Api, body: &Value) -> Outcome {
+    let stream = body["stream"] == true;
+    let include_usage = body["stream_options"]["include_usage"] == true;
+    let model = body["model"].as_str().unwrap();
+    let r = curl(
+        &format!("{}{}", server.base_url(), api.path()),
+        Some(body),
+        &[],
+    );
+    outcome(api, stream, include_usage, model, &r)
+}
+
+fn keys(v: &Value) -> Vec<&str> {
+    let mut k: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    k.sort_unstable();
+    k
+}
+
+/// Run a shell tool's command under `shell` in `dir` (a string is a script
+/// for `sh -c`; an array is an argv).
+fn run_shell_args(argv: &[String], command: &Value, dir: &Path) {
+    let mut c = match command {
+        Value::String(script) => {
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]).arg("-c").arg(script);
+            c
+        }
+        Value::Array(words) => {
+            let words: Vec<&str> = words.iter().map(|w| w.as_str().unwrap()).collect();
+            let mut c = Command::new(words[0]);
+            c.args(&words[1..]);
+            c
+        }
+        other => panic!("command is neither string nor array: {other}"),
+    };
+    c.current_dir(dir);
+    let out = common::run(c);
+    assert!(out.status.success(), "{argv:?} {command}: {out:?}");
+}
+
+// ------------------------------------------------------------------ tests
+
+/// Every harness's request shape, each API, streaming and not: exactly one
+/// call of the right tool with the argument names of its own schema.
+#[test]
+fn each_harness_gets_one_call_with_its_own_argument_names() {
+    if !have_curl("each_harness_gets_one_call_with_its_own_argument_names") {
+        return;
+    }
+    let server = RunningServer::start(ServerConfig::default()).unwrap();
+    let user = |prefer: &str| {
+        format!(
+            "Create the file. shforge-token=tok-1 shforge-target=/out/d.txt shforge-prefer={prefer}"
+        )
+    };
+    type Case = (
+        &'static str,
+        Api,
+        fn() -> Vec<ToolDef>,
+        &'static str,
+        &'static str,
+        &'static [&'static str],
+    );
+    let cases: &[Case] = &[
+        (
+            "pi",
+            Api::Chat,
+            pi_tools,
+            "write",
+            "write",
+            &["content", "path"],
+        ),
+        ("pi", Api::Chat, pi_tools, "shell", "bash", &["command"]),
+        (
+            "pi",
+            Api::Responses,
+            pi_tools,
+            "write",
+            "write",
+            &["content", "path"],
+        ),
+        (
+            "pi",
+            Api::Anthropic,
+            pi_tools,
+            "shell",
+            "bash",
+            &["command"],
+        ),
+        (
+            "opencode",
+            Api::Chat,
+            opencode_tools,
+            "write",
+            "write",
+            &["content", "filePath"],
+        ),
+        (
+            "opencode",
+            Api::Responses,
+            opencode_tools,
+            "shell",
+            "bash",
+            &["command"],
+        ),
+        (
+            "opencode",
+            Api::Anthropic,
+            opencode_tools,
+            "write",
+            "write",
+            &["content", "filePath"],
+        ),
+        (
+            "kilo",
+            Api::Chat,
+            kilo_tools,
+            "write",
+            "write",
+            &["content", "filePath"],
+        ),
+        (
+            "kilo",
+            Api::Chat,
+            kilo_tools,
+            "shell",
+            "bash",
+            &["command", "description"],
+        ),
+        (
+            "claude",
+            Api::Anthropic,
+            claude_tools,
+            "write",
+            "Write",
+            &["content", "file_path"],
+        ),
+        (
+            "claude",
+            Api::Anthropic,
+            claude_tools,
+            "shell",
+            "Bash",
+            &["command"],
+        ),
+        (
+            "openclaw",
+            Api::Chat,
+            openclaw_tools,
+            "shell",
+            "exec",
+            &["command"],
+        ),
+        (
+            "openclaw",
+            Api::Chat,
+            openclaw_tools,
+            "write",
+            "write",
+            &["content", "path"],
+        ),
+        // No write tool: a write preference falls back to the shell tool.
+        (
+            "codex",
+            Api::Responses,
+            codex_tools,
+            "write",
+            "exec_command",
+            &["cmd"],
+        ),
+        (
+            "codex",
+            Api::Responses,
+            codex_tools,
+            "shell",
+            "exec_command",
+            &["cmd"],
+        ),
+    ];
+    for &(harness, api, tools, prefer, want_tool, want_keys) in cases {
+        for stream in [true, false] {
+            // OpenCode 1.17 sends its prompt wrapped in double quotes.
+            let text = match harness {
+                "opencode" => format!("\"{}\"", user(prefer)),
+                _ => user(prefer),
+            };
+            let body = request(api, stream, &format!("{harness}-model"), &tools(), &text);
+            let got = ask(&server, api, &body);
+            let what = format!("{harness} {api:?} stream={stream} prefer={prefer}");
+            let Outcome::Tool { name, args } = got else {
+                panic!("{what}: expected a tool call, got {got:?}")
+            };
+            assert_eq!(name, want_tool, "{what}");
+            assert_eq!(keys(&args), want_keys, "{what}: {args}");
+            if want_keys.contains(&"content") {
+                assert_eq!(args["content"], "tok-1", "{what}");
+            } else {
+                let cmd = args.get("command").or(args.get("cmd")).unwrap();
+                assert_eq!(cmd, "printf '%s' tok-1 > /out/d.txt", "{what}");
+            }
+            if want_keys.contains(&"description") {
+                assert!(args["description"].as_str().is_some_and(|d| !d.is_empty()));
+            }
+        }
+    }
+    assert_eq!(server.requests(), cases.len() * 2);
+}
+
+/// Once the conversation holds a tool result the answer is `done`, in every
+/// format, streamed or not; with no tools it is plain text.
+#[test]
+fn tool_result_means_done_and_no_tools_means_text() {
+    if !have_curl("tool_result_means_done_and_no_tools_means_text") {
+        return;
+    }
+    let server = RunningServer::start(ServerConfig::default()).unwrap();
+    let user = "shforge-token=t shforge-target=/x";
+    for (api, tools) in [
+        (Api::Chat, pi_tools()),
+        (Api::Responses, codex_tools()),
+        (Api::Anthropic, claude_tools()),
+    ] {
+        for stream in [true, false] {
+            let body = with_tool_result(api, request(api, stream, "m", &tools, user));
+            assert_eq!(
+                ask(&server, api, &body),
+                Outcome::Text("done".into()),
+                "{api:?} {stream}"
+            );
+            // OpenCode's title request: no tools at all.
+            let title = request(api, stream, "m", &[], user);
+            assert_eq!(
+                ask(&server, api, &title),
+                Outcome::Text(PLAIN_TEXT.into()),
+                "{api:?} {stream}"
+            );
+            // Tools but no directives anywhere: `done`, not a guess.
+            let blind = request(api, stream, "m", &tools, "just do it");
+            assert_eq!(
+                ask(&server, api, &blind),
+                Outcome::Text("done".into()),
+                "{api:?} {stream}"
+            );
+        }
+    }
+}
+
+/// The shell command, run by every POSIX shell of the matrix, writes exactly
+/// the token to the target, however hostile both are; no `$(…)` runs.
+#[test]
+fn shell_commands_write_exactly_the_token_under_every_shell() {
+    if !have_curl("shell_commands_write_exactly_the_token_under_every_shell") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dir with space 'q' $(touch PWNED)");
+    std::fs::create_dir(&dir).unwrap();
+    let target = dir.join("it's \"a\" `id` $HOME.txt");
+    let target_s = target.to_str().unwrap().to_owned();
+    // Spaces and newlines can only come from the server's defaults.
+    let defaults_token = "-n it's \"$(touch PWNED)\" `touch PWNED` \\ $HOME %s %% \n\ttrail ";
+    // A directive is one word: quotes and $(…) but no blanks.
+    let word_token = "--'$(touch${IFS}PWNED)\"`id`\\%b";
+    let word_target = tmp.path().join("w'$(touch${IFS}PWNED)\".txt");
+    let word_target_s = word_target.to_str().unwrap().to_owned();
+
+    let server = RunningServer::start(ServerConfig {
+        defaults: Directives {
+            token: Some(defaults_token.into()),
+            target: Some(target_s.clone()),
+            prefer: Some(Prefer::Shell),
+        },
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let array_shell: Vec<ToolDef> = vec![(
+        "shell",
+        obj(
+            json!({"command": {"type": "array", "items": s()}, "workdir": s()}),
+            &["command"],
+        ),
+    )];
+    let shells = common::posix_shells();
+    let mut calls = Vec::new();
+    for (api, tools) in [
+        (Api::Chat, openclaw_tools()),
+        (Api::Responses, codex_tools()),
+        (Api::Anthropic, claude_tools()),
+        (Api::Responses, array_shell.clone()),
+    ] {
+        // From the defaults (the user text names nothing)...
+        let body = request(api, true, "m", &tools, "write the file");
+        calls.push((ask(&server, api, &body), defaults_token, target.clone()));
+        // ... and from directive words, which override them.
+        let text = format!("shforge-token={word_token} shforge-target={word_target_s}");
+        let body = request(api, false, "m", &tools, &text);
+        calls.push((ask(&server, api, &body), word_token, word_target.clone()));
+    }
+    for (outcome, token, target) in &calls {
+        let Outcome::Tool { args, .. } = outcome else {
+            panic!("expected a tool call: {outcome:?}")
+        };
+        let command = args.get("command").or(args.get("cmd")).unwrap();
+        if command.is_array() {
+            let _ = std::fs::remove_file(target);
+            run_shell_args(&["sh".into()], command, tmp.path());
+            assert_eq!(std::fs::read_to_string(target).unwrap(), *token);
+            continue;
+        }
+        for sh in &shells {
+            let _ = std::fs::remove_file(target);
+            run_shell_args(&sh.argv, command, tmp.path());
+            assert_eq!(
+                std::fs::read_to_string(target).unwrap(),
+                *token,
+                "{} ran {command}",
+                sh.name
+            );
+        }
+    }
+    let pwned: Vec<PathBuf> = walk(tmp.path())
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "PWNED"))
+        .collect();
+    assert!(pwned.is_empty(), "a substitution ran: {pwned:?}");
+    common::report("fake model shell commands", &shells);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}
+
+/// One JSON line per request, with the decision and the raw body; `GET
+/// /v1/models` lists a model; anything else is a JSON 404; a body that is
+/// not JSON is a 400; a chunked request body is read.
+#[test]
+fn log_lines_routes_and_errors() {
+    if !have_curl("log_lines_routes_and_errors") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("requests.jsonl");
+    std::fs::write(&log, "{\"earlier\":true}\n").unwrap();
+    let server = RunningServer::start(ServerConfig {
+        log: Some(log.clone()),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let base = server.base_url();
+    assert!(!base.ends_with('/'));
+
+    let models = curl(&format!("{base}/v1/models"), None, &[]);
+    assert_eq!(models.status, 200);
+    assert!(json_of(&models.body)["data"][0]["id"].is_string());
+    let missing = curl(&format!("{base}/v2/nothing"), None, &[]);
+    assert_eq!(missing.status, 404);
+    assert!(json_of(&missing.body)["error"]["message"].is_string());
+    let get_chat = curl(&format!("{base}/v1/chat/completions"), None, &[]);
+    assert_eq!(get_chat.status, 404);
+    let bad = curl(
+        &format!("{base}/chat/completions"),
+        None,
+        &["--data-binary", "not json"],
+    );
+    assert_eq!(bad.status, 400);
+    assert!(json_of(&bad.body)["error"]["message"].is_string());
+
+    let body = request(
+        Api::Chat,
+        false,
+        "logged-model",
+        &kilo_tools(),
+        "shforge-token=T shforge-target=/f shforge-prefer=shell",
+    );
+    let chunked = curl(
+        &format!("{base}/chat/completions"),
+        Some(&body),
+        &["-H", "Transfer-Encoding: chunked"],
+    );
+    assert!(matches!(
+        outcome(Api::Chat, false, false, "logged-model", &chunked),
+        Outcome::Tool { .. }
+    ));
+    let blind = request(Api::Anthropic, true, "m", &claude_tools(), "no directives");
+    ask(&server, Api::Anthropic, &blind);
+    assert_eq!(server.requests(), 6);
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = text.lines().map(json_of).collect();
+    assert_eq!(lines.len(), 7, "{text}");
+    assert_eq!(lines[0], json!({"earlier": true}), "the log is appended to");
+    for l in &lines[1..] {
+        for k in [
+            "method",
+            "path",
+            "api",
+            "stream",
+            "model",
+            "tools",
+            "decision",
+            "tool",
+            "arguments",
+            "body",
+        ] {
+            assert!(l.get(k).is_some(), "{k} missing in {l}");
+        }
+    }
+    assert_eq!(lines[1]["method"], "GET");
+    assert_eq!(lines[1]["api"], "other");
+    assert_eq!(lines[2]["path"], "/v2/nothing");
+    assert_eq!(lines[4]["api"], "chat");
+    assert_eq!(lines[4]["body"], "not json");
+    let call = &lines[5];
+    assert_eq!(call["api"], "chat");
+    assert_eq!(call["stream"], false);
+    assert_eq!(call["model"], "logged-model");
+    assert_eq!(
+        call["tools"],
+        json!(["background_process", "bash", "write"])
+    );
+    assert_eq!(call["decision"], "tool");
+    assert_eq!(call["tool"], "bash");
+    assert_eq!(call["arguments"]["command"], "printf '%s' T > /f");
+    assert_eq!(call["body"], body);
+    let done = &lines[6];
+    assert_eq!(done["api"], "anthropic");
+    assert_eq!(done["path"], "/v1/messages");
+    assert_eq!(done["stream"], true);
+    assert_eq!(done["decision"], "done");
+    assert_eq!(done["tool"], Value::Null);
+    assert!(
+        done["reason"].as_str().unwrap().contains("shforge-token"),
+        "the log says why: {done}"
+    );
+}
+
+/// Keep-alive: several requests on one connection, then HTTP/1.0 and
+/// `Connection: close` end it; concurrent clients each get their answer and
+/// their own unbroken log line.
+#[test]
+fn keep_alive_close_and_concurrency() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("log");
+    let server = RunningServer::start(ServerConfig {
+        log: Some(log.clone()),
+        defaults: Directives {
+            token: Some("k".into()),
+            target: Some("/k".into()),
+            prefer: None,
+        },
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let body = request(Api::Responses, false, "m", &pi_tools(), "hi").to_string();
+    let raw = |conn: &str| {
+        format!(
+            "POST /responses HTTP/1.1\r\nHost: x\r\n{conn}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    // Two pipelined requests, then a third after reading both answers.
+    s.write_all(format!("{}{}", raw(""), raw("")).as_bytes())
+        .unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    for _ in 0..2 {
+        let (head, body) = read_response(&mut r);
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert!(head.to_ascii_lowercase().contains("connection: keep-alive"));
+        assert_eq!(json_of(&body)["output"][0]["name"], "write");
+    }
+    s.write_all(raw("Connection: close\r\n").as_bytes())
+        .unwrap();
+    let (head, _) = read_response(&mut r);
+    assert!(head.to_ascii_lowercase().contains("connection: close"));
+    let mut rest = Vec::new();
+    r.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty(), "the server closed after Connection: close");
+
+    // HEAD: a head with the Content-Length but no body, then the next answer.
+    let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    s.write_all(
+        b"HEAD /v1/models HTTP/1.1\r\n\r\nGET /v1/models HTTP/1.1\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let mut all = String::new();
+    s.read_to_string(&mut all).unwrap();
+    let (head, rest) = all.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{all}");
+    assert!(rest.starts_with("HTTP/1.1 200"), "HEAD sent a body: {all}");
+
+    let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    s.write_all(b"GET /v1/models HTTP/1.0\r\n\r\n").unwrap();
+    let mut all = String::new();
+    s.read_to_string(&mut all).unwrap();
+    assert!(
+        all.starts_with("HTTP/1.1 200"),
+        "HTTP/1.0 gets its answer and EOF: {all}"
+    );
+
+    let mut s = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    s.write_all(b"NONSENSE\r\n\r\n").unwrap();
+    let mut all = String::new();
+    s.read_to_string(&mut all).unwrap();
+    assert!(all.starts_with("HTTP/1.1 400"), "{all}");
+
+    let before = server.requests();
+    std::thread::scope(|sc| {
+        for i in 0..8 {
+            let body = &body;
+            let port = server.port();
+            sc.spawn(move || {
+                let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                let req = format!(
+                    "POST /v1/responses HTTP/1.1\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                s.write_all(req.as_bytes()).unwrap();
+                let (head, body) = read_response(&mut BufReader::new(s));
+                assert!(head.starts_with("HTTP/1.1 200"), "client {i}: {head}");
+                json_of(&body);
+            });
+        }
+    });
+    assert_eq!(server.requests(), before + 8);
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(lines.lines().count(), server.requests());
+    lines.lines().for_each(|l| drop(json_of(l)));
+}
+
+/// Read one Content-Length response: (head, body).
+fn read_response(r: &mut impl std::io::BufRead) -> (String, String) {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(r.read_line(&mut line).unwrap() > 0, "EOF in head: {head}");
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let len: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .expect("Content-Length");
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).unwrap();
+    (head, String::from_utf8(body).unwrap())
+}
+
+/// Dropping the server closes idle keep-alive connections and the port.
+#[test]
+fn drop_stops_the_server() {
+    let server = RunningServer::start(ServerConfig::default()).unwrap();
+    let port = server.port();
+    let mut idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    idle.write_all(b"GET /v1/models HTTP/1.1\r\n\r\n").unwrap();
+    let mut r = BufReader::new(idle.try_clone().unwrap());
+    read_response(&mut r);
+    drop(server);
+    let mut rest = Vec::new();
+    r.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty());
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "port {port} still open"
+    );
+}
+
+/// The CLI prints the one listening line, serves, and ends on TERM — and
+/// on INT even when started with INT ignored.
+#[test]
+fn cli_listens_serves_and_stops_on_signals() {
+    if !have_curl("cli_listens_serves_and_stops_on_signals") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("cli.log");
+    for signal in ["TERM", "INT"] {
+        // `trap '' INT` then exec: the server inherits INT ignored.
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg("trap '' INT; exec \"$0\" fake-model-server --log \"$1\" --token tok --target /t --prefer shell")
+            .arg(common::shforge())
+            .arg(&log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let url = line
+            .strip_prefix("listening on http://127.0.0.1:")
+            .and_then(|p| p.strip_suffix('\n'))
+            .filter(|p| p.parse::<u16>().is_ok_and(|n| n > 0))
+            .map(|_| line.trim_end()["listening on ".len()..].to_owned())
+            .unwrap_or_else(|| panic!("listening line: {line:?}"));
+        let body = request(Api::Chat, true, "cli", &pi_tools(), "hello");
+        let r = curl(&format!("{url}/v1/chat/completions"), Some(&body), &[]);
+        let Outcome::Tool { name, .. } = outcome(Api::Chat, true, true, "cli", &r) else {
+            panic!("{r:?}")
+        };
+        assert_eq!(name, "bash", "--prefer shell");
+        let kill = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt as _;
+        assert!(status.signal().is_some(), "{signal}: {status:?}");
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        assert_eq!(rest, "", "exactly one line on stdout");
+    }
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);
+}
+
+/// A port in use is one line and exit 1; bad arguments exit 2.
+#[test]
+fn cli_errors() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let run = |args: &[&str]| {
+        let mut c = Command::new(common::shforge());
+        c.arg("fake-model-server").args(args);
+        common::run(c)
+    };
+    let out = run(&["--port", &port]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{err}"
+    );
+
+    let out = run(&["--log", "/nonexistent-dir/x/log"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot open log"));
+
+    for bad in [
+        &["--prefer", "both"][..],
+        &["--port", "65536"],
+        &["--port", "x"],
+        &["--bogus"],
+    ] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {out:?}");
+        assert!(out.stdout.is_empty());
+    }
+}
