@@ -3,7 +3,7 @@
 //! the overlap check on real directory trees, and, as root, a bash-less
 //! busybox chroot and a musl chroot with a fake apk.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::os::unix::ffi::OsStrExt as _;

@@ -6,7 +6,7 @@
 //! The artifacts are made here: a tar.gz holding a fake runtime whose entry
 //! prints its version. Every installer test runs under every bash of the matrix.
 
-mod common;
+use crate::support as common;
 
 use std::collections::BTreeMap;
 use std::fs;

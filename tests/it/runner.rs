@@ -2,7 +2,7 @@
 //! UTF-8 locale, with parameter files written by the real `shforge params`
 //! and fake harness CLIs from tests/fixtures/runner/.
 
-mod common;
+use crate::support as common;
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};

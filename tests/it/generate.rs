@@ -1,7 +1,7 @@
 //! generated/ is exactly what `shforge generate` writes; `check` reports
 //! stale, missing and extra files; output is deterministic.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! The askama shell templates: the template lint over templates/, and the
 //! escaper traps the design rules out, each shown with a real template.
 
-mod common;
+use crate::support as common;
 
 use std::fmt;
 use std::fs;

@@ -1,7 +1,7 @@
 //! Every generated script passes the real shellcheck for its dialect with no
 //! findings, and every disable comment carries a reason on the same line.
 
-mod common;
+use crate::support as common;
 
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! send (HARNESS-NOTES.md), and the shell commands it hands out are run
 //! under every POSIX shell of the matrix.
 
-mod common;
+use crate::support as common;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;

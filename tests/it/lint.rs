@@ -2,7 +2,7 @@
 //! a clean twin (often the same text inside a string or a comment), through
 //! the real `shforge lint` command.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::process::Command;

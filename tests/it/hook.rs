@@ -2,7 +2,7 @@
 //! (generated scripts against `shforge check`, templates against the
 //! template lint), under every POSIX shell of the matrix.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::path::Path;

@@ -1,0 +1,6 @@
+//! Helpers shared by the integration tests. Test files name them
+//! `common::` (`use crate::support as common;`).
+
+mod matrix;
+
+pub use matrix::*;
