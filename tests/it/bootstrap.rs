@@ -11,6 +11,7 @@ use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::chroot::copy_with_libs;
 use common::{Kind, Shell};
 use shforge::scripts::bootstrap::{BootstrapBuilder, PackageManager};
 
@@ -612,37 +613,6 @@ fn generated_script_is_clean() {
 }
 
 // ---- chroots (root) --------------------------------------------------------
-
-/// Copy a dynamically linked program and the libraries `ldd` names into the
-/// chroot at the same paths.
-fn copy_with_libs(root: &Path, program: &str) {
-    let real = fs::canonicalize(program).unwrap();
-    let mut files = vec![(PathBuf::from(program), real.clone())];
-    let out = common::run({
-        let mut c = Command::new("ldd");
-        c.arg(&real);
-        c
-    });
-    for line in text(&out.stdout).lines() {
-        let lib = line
-            .split("=>")
-            .last()
-            .unwrap()
-            .split_whitespace()
-            .next()
-            .unwrap_or("");
-        if lib.starts_with('/') {
-            files.push((PathBuf::from(lib), fs::canonicalize(lib).unwrap()));
-        }
-    }
-    for (dest, src) in files {
-        let d = root.join(dest.strip_prefix("/").unwrap());
-        fs::create_dir_all(d.parent().unwrap()).unwrap();
-        if !d.exists() {
-            fs::copy(&src, &d).unwrap();
-        }
-    }
-}
 
 /// A bash-less image: Debian's static busybox as every applet and /bin/sh,
 /// the fake apk, and the non-bash shells of the matrix with their libraries.

@@ -4,6 +4,8 @@
 
 use crate::support as common;
 
+use common::{copy_tree, text};
+
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -17,19 +19,6 @@ fn git(repo: &Path, args: &[&str]) {
         .env("HOME", repo);
     let out = common::run(c);
     assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let dest = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_tree(&path, &dest);
-        } else {
-            fs::copy(&path, &dest).unwrap();
-        }
-    }
 }
 
 /// A consuming repository holding this crate's generated/ and templates/,
@@ -60,15 +49,6 @@ fn hook(shell: &common::Shell, repo: &Path, command: &Path) -> Output {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", repo);
     common::run(c)
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}stderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// The whole story under the first shell of the matrix (dash where it is
