@@ -11,6 +11,8 @@
 //!   supervisor, runner, installer).
 //! * [`catalog`] lists the scripts; [`generate`] turns any `&dyn Script`
 //!   into a file and writes/checks `generated/`.
+//! * [`diff`] — unified diffs with a hunk shared by several files shown
+//!   once (`shforge check`).
 //! * [`params`] — `shell_assignments`, the parameter files the runner sources.
 //! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
 //!   real harness CLIs in tests.
