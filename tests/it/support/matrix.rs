@@ -225,19 +225,6 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// Whether `tool` is on PATH; when it is not, `test` is skipped loudly, or
-/// fails under `SHFORGE_REQUIRE_SHELLS=1`.
-pub fn require_tool(test: &str, tool: &str) -> bool {
-    if which(tool).is_some() {
-        return true;
-    }
-    if require_all() {
-        panic!("{test} needs {tool} (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)");
-    }
-    loud(&format!("SKIPPING {test}: {tool} not installed"));
-    false
-}
-
 /// Skip (loudly) a test that needs root, or fail when shells are required.
 pub fn require_root(test: &str) -> bool {
     if is_root() {
@@ -247,5 +234,31 @@ pub fn require_root(test: &str) -> bool {
         panic!("{test} needs root (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)");
     }
     loud(&format!("SKIPPING {test}: needs root"));
+    false
+}
+
+/// Skip (loudly) a test that needs `tool` (a name looked up on PATH, or an
+/// absolute path), or fail when `SHFORGE_REQUIRE_SHELLS=1` forbids skipping.
+pub fn require_tool(test: &str, tool: &str) -> bool {
+    let found = if tool.starts_with('/') {
+        is_executable(Path::new(tool))
+    } else {
+        which(tool).is_some()
+    };
+    require(test, found, tool)
+}
+
+/// Skip (loudly) a test whose need `what` is not `met`, or fail when
+/// `SHFORGE_REQUIRE_SHELLS=1` forbids skipping.
+pub fn require(test: &str, met: bool, what: &str) -> bool {
+    if met {
+        return true;
+    }
+    if require_all() {
+        panic!("{test} needs {what} (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)");
+    }
+    loud(&format!(
+        "SKIPPING {test}: needs {what}, which is not installed (set SHFORGE_REQUIRE_SHELLS=1 to fail instead)"
+    ));
     false
 }
