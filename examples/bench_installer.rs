@@ -7,8 +7,16 @@
 //! 2. 8 installers started at once for one prefix, 50 MB artifact served from
 //!    127.0.0.1, versus one installer alone (flock, and the ticket queue with
 //!    flock hidden).
+//! 3. The real harness specs, from the pinned artifacts in
+//!    $SHFORGE_ARTIFACTS (default /var/cache/shforge/artifacts; a spec whose
+//!    artifacts are not all there is skipped): a fresh install (archive
+//!    judged, unpacked, walked, placed), then the reuse of the cached install
+//!    against the bare entry check run by hand, so that the installer's own
+//!    reuse cost (its checks, the throwaway check home) shows apart from the
+//!    harness's `--version`. Goal: reuse <= 1 s. The caller's HOME and TMPDIR
+//!    must stay empty.
 //!
-//! Run: `cargo run --release --example bench_installer`
+//! Run: `cargo run --release --example bench_installer [real]` (`real`: part 3 only)
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -253,7 +261,107 @@ fn concurrency_bench() {
     }
 }
 
+/// Mean wall time of `n` runs of `f`, in ms.
+fn mean_ms(n: u32, mut f: impl FnMut()) -> f64 {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed().as_secs_f64() * 1000.0 / f64::from(n)
+}
+
+fn real_specs_bench() {
+    let artifacts = PathBuf::from(
+        std::env::var("SHFORGE_ARTIFACTS")
+            .unwrap_or_else(|_| "/var/cache/shforge/artifacts".into()),
+    );
+    let generated = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("generated/installers");
+    println!(
+        "\n## real specs from {} (bash on PATH; mean of 5 reuses)",
+        artifacts.display()
+    );
+    println!(
+        "spec\tfresh install (s)\treuse (ms)\tbare entry check (ms)\tinstaller's own reuse cost (ms)\tcaller's HOME/TMPDIR"
+    );
+    for (name, text) in shforge::installer::HARNESS_SPECS {
+        let inst = Installer::from_toml(text).unwrap();
+        let missing: Vec<&str> = inst
+            .artifacts()
+            .iter()
+            .map(|a| a.path())
+            .filter(|p| !artifacts.join(p).exists())
+            .collect();
+        // Only the x86_64 glibc artifacts are cached: the others may be missing.
+        if inst
+            .artifacts()
+            .iter()
+            .all(|a| !artifacts.join(a.path()).exists())
+        {
+            println!("{name}\tskipped: no artifact in {}", artifacts.display());
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&tmp).unwrap();
+        let prefix = dir.path().join("prefix");
+        let script = generated.join(format!("{name}.sh"));
+        let install = || {
+            let o = Command::new("bash")
+                .arg(&script)
+                .arg("--prefix")
+                .arg(&prefix)
+                .arg("--source-dir")
+                .arg(&artifacts)
+                .env("HOME", &home)
+                .env("TMPDIR", &tmp)
+                .stderr(Stdio::inherit())
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{name}: install failed (missing: {missing:?})"
+            );
+            String::from_utf8_lossy(&o.stdout).trim_end().to_owned()
+        };
+        let t = Instant::now();
+        let entry = install();
+        let fresh = t.elapsed().as_secs_f64();
+        let reuse = mean_ms(5, || {
+            install();
+        });
+        // The same check by hand, with a warm home of its own.
+        let check_home = dir.path().join("check-home");
+        std::fs::create_dir_all(check_home.join("tmp")).unwrap();
+        let bare = mean_ms(5, || {
+            let st = Command::new(&entry)
+                .arg("--version")
+                .env("HOME", &check_home)
+                .env("TMPDIR", check_home.join("tmp"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(st.success());
+        });
+        let clean = std::fs::read_dir(&home).unwrap().count()
+            + std::fs::read_dir(&tmp).unwrap().count()
+            == 0;
+        println!(
+            "{name}\t{fresh:.2}\t{reuse:.0}\t{bare:.0}\t{:.0}\t{}",
+            reuse - bare,
+            if clean { "untouched" } else { "WRITTEN TO" }
+        );
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("real") {
+        real_specs_bench();
+        return;
+    }
     reuse_bench();
     concurrency_bench();
+    real_specs_bench();
 }

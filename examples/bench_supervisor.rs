@@ -11,19 +11,24 @@
 //!    of a harness that sleeps 10 s (the waiting itself), and the whole run's
 //!    CPU (start, wait, sweep of ~1,100 processes) as a share of one core.
 //!
-//! Bashes: the `bash` on PATH, /opt/bashes/3.2.48/bin/bash when present, and
-//! every path in SHFORGE_TEST_BASHES.
+//! Bashes: the `bash` on PATH, bash 3.2.48 from /work/shared/bashes (or
+//! /opt/bashes) when present, and every path in SHFORGE_TEST_BASHES.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Runs inside the namespace. Args: SUPERVISOR_BASH SUPERVISOR DIR RUNS.
+/// Runs inside the namespace. Args: SUPERVISOR_BASH SUPERVISOR DIR RUNS MODE
+/// (MODE `nowindow`: a file mounted over /proc/loadavg turns the supervisor's
+/// PID window off, so every scan reads every /proc entry).
 /// Prints `RUN stop_ms ps_ms` per run, `PROCS n`, `WAITTICKS ticks ms` (the
 /// supervisor's processes between 1 s and 9 s), `FIXEDCPU ms` and
 /// `CHILDCPU ms wall_ms` (the whole 10 s run).
 const DRIVER: &str = r#"
-sup_bash=$1 sup=$2 dir=$3 runs=$4
+sup_bash=$1 sup=$2 dir=$3 runs=$4 mode=$5
 cd "$dir" || exit 1
+if [ "$mode" = nowindow ]; then
+    mount --bind /dev/null /proc/loadavg || echo "NOTE cannot mount over /proc/loadavg"
+fi
 for ((i = 0; i < 1100; i++)); do sleep 100000 & done
 cat >harness.sh <<'EOF'
 for i in 1 2 3 4 5 6 7 8 9; do sleep 100000 & done
@@ -120,8 +125,14 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let sup = root.join("generated/process_supervisor.sh");
     let mut bashes = vec!["bash".to_owned()];
-    if std::path::Path::new("/opt/bashes/3.2.48/bin/bash").exists() {
-        bashes.push("/opt/bashes/3.2.48/bin/bash".to_owned());
+    for b in [
+        "/work/shared/bashes/3.2.48/bash",
+        "/opt/bashes/3.2.48/bin/bash",
+    ] {
+        if std::path::Path::new(b).exists() {
+            bashes.push(b.to_owned());
+            break;
+        }
     }
     if let Ok(extra) = std::env::var("SHFORGE_TEST_BASHES") {
         for b in extra.split(':').filter(|b| !b.is_empty()) {
@@ -134,7 +145,11 @@ fn main() {
         "{:<34} {:>9} {:>9} {:>7} {:>9} {:>6}",
         "bash", "stop ms", "ps ms", "ratio", "idle cpu", "procs"
     );
-    for bash in &bashes {
+    let modes = [("window", ""), ("nowindow", " (no PID window)")];
+    for (bash, (mode, label)) in bashes
+        .iter()
+        .flat_map(|b| modes.iter().map(move |m| (b, *m)))
+    {
         let dir = std::env::temp_dir().join(format!("bench_supervisor.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("scratch dir");
@@ -152,6 +167,7 @@ fn main() {
             .arg(&sup)
             .arg(&dir)
             .arg(runs.to_string())
+            .arg(mode)
             .output()
             .expect("unshare runs (needs root)");
         let text = String::from_utf8_lossy(&out.stdout);
@@ -197,7 +213,7 @@ fn main() {
         let p = median(&mut pss);
         println!(
             "{:<34} {:>9.1} {:>9.1} {:>7.2} {:>9} {:>6}",
-            bash,
+            format!("{bash}{label}"),
             s,
             p,
             s / p,

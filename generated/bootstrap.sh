@@ -10,8 +10,10 @@
 # uses no arrays and no `local` (ksh93 has none): names used inside a
 # function carry a prefix of that function's initials instead.
 #
-# Exit status: 0 ok; 2 usage; 3 the workdir and the session dir overlap;
-# 4 a needed command or musl library could not be provided.
+# Exit status: 0 ok; 2 usage (also: a package name the package manager
+# could read as a pattern, a removal or a file); 3 the workdir and the
+# session dir overlap; 4 a needed command or musl library could not be
+# provided. No package but the one named is ever installed or removed.
 
 # The default IFS, whatever the environment says: package lists below are
 # split on blanks, and every name in them is checked first (check_name).
@@ -59,11 +61,13 @@ die() {
 }
 
 # check_name KIND NAME: command and package names go unquoted into package
-# manager command lines, so only plain names are accepted.
+# manager command lines, so only plain names are accepted: no glob (* ? [),
+# no path, no version operator (= < > ~), no group (@), no removal form
+# (apk's !NAME, zypper's -NAME, apt-get's NAME-).
 check_name() {
     case $2 in
-        '' | [!A-Za-z0-9]* | *[!A-Za-z0-9._+-]*)
-            die 2 "invalid $1 name: '$2' (letters, digits and . _ + - only)"
+        '' | [!A-Za-z0-9]* | *[!A-Za-z0-9._+-]* | *-)
+            die 2 "invalid $1 name: '$2' (letters, digits and . _ + - only, starting with a letter or digit, not ending in -)"
             ;;
     esac
 }
@@ -205,6 +209,44 @@ detect_package_manager() {
     return 1
 }
 
+# exact_line NAME: succeeds when a line of stdin is exactly NAME.
+exact_line() {
+    while IFS= read -r _el_line; do
+        if [ "$_el_line" = "$1" ]; then
+            return 0
+        fi
+    done
+    return 1
+}
+
+# apt_exact PKG: succeeds when apt knows a package named exactly PKG.
+# `apt-cache pkgnames PREFIX` lists real package names by plain prefix (no
+# pattern, no virtual package), so an exact line is an exact package.
+apt_exact() {
+    apt-cache pkgnames "$1" 2>/dev/null | exact_line "$1"
+}
+
+# refuse_inexact MANAGER PKG...: exit 2 when the manager could read a name
+# as something else than the package of that name. apt-get reads a name with
+# `.` or `+` as a regular expression (and NAME+ as "install") when no package
+# has that exact name: such a name must name a package exactly. apk reads a
+# name ending in .apk as a package file. (NAME- is refused by check_name.)
+refuse_inexact() {
+    _ri_pm=$1
+    shift
+    for _ri_pkg in "$@"; do
+        case $_ri_pm:$_ri_pkg in
+            apt-get:*[.+]*)
+                apt_exact "$_ri_pkg" ||
+                    die 2 "refusing package '$_ri_pkg': apt-get has no package of exactly that name and would read it as a pattern"
+                ;;
+            apk:*.apk)
+                die 2 "refusing package '$_ri_pkg': apk would read it as a package file"
+                ;;
+        esac
+    done
+}
+
 # install_packages MANAGER PKG...: install non-interactively. The package
 # manager's own output goes to stderr: stdout is left to the caller.
 # apt-get's index is refreshed at most once per run, and only here, when an
@@ -214,6 +256,7 @@ install_packages() {
     shift
     case $_ip_pm in
         apk)
+            refuse_inexact apk "$@"
             apk add --no-cache "$@" >&2
             ;;
         apt-get)
@@ -222,6 +265,8 @@ install_packages() {
                 DEBIAN_FRONTEND=noninteractive apt-get update >&2 ||
                     err "apt-get update failed (exit $?); trying the install anyway"
             fi
+            # Only with the index fresh can a name be checked against it.
+            refuse_inexact apt-get "$@"
             DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" >&2
             ;;
         dnf | microdnf | yum)

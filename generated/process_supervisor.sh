@@ -5,20 +5,35 @@
 # under a deadline, stop everything it started, and always write a receipt.
 #
 #   bash process_supervisor.sh --receipt FILE [--deadline S] [--grace S]
-#        [--marker TOKEN] -- COMMAND [ARG]...
+#        [--marker TOKEN] [--cgroup DIR|none] [--max-procs N] -- COMMAND [ARG]...
+#   bash process_supervisor.sh --end-services RECEIPT [--grace S]
 #
 # Seconds are fixed-point decimals with 0.01 s resolution. COMMAND runs with
 # stdin from /dev/null and NEMO_GYM_SUPERVISOR=TOKEN in its environment (and
 # only there). The stop reaches the harness group, every descendant of a
 # reached process, members of groups and sessions led by reached processes,
 # and marked processes that were not already services when the stop began.
-# Out of reach: a process that left the harness's tree, group and session
-# AND lost the marker (env -i, or a rewritten environ) before a scan saw it.
+# Services (marked processes outside all of that when the stop begins, e.g.
+# a server the agent started for the task) are preserved and listed in the
+# receipt; --end-services ends exactly those later, checked by start time.
+# With a writable cgroup v2 directory (--cgroup DIR, or this shell's own
+# cgroup when delegated to this user) the harness also runs in a child
+# cgroup that the stop freezes and kills. Out of reach without one: a
+# process that left the harness's tree, group and session AND lost the
+# marker (env -i, or a rewritten environ) before a scan saw it.
+#
+# Every tool is found on PATH once, at start (mv; sleep with a deadline;
+# mkdir/rmdir for a cgroup): a missing or unusable one is a refusal (125).
+# The stop itself forks nothing: it completes, and the receipt is written
+# (renamed into place by a helper started before the harness), even when
+# the sandbox has no process slot left.
 #
 # Receipt (JSON, written atomically): cleanup_confirmed, return_code (shell
-# status, 128+N for a signal death, null when never run), error, timed_out.
+# status, 128+N for a signal death, null when never run), error, timed_out,
+# containment ("cgroup" or "proc"), services ([{pid, start_time, argv0}]).
 # Exit: return_code when known; 124 when the deadline expired before launch;
-# 128+N when signal N arrived before launch; 125 own failure; 2 usage.
+# 128+N when signal N arrived before launch; 125 own failure; 2 usage (a
+# receipt path that is a directory, too).
 #
 # Started without a process group of its own, it runs again as a job in a
 # new group; the first shell passes TERM/INT/HUP on, and its death (the
@@ -91,31 +106,143 @@ json_quote() {
     json_out="\"$out\""
 }
 
-# Write the receipt atomically: a temporary file beside it, then a rename.
+# The preserved services as JSON objects into services_out: pid, start time
+# and argv[0] as recorded when the stop began. Listed last in the receipt, so
+# that --end-services finds every entry after the key.
+services_json() {
+    local pid sep=''
+    services_out=''
+    for pid in ${pv[@]+"${!pv[@]}"}; do
+        json_quote "${sv_argv0[pid]-}"
+        services_out+="$sep{\"pid\": $pid, \"start_time\": ${pv[pid]}, \"argv0\": $json_out}"
+        sep=', '
+    done
+}
+
+# Write the receipt atomically: a temporary file beside it, then a rename
+# by the stop helper (already running: no fork needed), else by mv, else,
+# when no rename works, in place (still one write).
 write_receipt() {
-    local rc_json=null err_json=null tmp body
+    local rc_json=null err_json=null body
     [[ -n $receipt ]] || return 0
     [[ -n $rc ]] && rc_json=$rc
     if [[ -n $err ]]; then
         json_quote "$err"
         err_json=$json_out
     fi
-    body="{\"cleanup_confirmed\": $confirmed, \"return_code\": $rc_json, \"error\": $err_json, \"timed_out\": $timed_out}"
-    tmp="$receipt.tmp.$$.$RANDOM"
-    # noclobber: the temporary name is created fresh, never followed.
+    services_json
+    body="{\"cleanup_confirmed\": $confirmed, \"return_code\": $rc_json, \"error\": $err_json, \"timed_out\": $timed_out, \"containment\": \"$containment\", \"services\": [$services_out]}"
+    if [[ -d $receipt ]]; then
+        say "the receipt path ${receipt:0:200} is a directory"
+        return 1
+    fi
+    if [[ -n $helper_pid ]]; then
+        receipt_tmp_file "$body" && receipt_by_helper && return 0
+    elif [[ -n $mv_bin ]]; then
+        receipt_tmp_file "$body" && "$mv_bin" -f -- "$receipt_tmp" "$receipt" 52>&- 2>/dev/null && return 0
+    fi
+    receipt_in_place "$body"
+}
+
+# The body into a fresh temporary file: noclobber, so it is created new,
+# never followed.
+receipt_tmp_file() {
+    local ok=0
     set -o noclobber
-    if ! { printf '%s\n' "$body" >"$tmp"; } 2>/dev/null; then
-        set +o noclobber
-        say "cannot write the receipt ${receipt:0:200}"
-        return 1
-    fi
+    { printf '%s\n' "$1" >"$receipt_tmp"; } 2>/dev/null || ok=1
     set +o noclobber
-    if ! mv -f -- "$tmp" "$receipt"; then
-        rm -f -- "$tmp"
-        say "cannot move the receipt into place at ${receipt:0:200}"
-        return 1
+    return "$ok"
+}
+
+# Ask the stop helper to rename the temporary file and wait for its status.
+receipt_by_helper() {
+    local pid=$helper_pid
+    helper_pid=''
+    { printf 'go\n' >&52; } 2>/dev/null || return 1
+    wait_rc=''
+    while [[ -z $wait_rc ]]; do
+        wait_job "$pid" "$helper_start"
+    done
+    [[ $wait_rc == 0 ]]
+}
+
+# The last resort: the receipt written where it belongs, in one write.
+receipt_in_place() {
+    if { printf '%s\n' "$1" >"$receipt"; } 2>/dev/null; then
+        return 0
     fi
-    return 0
+    say "cannot write the receipt ${receipt:0:200}"
+    return 1
+}
+
+# ---------------------------------------------------------------- stop helper
+
+# The stop helper: a child started before the harness and blocked on a pipe
+# from this shell, so that the stop needs no fork once the sandbox may be out
+# of process slots. On "kick" it sends USR2 every moment until "calm": a
+# signal whose trap ran just before `wait` began (bash < 4.4 then blocks)
+# is followed by another one. On "go" it becomes mv (exec: no new process)
+# and renames the receipt into place. At EOF (this shell is gone) it exits.
+start_helper() {
+    exec 54<> <(:) || fail 125 "cannot make a pipe for the stop helper"
+    end_substitution "$!"
+    # bash < 4 keeps the substitution's own end open (as fd 63).
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/54 ]]; then exec 63<&-; fi
+    (helper_main) 53</proc/self/fd/54 54>&- 55>&- 58<&- </dev/null >/dev/null 2>&1 &
+    helper_pid=$!
+    # Only this shell writes (fd 52), only the helper reads (fd 53).
+    exec 52>/proc/self/fd/54 54>&-
+    helper_start=''
+    read_stat "$helper_pid" && helper_start=$st_start
+    [[ -n $helper_start ]] || fail 125 "the stop helper did not start"
+}
+
+# shellcheck disable=SC2317 # runs in the helper's subshell
+helper_main() {
+    local line
+    trap '' TERM INT HUP QUIT
+    trap - ALRM USR1 USR2 PIPE
+    while read -r -u 53 line; do
+        helper_command "$line"
+    done
+    exit 0
+}
+
+# shellcheck disable=SC2317 # runs in the helper's subshell
+helper_command() {
+    local line st
+    case $1 in
+        go)
+            [[ -d $receipt || -z $mv_bin ]] && exit 1
+            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&-
+            ;;
+        kick)
+            while job_running "$sup_pid" "$sup_start"; do
+                kill -s USR2 "$sup_pid" 2>/dev/null
+                read -r -t "$kick_wait" -u 53 line
+                st=$?
+                ((st == 0)) && [[ $line != kick ]] && {
+                    helper_command "$line"
+                    return 0
+                }
+                # EOF (1 on bash >= 4; a timeout is above 128 there) ends it.
+                ((st == 1 && bash_major >= 4)) && exit 0
+            done
+            exit 0
+            ;;
+        calm) ;;
+        *) exit 0 ;;
+    esac
+}
+
+# A pause without a fork: a timed read on a pipe nobody writes to (fd 55).
+# bash 3.2 takes no fraction of a second there: it does not pause at all,
+# and the caller looks again at once (a busy wait, on 3.2 only).
+nap() {
+    ((bash_major >= 4)) || return 0
+    # bash may report a job that died meanwhile ("Killed") from inside
+    # read: not the supervisor's message to give.
+    read -r -t "$1" -u 55 _ 2>/dev/null
 }
 
 # Leave an error receipt (when the receipt path is known) and exit.
@@ -124,6 +251,8 @@ fail() {
     err=$2
     say "$err"
     write_receipt
+    end_helper
+    remove_cgroup
     exit "$status"
 }
 
@@ -153,10 +282,11 @@ valid_marker() {
 }
 
 usage_error() {
-    fail 2 "usage: $1 (usage: process_supervisor.sh --receipt FILE [--deadline S] [--grace S] [--marker TOKEN] -- COMMAND [ARG]...)"
+    fail 2 "usage: $1 (usage: process_supervisor.sh --receipt FILE [--deadline S] [--grace S] [--marker TOKEN] [--cgroup DIR|none] [--max-procs N] -- COMMAND [ARG]...; process_supervisor.sh --end-services RECEIPT [--grace S])"
 }
 
-# Sets receipt, deadline_cs, grace_cs, token and args_used (options + "--").
+# Sets receipt, deadline_cs, grace_cs, token, cgroup_opt, max_procs and
+# args_used (options + "--").
 parse_args() {
     local a name value i n=$#
     receipt=
@@ -175,8 +305,14 @@ parse_args() {
                 ;;
         esac
     done
-    deadline_cs='' grace_cs='' token=''
-    local seen_receipt='' seen_deadline='' seen_grace='' seen_marker=''
+    # A directory would take the receipt inside it: no receipt at all then.
+    if [[ -n $receipt && -d $receipt ]]; then
+        value=$receipt
+        receipt=''
+        usage_error "--receipt '${value:0:200}' is a directory"
+    fi
+    deadline_cs='' grace_cs='' token='' cgroup_opt='' max_procs=''
+    local seen_receipt='' seen_deadline='' seen_grace='' seen_marker='' seen_cgroup='' seen_max=''
     args_used=0
     while (($# > 0)); do
         a=$1
@@ -186,13 +322,13 @@ parse_args() {
                 shift
                 break
                 ;;
-            --receipt | --deadline | --grace | --marker)
+            --receipt | --deadline | --grace | --marker | --cgroup | --max-procs)
                 (($# >= 2)) || usage_error "$a needs a value"
                 name=$a value=$2
                 shift 2
                 args_used=$((args_used + 2))
                 ;;
-            --receipt=* | --deadline=* | --grace=* | --marker=*)
+            --receipt=* | --deadline=* | --grace=* | --marker=* | --cgroup=* | --max-procs=*)
                 name=${a%%=*} value=${a#*=}
                 shift
                 args_used=$((args_used + 1))
@@ -224,47 +360,107 @@ parse_args() {
                     usage_error "--marker '${value:0:200}' must be 1 to 256 printable ASCII characters, no space"
                 token=$value
                 ;;
+            --cgroup)
+                [[ -z $seen_cgroup ]] || usage_error "--cgroup given twice"
+                seen_cgroup=1
+                [[ $value == none || $value == /* ]] ||
+                    usage_error "--cgroup '${value:0:200}' must be an absolute directory or none"
+                cgroup_opt=$value
+                ;;
+            --max-procs)
+                [[ -z $seen_max ]] || usage_error "--max-procs given twice"
+                seen_max=1
+                [[ $value =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "--max-procs '${value:0:200}' is not a count from 1 to 999999999"
+                max_procs=$value
+                ;;
         esac
     done
     [[ -n $seen_receipt ]] || usage_error "--receipt FILE is required"
     (($# > 0)) || usage_error "no COMMAND after --"
     [[ -n $1 ]] || usage_error "COMMAND is empty"
     [[ -n $grace_cs ]] || grace_cs=$default_grace_cs
+    if [[ -n $max_procs && ( -z $cgroup_opt || $cgroup_opt == none ) ]]; then
+        usage_error "--max-procs needs --cgroup DIR"
+    fi
+}
+
+# --end-services RECEIPT [--grace S]: sets services_file and grace_cs.
+parse_end_args() {
+    local seen_grace=''
+    services_file='' grace_cs=''
+    while (($# > 0)); do
+        case $1 in
+            --end-services)
+                [[ -z $services_file ]] || usage_error "--end-services given twice"
+                if (($# < 2)) || [[ -z $2 ]]; then usage_error "--end-services needs a receipt file"; fi
+                services_file=$2
+                shift 2
+                ;;
+            --grace)
+                [[ -z $seen_grace ]] || usage_error "--grace given twice"
+                seen_grace=1
+                (($# >= 2)) || usage_error "--grace needs a value"
+                parse_seconds "$2" || usage_error "--grace '${2:0:200}' is not seconds like 5 or 0.5"
+                grace_cs=$seconds_cs
+                shift 2
+                ;;
+            *) usage_error "unexpected argument '${1:0:200}' with --end-services" ;;
+        esac
+    done
+    [[ -n $grace_cs ]] || grace_cs=$default_grace_cs
 }
 
 # ---------------------------------------------------------------- /proc
 
-# Parse /proc/PID/stat into the caller's array f: f[0] is the PID, f[1] the
-# name, f[2] the state and so on, as in proc(5) minus one. The name may hold
-# spaces, ')' and newlines: it ends at the LAST ')'. Nothing is evaluated.
-read_stat_fields() {
-    read -r -a f 2>/dev/null <"/proc/$1/stat" || return 1
-    # With as many words as our own stat has, the name held no blank (a blank
-    # adds words, a newline cuts the line short) and f is exact.
-    [[ ${#f[@]} -eq $stat_fields ]] && return 0
-    read_stat_whole "$1"
-}
-
-# The slow path, for names with blanks or newlines: read the file whole.
-read_stat_whole() {
+# proc_stat_whole PID: the fields of /proc/PID/stat into the array proc_f,
+# as in proc(5) minus one: proc_f[0] the PID, proc_f[1] a placeholder for the
+# name, proc_f[2] the state, proc_f[21] the start time (clock ticks after
+# boot). The file is read whole: the name (field 2) may hold ')', blanks and
+# newlines, and ends at the LAST ')'. Fails when the process is gone, the
+# text has no ')', or field 1 is not PID (a name cannot forge another PID's
+# record). Nothing is evaluated; the caller checks the fields it uses.
+proc_stat_whole() {
     local whole='' rest
+    proc_f=()
     IFS= read -r -d '' whole 2>/dev/null <"/proc/$1/stat"
     rest=${whole##*)}
     [[ ${#rest} -lt ${#whole} ]] || return 1
     # shellcheck disable=SC2206 # after the last ')' come only digits, letters and '-': nothing to glob
-    f=(${whole%% *} name $rest)
-    [[ ${#f[@]} -eq $stat_fields ]]
+    proc_f=(${whole%% *} name $rest)
+    [[ ${proc_f[0]} == "$1" ]]
 }
 
-# Read one process's stat into st_state st_pgid st_start,
-# checking that the PID matches and every number is digits.
-read_stat() {
-    local f
-    read_stat_fields "$1" || return 1
+# Parse /proc/PID/stat into the caller's array f: f[0] is the PID, f[1] the
+# name, f[2] the state and so on, as in proc(5) minus one, checked by
+# stat_checked. The name may hold spaces, ')' and newlines: it ends at the
+# LAST ')'. Nothing is evaluated.
+read_stat_fields() {
+    read -r -a f 2>/dev/null <"/proc/$1/stat" || return 1
+    # With as many words as our own stat has, the name held no blank (a blank
+    # adds words, a newline cuts the line short) and f is exact.
+    if [[ ${#f[@]} -ne $stat_fields ]]; then
+        proc_stat_whole "$1" || return 1
+        f=("${proc_f[@]}")
+        [[ ${#f[@]} -eq $stat_fields ]] || return 1
+    fi
+    stat_checked "$1"
+}
+
+# Whether the caller's f describes PID $1: field 1 is that PID (a crafted
+# name cannot pass for another process), and the parent, group, session and
+# start time are digits, so arithmetic on them evaluates nothing.
+stat_checked() {
     [[ ${f[0]} == "$1" ]] || return 1
     case ${f[3]}/${f[4]}/${f[5]}/${f[21]} in
         *[!0-9/]* | /* | *//* | */) return 1 ;;
     esac
+    return 0
+}
+
+# Read one process's stat into st_state st_pgid st_start.
+read_stat() {
+    local f
+    read_stat_fields "$1" || return 1
     st_state=${f[2]} st_pgid=${f[4]} st_start=${f[21]}
 }
 
@@ -290,7 +486,52 @@ check_proc() {
     self_start=$st_start
     [[ -r /proc/uptime ]] || fail 125 "/proc/uptime is not readable: refusing to launch"
 }
+# ---------------------------------------------------------------- tools
 
+# The supervisor trusts no command name once it has started: every tool it
+# runs is looked up here, once, as an absolute path, and checked where a
+# wrong one would break a promise (a sleep without fractions would never
+# end the deadline). The stop itself runs no tool at all.
+
+# The first executable regular file named $1 in a PATH directory into
+# tool_path. Empty and relative PATH entries are skipped: they name the
+# current directory, which is nobody's choice of tool.
+find_tool() {
+    local dir IFS=:
+    tool_path=''
+    set -f
+    # shellcheck disable=SC2086 # split on ':' on purpose; set -f is on
+    for dir in $PATH; do
+        [[ $dir == /* ]] || continue
+        if [[ -f $dir/$1 && -x $dir/$1 ]]; then
+            tool_path=$dir/$1
+            break
+        fi
+    done
+    set +f
+    [[ -n $tool_path ]]
+}
+
+# Sets mv_bin, sleep_bin (with a deadline), env_bin, perl_bin, mkdir_bin and
+# rmdir_bin; refuses (125) when a needed one is missing or unusable.
+resolve_tools() {
+    mv_bin='' sleep_bin='' env_bin='' perl_bin='' mkdir_bin='' rmdir_bin=''
+    find_tool mv || fail 125 "mv not found on PATH: refusing to launch"
+    mv_bin=$tool_path
+    if [[ -n $deadline_cs ]] && ((deadline_cs >= 1)); then
+        find_tool sleep || fail 125 "sleep not found on PATH (needed for --deadline): refusing to launch"
+        "$tool_path" 0.01 </dev/null >/dev/null 2>&1 ||
+            fail 125 "$tool_path does not sleep 0.01 s (needed for --deadline): refusing to launch"
+        sleep_bin=$tool_path
+    fi
+    find_tool env && env_bin=$tool_path
+    find_tool perl && perl_bin=$tool_path
+    if [[ $cgroup_opt != none ]]; then
+        find_tool mkdir && mkdir_bin=$tool_path
+        find_tool rmdir && rmdir_bin=$tool_path
+    fi
+    return 0
+}
 # ---------------------------------------------------------------- regrouping
 
 # Started with `&` by a shell without job control, this shell ignores INT
@@ -313,12 +554,12 @@ restore_signals_if_needed() {
     ((0x${mask:${#mask}-1} & 2)) || return 0
     export SHFORGE_SUPERVISOR_RESTORED=1 SHFORGE_SUPERVISOR_SHELLOPTS="$entry_opts"
     [[ -n $regrouped ]] && export SHFORGE_SUPERVISOR_REGROUPED=1
-    if env --default-signal=INT,QUIT true >/dev/null 2>&1; then
-        exec env --default-signal=INT,QUIT "$BASH" --noprofile --norc "$0" "$@"
+    if [[ -n $env_bin ]] && "$env_bin" --default-signal=INT,QUIT true >/dev/null 2>&1; then
+        exec "$env_bin" --default-signal=INT,QUIT "$BASH" --noprofile --norc "$0" "$@"
     fi
-    if command -v perl >/dev/null 2>&1; then
+    if [[ -n $perl_bin ]]; then
         # shellcheck disable=SC2016 # perl code, not shell: no expansion wanted
-        exec perl -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec { $ARGV[0] } @ARGV; exit 127' \
+        exec "$perl_bin" -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec { $ARGV[0] } @ARGV; exit 127' \
             "$BASH" --noprofile --norc "$0" "$@"
     fi
     unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS SHFORGE_SUPERVISOR_REGROUPED
@@ -414,11 +655,10 @@ on_signal() {
         stop_reason=$1
         # bash runs a trap between commands: one that lands just before
         # `wait` starts would leave the wait blocked on a harness that may
-        # never end. A second signal, a moment later, wakes it for sure.
-        (sleep 0.05 && kill -s USR2 "$sup_pid") </dev/null >/dev/null 2>&1 &
-        kicker_pid=$!
-        kicker_start=''
-        read_stat "$kicker_pid" && kicker_start=$st_start
+        # never end (bash 4.4+ returns from that wait, older ones do not).
+        # The stop helper, already running, sends USR2 until told to calm
+        # down: no fork here, the sandbox may have no process slot left.
+        kick_helper kick
     else
         hurry=1
     fi
@@ -426,7 +666,8 @@ on_signal() {
 
 # Runs in the harness's own job: the marker goes into this environment only.
 harness_exec() {
-    trap - TERM INT HUP ALRM USR1 USR2
+    trap - TERM INT HUP ALRM USR1 USR2 PIPE
+    join_cgroup
     [[ -n $saved_globignore_set ]] && GLOBIGNORE=$saved_globignore
     export "$marker_var=$token"
     case ${cmd[0]} in
@@ -465,8 +706,9 @@ restore_entry_options() {
 }
 
 launch() {
+    pid_window_open
     set -m
-    (harness_exec) </dev/null &
+    (harness_exec) </dev/null 52>&- 55>&- &
     hpid=$!
     set +m
     # The group's identity: its leader's start time, or no leader at all.
@@ -505,7 +747,7 @@ start_lifeline() {
     (
         while IFS= read -r -d '' -u 58 _; do :; done
         kill -s USR1 "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 &
+    ) </dev/null >/dev/null 2>&1 52>&- 55>&- &
     lifeline_pid=$!
     lifeline_start=
     read_stat "$lifeline_pid" && lifeline_start=$st_start
@@ -527,24 +769,23 @@ kill_lifeline() {
 # Before exit: the lifeline job must be dead. Disowned, it is reaped by
 # bash as any child; killed at the start of the stop, it is gone by now.
 end_lifeline() {
-    local i
+    local end
     [[ -n $lifeline_pid ]] || return 0
     kill_lifeline
-    for ((i = 0; i < 100; i++)); do
-        job_running "$lifeline_pid" "$lifeline_start" || break
-        sleep 0.01
+    read_now
+    end=$((now_cs + 100))
+    while job_running "$lifeline_pid" "$lifeline_start"; do
+        nap 0.01
+        read_now
+        ((now_cs < end)) || break
     done
     lifeline_pid=''
 }
 
-# Let the wake-up helper of on_signal finish, so it does not outlive us.
-end_kicker() {
-    [[ -n $kicker_pid ]] || return 0
-    while job_running "$kicker_pid" "$kicker_start"; do
-        wait "$kicker_pid" 2>/dev/null
-        [[ $? == 127 ]] && break
-    done
-    kicker_pid=''
+# Tell the stop helper (when there is one) to start or stop its wake-ups.
+kick_helper() {
+    [[ -n $helper_pid ]] || return 0
+    { printf '%s\n' "$1" >&52; } 2>/dev/null
 }
 
 # A timer job for the deadline: no polling, one SIGALRM when it expires.
@@ -558,8 +799,8 @@ start_timer() {
     printf -v secs '%d.%02d' "$((deadline_cs / 100))" "$((deadline_cs % 100))"
     set -m
     (
-        sleep "$secs" && kill -s ALRM "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 &
+        "$sleep_bin" "$secs" && kill -s ALRM "$sup_pid"
+    ) </dev/null >/dev/null 2>&1 52>&- 55>&- &
     timer_pid=$!
     set +m
     disown "$timer_pid" 2>/dev/null
@@ -581,31 +822,39 @@ stop_timer() {
 # ---------------------------------------------------------------- scanning
 
 # One pass over /proc: every process started since the harness (nothing
-# older can be reached) goes into the candidate table c_*.
+# older can be reached) goes into the candidate table c_*. While the PID
+# window holds, PIDs at or below its floor are not even read.
 scan() {
-    local p pid f n=0
+    local p pid f n=0 floor
     c_pid=() c_ppid=() c_pgid=() c_sid=() c_start=() c_state=()
+    pid_window_floor
+    floor=$pw_floor
     for p in /proc/[0-9]*; do
         pid=${p#/proc/}
-        read -r -a f 2>/dev/null <"$p/stat" || continue
-        if [[ ${#f[@]} -ne $stat_fields ]]; then
-            read_stat_whole "$pid" || continue
-        fi
-        [[ ${f[0]} == "$pid" ]] || continue
-        case ${f[3]}/${f[4]}/${f[5]}/${f[21]} in
-            *[!0-9/]* | /* | *//* | */) continue ;;
-        esac
+        ((pid > floor)) || continue
+        read_stat_fields "$pid" || continue
         ((10#${f[21]} >= launch_tick)) || continue
         c_pid[n]=$pid c_ppid[n]=${f[3]} c_pgid[n]=${f[4]} c_sid[n]=${f[5]}
         c_start[n]=${f[21]} c_state[n]=${f[2]}
         n=$((n + 1))
     done
     c_n=$n
+    # Counters that cannot be the kernel's (fewer forks since the launch
+    # than new processes seen, beyond the few started in the launch's clock
+    # tick before it): no window from now on, and this scan again in full.
+    if ((floor > 0)) && { ! read_pid_counters || ((n > pc_forks - pw_forks + 16)); }; then
+        pw_disabled=1
+        scan
+    fi
 }
 
 # Whether process $1 (started at $2) holds the marker. Cached per pid+start,
-# but only once something was read: in the middle of an exec the environment
-# reads as empty for a moment, and such a process must be looked at again.
+# but only once decided. An environment that reads as empty is decided only
+# when the process has one that is empty (env -i: its stat shows where it
+# starts and ends) or is a kernel thread; in the middle of an exec it reads
+# empty too, with no place yet (both 0), and such a process is undecided
+# (counted in undecided): the stop is not over while one is. Undecided for
+# a whole second (a process this shell may not look into): unmarked.
 is_marked() {
     local kv hit=0 any=''
     if [[ ${mk[$1]%:*} == "$2" ]]; then
@@ -619,8 +868,31 @@ is_marked() {
             break
         fi
     done 2>/dev/null <"/proc/$1/environ"
-    [[ -n $any ]] && mk[$1]=$2:$hit
+    if [[ -z $any ]] && ! environ_settled "$1" "$2"; then
+        undecided=$((undecided + 1))
+        return 1
+    fi
+    mk[$1]=$2:$hit
     [[ $hit == 1 ]]
+}
+
+# Whether PID $1 (started at $2), whose environment read empty, has an
+# empty one for good: env_start/env_end (stat fields 50 and 51) set, or a
+# kernel thread (flag 0x200000), or undecided since a second (me[PID] holds
+# START:CENTISECONDS of the first empty read).
+environ_settled() {
+    local f v
+    if read_stat_fields "$1" && [[ ${f[21]} == "$2" ]]; then
+        case ${f[8]} in '' | *[!0-9]*) ;; *) ((10#${f[8]} & 0x200000)) && return 0 ;; esac
+        [[ ${f[49]:-0}${f[50]:-0} != 00 ]] && return 0
+    fi
+    read_now
+    v=${me[$1]-}
+    if [[ ${v%%:*} != "$2" ]]; then
+        me[$1]=$2:$now_cs
+        return 1
+    fi
+    ((now_cs - ${v##*:} >= 100))
 }
 
 # Decide who is reached, from the last scan, to a fixed point. With $1 = 1
@@ -628,7 +900,7 @@ is_marked() {
 # Sets live (reached and alive) and groups (reached groups with members).
 classify() {
     local record=$1 i pid start changed state
-    added=0
+    added=0 undecided=0
     # PID reuse: a reached or preserved PID now held by a younger process is
     # not the process that was reached; forget it (and its group/session).
     for ((i = 0; i < c_n; i++)); do
@@ -659,6 +931,7 @@ classify() {
             if [[ $record == 1 || -n ${pv[c_ppid[i]]+x} ]]; then
                 # A service (or a child of one): preserved.
                 pv[pid]=${c_start[i]}
+                read_argv0 "$pid"
             else
                 rs[pid]=${c_start[i]}
                 added=$((added + 1))
@@ -682,14 +955,105 @@ classify() {
     if [[ -n ${rs[harness_group]+x} && -z ${seen[harness_group]} ]]; then
         groups+=("$harness_group")
     fi
+    live_fresh=1
 }
 
+
+# The first word of PID $1's command line into sv_argv0[$1] (at most 200
+# bytes; a process may rewrite it, so it is a hint, not an identity).
+read_argv0() {
+    local a=''
+    IFS= read -r -d '' a 2>/dev/null <"/proc/$1/cmdline"
+    sv_argv0[$1]=${a:0:200}
+}
+
+# The PID window: before the launch, the last PID handed out in this PID
+# namespace, the fork count since boot and a bound on the PIDs held. While
+# fewer PIDs were handed out since than could carry the allocator past
+# pid_max, every process started since the launch has a higher PID than the
+# floor: a scan reads no /proc entry at or below it. Any doubt: no floor.
+pid_window_open() {
+    local running total rest
+    pw_last='' pw_floor=0
+    read_pid_counters || return 0
+    read -r _ _ _ running rest 2>/dev/null </proc/loadavg
+    total=${running#*/}
+    case $total in '' | *[!0-9]*) return 0 ;; esac
+    [[ ${#total} -le 9 ]] || return 0
+    # Every task holds at most three PIDs (its own, its group's, its
+    # session's); the allocator skips those it finds in use.
+    pw_taken=$((3 * 10#$total + 1000))
+    pw_last=$pc_last pw_forks=$pc_forks pw_seen=$pc_last
+}
+
+# Sets pw_floor for the next scan: pw_last while the window holds, else 0.
+pid_window_floor() {
+    pw_floor=0
+    [[ -n $pw_last ]] || return 0
+    read_pid_counters || return 0
+    # The counter only moves back when someone writes ns_last_pid (root in
+    # this PID namespace): from then on, PIDs may come back in any order.
+    if ((pc_last < pw_seen)); then
+        pw_disabled=1
+        return 0
+    fi
+    pw_seen=$pc_last
+    ((pc_forks >= pw_forks && pc_last >= pw_last)) || return 0
+    ((pw_last + (pc_forks - pw_forks) + pw_taken < pw_max)) || return 0
+    pw_floor=$pw_last
+}
+
+# pc_last (the last PID handed out in this namespace), pc_forks (forks
+# since boot, all namespaces: at least as many as PIDs handed out here) and
+# pw_max (pid_max). Fails when any is missing or not a plain number, and when
+# a file system is mounted over /proc/stat or /proc/loadavg (lxcfs: counts
+# of a container, not the kernel's).
+read_pid_counters() {
+    local key val rest
+    [[ -z $pw_disabled ]] || return 1
+    pc_last='' pc_forks='' pw_max=''
+    read -r pc_last 2>/dev/null </proc/sys/kernel/ns_last_pid
+    read -r pw_max 2>/dev/null </proc/sys/kernel/pid_max
+    while read -r key val rest; do
+        if [[ $key == processes ]]; then
+            pc_forks=$val
+            break
+        fi
+    done 2>/dev/null </proc/stat
+    case $pc_last/$pc_forks/$pw_max in
+        *[!0-9/]* | /* | *//* | */) return 1 ;;
+    esac
+    [[ ${#pc_last} -le 12 && ${#pc_forks} -le 15 && ${#pw_max} -le 12 ]] || return 1
+    pc_last=$((10#$pc_last)) pc_forks=$((10#$pc_forks)) pw_max=$((10#$pw_max))
+}
+
+# Whether anything is mounted over /proc/stat or /proc/loadavg: then the
+# PID window is never used.
+check_pid_counters() {
+    local mp rest
+    pw_disabled=''
+    while read -r _ _ _ _ mp rest; do
+        case $mp in /proc/stat | /proc/loadavg | /proc/sys | /proc/sys/kernel*) pw_disabled=1 ;; esac
+    done 2>/dev/null </proc/self/mountinfo
+}
 # ---------------------------------------------------------------- signalling
 
-# Signal $1 to each reached PID given, after checking its start time again.
+# Signal $1 to each reached PID given, after checking its start time again
+# (the list may be older than the last exit: the PID may be someone else's).
+# The check costs a read per process (seconds in a storm) and is skipped when
+# it cannot fail: the list comes from the last scan, with nothing waited for
+# since, and the PID window still holds (no PID handed out since the launch
+# can have been handed out again, and ns_last_pid never went back).
 signal_pids() {
     local sig=$1 pid ok=()
     shift
+    if [[ -n $live_fresh ]]; then
+        pid_window_floor
+        if ((pw_floor > 0)); then
+            kill -s "$sig" "$@" 2>/dev/null
+            return 0
+        fi
+    fi
     for pid in "$@"; do
         read_stat "$pid" || continue
         [[ $st_start == "${rs[pid]}" ]] && ok+=("$pid")
@@ -717,32 +1081,59 @@ signal_groups() {
     return 0
 }
 
+# Whether the first reached process of the last scan still runs (signal 0,
+# then its stat: a zombie or a recycled PID has ended). While it runs, the
+# stop cannot be over before the grace period is: nothing else needs a look.
+reached_alive() {
+    local pid
+    for pid in ${live[@]+"${live[@]}"}; do
+        kill -s 0 "$pid" 2>/dev/null || return 1
+        read_stat "$pid" && [[ $st_start == "${rs[pid]}" && $st_state != Z ]] || return 1
+        return 0
+    done
+    return 1
+}
+
+# Groups first (one signal stops a whole group at once), but for CONT the
+# groups last: what runs again competes with the checks.
 signal_reached() {
+    if [[ $1 == CONT ]]; then
+        signal_pids "$1" ${live[@]+"${live[@]}"}
+        signal_groups "$1" ${groups[@]+"${groups[@]}"}
+        return 0
+    fi
     signal_groups "$1" ${groups[@]+"${groups[@]}"}
     signal_pids "$1" ${live[@]+"${live[@]}"}
 }
 
-# The stop: freeze the harness group, record services, TERM then CONT and
-# rescan until nothing reached is alive or the grace period ends; then
-# STOP, rescan to a fixed point, KILL, CONT and verify, within a bound.
+# The stop: freeze the harness group (and cgroup), record services, TERM
+# then CONT (and thaw) and wait until nothing reached is alive or the grace
+# period ends; then STOP (and freeze), rescan to a fixed point, KILL, CONT
+# and verify, within a bound. Nothing here forks: it runs to the end and the
+# receipt is written even when the sandbox has no process slot left.
 stop_everything() {
     local grace_end kill_end pid g pass
     local -a termed gtermed new
     stop_timer
     kill_lifeline
     groups=("$harness_group") live=()
+    cgroup_freeze 1
     signal_groups STOP "$harness_group"
     scan
     classify 1
+    cgroup_release_services
+    # Members of the cgroup get TERM once, while frozen; a fork during the
+    # grace period is left for the KILL.
+    cgroup_signal TERM
     read_now
     grace_end=$((now_cs + grace_cs))
     while :; do
-        if ((${#live[@]} == 0)); then
+        if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
             confirmed=true
             return 0
         fi
         new=()
-        for pid in "${live[@]}"; do
+        for pid in ${live[@]+"${live[@]}"}; do
             [[ ${termed[pid]} == "${rs[pid]}" ]] && continue
             termed[pid]=${rs[pid]}
             new+=("$pid")
@@ -754,47 +1145,300 @@ stop_everything() {
         done
         ((${#new[@]} > 0)) && signal_pids TERM "${new[@]}"
         signal_reached CONT
+        cgroup_freeze 0
         read_now
         ((now_cs >= grace_end)) && break
         [[ -n $hurry ]] && break
         collect_harness
-        sleep "$poll_seconds"
+        # Until a reached process is gone, look at nothing else: a scan
+        # competes for the CPU with everything still running (a fork storm
+        # starves it for seconds), a check of one known PID hardly does.
+        while stop_pending && ((now_cs < grace_end)) && [[ -z $hurry ]]; do
+            live_fresh=''
+            nap "$poll_seconds"
+            collect_harness
+            read_now
+        done
+        ((now_cs >= grace_end)) && break
+        # An exec takes a moment: look at an undecided process again after one.
+        ((undecided > 0)) && nap "$poll_seconds"
         scan
         classify 0
     done
 
-    # Forced: nothing reached may run while the last of them are found.
-    signal_reached STOP
+    # Forced: nothing reached may run while the last of them are found. The
+    # groups and the cgroup stop at once; single processes on the first pass,
+    # from a fresh scan (the list from before the wait would need a re-read
+    # of every PID first).
+    cgroup_freeze 1
+    signal_groups STOP ${groups[@]+"${groups[@]}"}
     for ((pass = 0; pass < 100; pass++)); do
         scan
         classify 0
         signal_reached STOP
-        ((added == 0)) && break
+        # Done when a scan made after every reached process was stopped
+        # finds nothing new (pass 0's scan came before the single STOPs).
+        ((added == 0 && undecided == 0 && pass > 0)) && break
+        ((undecided > 0)) && nap "$poll_seconds"
     done
+    cgroup_kill
     signal_reached KILL
     signal_reached CONT
+    cgroup_freeze 0
     read_now
     kill_end=$((now_cs + kill_wait_cs))
     while :; do
         scan
         classify 0
-        if ((${#live[@]} == 0)); then
+        if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
             confirmed=true
             return 0
         fi
+        cgroup_kill
         signal_reached KILL
         signal_reached CONT
+        cgroup_freeze 0
         read_now
         if ((now_cs >= kill_end)); then
             confirmed=false
-            say "cleanup not confirmed: still alive after KILL: ${live[*]}"
+            stop_note="cleanup not confirmed: still alive after KILL: ${live[*]}"
+            [[ -n $cg ]] && cgroup_event 'populated 1' && stop_note+=" (and the cgroup is not empty)"
             return 1
         fi
         collect_harness
-        sleep 0.01
+        nap 0.01
     done
 }
 
+# Whether the graceful wait has nothing new to look at: the first reached
+# process still runs, or none is left but the cgroup still has members.
+# (An undecided process is looked at again by the next scan.)
+stop_pending() {
+    reached_alive && return 0
+    ((${#live[@]} == 0 && undecided == 0)) && ! cgroup_empty
+}
+# ---------------------------------------------------------------- cgroup
+
+# cgroup v2 containment. With a writable cgroup v2 directory (--cgroup DIR,
+# or found: this shell's own cgroup, not the root, owned by this user and
+# writable), the harness runs in a child cgroup of its own, made here. The
+# stop freezes that cgroup, kills it (cgroup.kill, Linux 5.14+, or KILL to
+# every member while frozen) and waits until it is empty: this reaches a
+# process that left the tree, group and session and dropped the marker.
+# Without one (or with --cgroup none) containment is by /proc alone.
+
+# Sets cg (the child cgroup) and containment, or refuses (125) when a
+# named cgroup cannot be used.
+setup_cgroup() {
+    local parent='' named=''
+    cg='' containment=proc cg_has_kill=''
+    case $cgroup_opt in
+        none) return 0 ;;
+        '') find_own_cgroup || return 0 ;;
+        *) named=1 ;;
+    esac
+    [[ -n $named ]] && parent=$cgroup_opt || parent=$cg_found
+    if [[ ! -f $parent/cgroup.controllers || ! -w $parent/cgroup.procs ]]; then
+        [[ -n $named ]] && fail 125 "--cgroup ${parent:0:200} is not a writable cgroup v2 directory: refusing to launch"
+        return 0
+    fi
+    if [[ -z $mkdir_bin || -z $rmdir_bin ]]; then
+        [[ -n $named ]] && fail 125 "mkdir and rmdir are needed for --cgroup and not found on PATH: refusing to launch"
+        return 0
+    fi
+    cg="$parent/shforge-supervisor-$$-$self_start"
+    if ! "$mkdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&-; then
+        cg=''
+        [[ -n $named ]] && fail 125 "cannot make a cgroup in ${parent:0:200}: refusing to launch"
+        return 0
+    fi
+    cg_parent=$parent
+    # The freezer (cgroup.freeze, Linux 5.2+) is what makes a stop sure.
+    if [[ ! -f $cg/cgroup.freeze || ! -f $cg/cgroup.events ]]; then
+        remove_cgroup
+        [[ -n $named ]] && fail 125 "cgroup ${parent:0:200} has no freezer (Linux 5.2+ needed): refusing to launch"
+        return 0
+    fi
+    [[ -f $cg/cgroup.kill ]] && cg_has_kill=1
+    if [[ -n $max_procs ]]; then
+        if [[ ! -f $cg/pids.max ]] || ! { printf '%s\n' "$max_procs" >"$cg/pids.max"; } 2>/dev/null; then
+            remove_cgroup
+            fail 125 "--max-procs needs the pids controller enabled for the children of ${parent:0:200}: refusing to launch"
+        fi
+    fi
+    containment=cgroup
+}
+
+# This shell's own cgroup v2 directory into cg_found, when it may be used:
+# not the root of the hierarchy, owned by this user (delegated) and writable.
+find_own_cgroup() {
+    local line path='' root mp rest mount=''
+    cg_found=''
+    while IFS= read -r line; do
+        [[ $line == 0::* ]] && path=${line#0::}
+    done 2>/dev/null </proc/self/cgroup
+    case $path in '' | / | *' (deleted)'* | *\\*) return 1 ;; esac
+    while read -r _ _ _ root mp rest; do
+        [[ $rest == *' - cgroup2 '* && $root == / && $mp != *\\* ]] && mount=$mp
+    done 2>/dev/null </proc/self/mountinfo
+    [[ -n $mount ]] || return 1
+    cg_found=$mount$path
+    [[ -d $cg_found && -O $cg_found && -w $cg_found && -w $cg_found/cgroup.procs ]]
+}
+
+# In the harness's job, before exec: move this process into the cgroup.
+# shellcheck disable=SC2317 # runs in the harness's subshell
+join_cgroup() {
+    [[ -n $cg ]] || return 0
+    if ! { printf '0\n' >"$cg/cgroup.procs"; } 2>/dev/null; then
+        say "cannot move the harness into cgroup ${cg:0:200}"
+        exit 125
+    fi
+}
+
+# Signal $1 to every member of the harness's cgroup (it is frozen: no
+# member can exit and leave its PID to another process meanwhile).
+cgroup_signal() {
+    local pid
+    local -a m
+    [[ -n $cg ]] || return 0
+    while read -r pid; do
+        case $pid in '' | *[!0-9]*) continue ;; esac
+        m+=("$pid")
+    done 2>/dev/null <"$cg/cgroup.procs"
+    ((${#m[@]} > 0)) && kill -s "$1" "${m[@]}" 2>/dev/null
+    return 0
+}
+
+# Move the preserved services out of the harness's cgroup, into its parent,
+# before the cgroup is killed: a service is kept whatever contains it.
+cgroup_release_services() {
+    local pid
+    [[ -n $cg ]] || return 0
+    for pid in ${pv[@]+"${!pv[@]}"}; do
+        { printf '%s\n' "$pid" >"$cg_parent/cgroup.procs"; } 2>/dev/null
+    done
+}
+
+# Freeze (1) or thaw (0) the harness's cgroup.
+cgroup_freeze() {
+    [[ -n $cg ]] || return 0
+    { printf '%s\n' "$1" >"$cg/cgroup.freeze"; } 2>/dev/null
+}
+
+# Whether the cgroup's events say $1 (e.g. "frozen 1", "populated 0").
+cgroup_event() {
+    local key val
+    while read -r key val; do
+        [[ "$key $val" == "$1" ]] && return 0
+    done 2>/dev/null <"$cg/cgroup.events"
+    return 1
+}
+
+# KILL every member: cgroup.kill where the kernel has it, else each PID
+# while the cgroup is frozen (members cannot fork, their PIDs stay theirs).
+cgroup_kill() {
+    local pid end
+    [[ -n $cg ]] || return 0
+    if [[ -n $cg_has_kill ]] && { printf '1\n' >"$cg/cgroup.kill"; } 2>/dev/null; then
+        return 0
+    fi
+    read_now
+    end=$((now_cs + 100))
+    until cgroup_event 'frozen 1' || cgroup_event 'populated 0'; do
+        read_now
+        ((now_cs < end)) || break
+        nap 0.01
+    done
+    while read -r pid; do
+        case $pid in '' | *[!0-9]*) continue ;; esac
+        kill -s KILL "$pid" 2>/dev/null
+    done 2>/dev/null <"$cg/cgroup.procs"
+}
+
+# Whether the harness's cgroup has no process left (true without one).
+cgroup_empty() {
+    [[ -n $cg ]] || return 0
+    cgroup_event 'populated 0'
+}
+
+# Remove the (empty) cgroup. rmdir is the one fork after the stop: by then
+# the cgroup's processes are gone and their slots free.
+remove_cgroup() {
+    [[ -n $cg ]] || return 0
+    "$rmdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&- ||
+        say "could not remove cgroup ${cg:0:200}"
+    cg=''
+}
+# ---------------------------------------------------------------- services
+
+# --end-services RECEIPT: end exactly the services a receipt lists, each
+# only while its PID still belongs to the process that started at the
+# recorded tick (a recycled PID is somebody else: left alone). TERM and
+# CONT, then KILL after the grace period, then a bounded wait. Exit 0 when
+# none is left, 125 when one outlived the KILL, 2 when the receipt cannot
+# be read or lists no services key.
+end_services() {
+    local text='' rest re i pid end n=0
+    local -a sp ss
+    if [[ -d $services_file || ! -r $services_file ]]; then
+        say "cannot read the receipt ${services_file:0:200}"
+        exit 2
+    fi
+    IFS= read -r -d '' text 2>/dev/null <"$services_file"
+    rest=${text#*'"services": ['}
+    if [[ $rest == "$text" ]]; then
+        say "no services list in ${services_file:0:200}"
+        exit 2
+    fi
+    # A JSON string escapes its quotes: '{"pid": ' cannot occur inside one.
+    re='\{"pid": ([0-9]{1,12}), "start_time": ([0-9]{1,20}),'
+    while [[ $rest =~ $re ]]; do
+        sp[n]=$((10#${BASH_REMATCH[1]})) ss[n]=${BASH_REMATCH[2]}
+        n=$((n + 1))
+        rest=${rest#*"${BASH_REMATCH[0]}"}
+    done
+    service_signal TERM
+    service_signal CONT
+    read_now
+    end=$((now_cs + grace_cs))
+    while service_alive && ((now_cs < end)); do
+        nap 0.01
+        read_now
+    done
+    service_signal KILL
+    service_signal CONT
+    end=$((now_cs + kill_wait_cs))
+    while service_alive && ((now_cs < end)); do
+        nap 0.01
+        read_now
+    done
+    if service_alive; then
+        say "services still alive after KILL: ${alive[*]}"
+        exit 125
+    fi
+    exit 0
+}
+
+# Whether a listed service is still its own process; the live ones in alive.
+service_alive() {
+    local i
+    alive=()
+    for ((i = 0; i < ${#sp[@]}; i++)); do
+        job_running "${sp[i]}" "${ss[i]}" && alive+=("${sp[i]}")
+    done
+    ((${#alive[@]} > 0))
+}
+
+# Signal $1 to every listed service still running under its identity.
+service_signal() {
+    local pid
+    service_alive || return 0
+    for pid in "${alive[@]}"; do
+        kill -s "$1" "$pid" 2>/dev/null
+    done
+    return 0
+}
 # ---------------------------------------------------------------- main
 
 signal_status() {
@@ -817,22 +1461,41 @@ main() {
         entry_opts=${SHFORGE_SUPERVISOR_SHELLOPTS-}
     fi
     unset SHFORGE_SUPERVISOR_REGROUPED SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
-    confirmed=true rc='' err='' timed_out=false
-    stop_reason='' hurry='' got_signal='' timer_pid='' kicker_pid='' lifeline_pid='' lifeline_killed=''
-    rs=() pv=() mk=() empty_groups=()
+    confirmed=true rc='' err='' timed_out=false containment=proc
+    stop_reason='' hurry='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
+    helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
+    rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
+    undecided=0
+    bash_major=${BASH_VERSINFO[0]}
+    # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
+    # takes whole seconds only.
+    kick_wait=1
+    ((bash_major >= 4)) && kick_wait=0.05
+    if [[ ${1-} == --end-services ]]; then
+        parse_end_args "$@"
+        check_proc
+        open_nap_pipe
+        end_services
+    fi
     parse_args "$@"
+    receipt_tmp="$receipt.tmp.$$.$RANDOM"
     check_proc
+    resolve_tools
     restore_signals_if_needed "$@"
     regroup_if_needed "$@"
     shift "$args_used"
     cmd=("$@")
     sup_pid=$$
+    sup_start=$self_start
+    receipt_tmp="$receipt.tmp.$$.$RANDOM"
     if [[ -z $token ]]; then
         local uuid=''
         read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
         token="sv-$$-$self_start-$RANDOM$RANDOM-$uuid"
     fi
     marker_entry="$marker_var=$token"
+    check_pid_counters
+    open_nap_pipe
 
     trap 'on_signal TERM' TERM
     trap 'on_signal INT' INT
@@ -840,20 +1503,19 @@ main() {
     trap 'on_signal ALRM' ALRM
     trap 'on_signal LOST' USR1
     trap 'got_signal=1' USR2
+    # A write to a helper that is gone fails instead of killing this shell.
+    trap 'got_signal=1' PIPE
+    start_helper
+    setup_cgroup
     start_lifeline
 
     if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
         timed_out=true
-        end_lifeline
-        write_receipt || exit 125
-        exit 124
+        finish 124
     fi
     if [[ -n $stop_reason ]]; then
         signal_status "$stop_reason"
-        end_kicker
-        end_lifeline
-        write_receipt || exit 125
-        exit "$sig_status"
+        finish "$sig_status"
     fi
 
     start_timer
@@ -866,20 +1528,74 @@ main() {
         fi
         [[ -n $stop_reason ]] && break
     done
+    kick_helper calm
+    # A wake-up still on its way is of no use now; ignored, it cannot
+    # interrupt a timed read either (bash 4.0 crashed once on a trap run
+    # inside `read -t`).
+    trap '' USR2
     [[ $stop_reason == ALRM ]] && timed_out=true
-    stop_everything
+    # bash reports jobs that die of a signal ("Killed") at moments of its
+    # own choosing: not the supervisor's message to give.
+    stop_note=''
+    stop_everything 2>/dev/null
+    [[ -z $stop_note ]] || say "$stop_note"
     # Unless it is still alive (a KILL that did not take effect in time).
     collect_harness
     stop_timer
-    end_kicker
-    end_lifeline
     if [[ -z $rc ]]; then
         err="the harness could not be stopped"
-        write_receipt
-        exit 125
+        finish 125
     fi
-    write_receipt || exit 125
-    exit "$rc"
+    finish "$rc"
 }
 
+# The end of every run that got as far as the stop helper: receipt, then
+# the (empty) cgroup, then exit $1 (125 when the receipt could not be
+# written).
+finish() {
+    local status=$1
+    end_lifeline
+    write_receipt || status=125
+    end_helper
+    remove_cgroup
+    exit "$status"
+}
+
+# When the receipt did not go through the stop helper (no receipt, or it
+# could not be written), tell it to quit and wait for it: nothing of this
+# supervisor outlives it.
+end_helper() {
+    local pid=$helper_pid
+    [[ -n $pid ]] || return 0
+    helper_pid=''
+    { printf 'quit\n' >&52; } 2>/dev/null
+    wait_rc=''
+    while [[ -z $wait_rc ]]; do
+        wait_job "$pid" "$helper_start"
+    done
+}
+
+# fd 55: a pipe this shell holds open at both ends and never writes to, for
+# nap's timed reads.
+open_nap_pipe() {
+    exec 55<> <(:) || fail 125 "cannot make a pipe"
+    end_substitution "$!"
+    # bash < 4 keeps the substitution's own end open (as fd 63).
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/55 ]]; then exec 63<&-; fi
+}
+
+# The process behind a `<(:)` exits at once; wait until it has, so that it
+# never outlives this shell. bash 4.4+ can `wait` for it; older ones reap it
+# unasked (and refuse the wait): watch its stat for a moment instead.
+end_substitution() {
+    local start='' end
+    wait "$1" 2>/dev/null
+    read_stat "$1" && start=$st_start
+    read_now
+    end=$((now_cs + 100))
+    while [[ -n $start ]] && read_stat "$1" && [[ $st_start == "$start" && $st_state != Z ]]; do
+        read_now
+        ((now_cs < end)) || break
+    done
+}
 main "$@"

@@ -13,27 +13,34 @@
 //!   into a file and writes/checks `generated/`.
 //! * [`diff`] — unified diffs with a hunk shared by several files shown
 //!   once (`shforge check`).
-//! * [`params`] — `shell_assignments`, the parameter files the runner sources.
 //! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
 //!   real harness CLIs in tests.
+//! * [`snapshot`] — a harness's session data (SQLite or JSONL) as one JSON
+//!   document.
+//! * [`params`] — `shell_assignments`, the parameter files the runner reads.
+//! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
 
 pub mod catalog;
 pub mod dialect;
 pub mod diff;
 pub mod generate;
+pub mod harness;
 pub mod host;
 pub mod lex;
 pub mod model_server;
 pub mod musl;
+pub mod names;
 pub mod params;
 pub mod quote;
 pub mod script;
 pub mod scripts;
+pub mod smoke;
+pub mod snapshot;
+pub mod template_lint;
 
 /// The installer API adapters use (`shforge::installer::Installer`); the
 /// module lives with the other scripts in [`scripts::installer`].
 pub use scripts::installer;
-pub mod template_lint;
 
 // Lets `askama.toml` name the escaper as `::shforge::quote::ShEscaper`, a path
 // that resolves both inside this crate and in its tests and users.

@@ -66,6 +66,22 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Capture a harness's session data as one JSON document.
+    ///
+    /// Exit 1: no session data; exit 2: unreadable or foreign input.
+    Snapshot {
+        /// opencode, kilo, claude-code, pi or codex.
+        kind: shforge::snapshot::Kind,
+        /// The SQLite file (opencode, kilo); FILE-wal beside it is read too.
+        #[arg(long, required_unless_present = "dir", conflicts_with = "dir")]
+        db: Option<PathBuf>,
+        /// The harness's data directory (claude-code, pi, codex).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Write the document here (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Serve a scripted fake model (OpenAI chat/Responses, Anthropic) on 127.0.0.1.
     FakeModelServer {
         /// TCP port; 0 picks a free one.
@@ -84,6 +100,66 @@ enum Command {
         #[arg(long)]
         prefer: Option<Prefer>,
     },
+    /// Install and run real harness CLIs against the fake model server; print a table.
+    Smoke {
+        /// Harnesses to run (default: claude-code opencode kilo pi openclaw codex).
+        names: Vec<String>,
+        /// The pinned artifacts (missing ones are fetched into it).
+        #[arg(long, default_value = "/var/cache/shforge/artifacts")]
+        artifacts: PathBuf,
+        /// Scratch dir (default: $TMPDIR/shforge-smoke).
+        #[arg(long)]
+        work: Option<PathBuf>,
+        /// The bash that runs the installer, supervisor and runner.
+        #[arg(long, default_value = "bash")]
+        bash: String,
+        /// Run inside this root dir (chroot + PID namespace; root only), after bootstrap.sh under dash.
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// Write a harness session dir (params.sh, config, isolated dirs, capture.json).
+    Harness(Box<HarnessArgs>),
+}
+
+/// `shforge harness NAME ...`
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("prompt_source").required(true).args(["prompt", "prompt_file"])))]
+struct HarnessArgs {
+    /// claude-code, opencode, kilo, pi, openclaw or codex.
+    name: String,
+    /// Host directory to write the session into (must not exist, or be empty).
+    #[arg(long)]
+    out: PathBuf,
+    /// The session dir inside the sandbox (absolute): where DIR will be placed.
+    #[arg(long)]
+    session_dir: String,
+    /// The task's workdir inside the sandbox (absolute): the CLI's cwd.
+    #[arg(long)]
+    workdir: String,
+    /// The installed entry program (the installer's last line).
+    #[arg(long)]
+    entry: String,
+    /// The model server's root URL, without /v1.
+    #[arg(long)]
+    base_url: String,
+    /// The model ID.
+    #[arg(long)]
+    model: String,
+    /// chat, responses or anthropic (default: the harness's first).
+    #[arg(long)]
+    api: Option<String>,
+    /// The variable that carries the API key inside the sandbox.
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// direct or events.
+    #[arg(long, default_value = "events")]
+    mode: String,
+    /// The prompt text.
+    #[arg(long)]
+    prompt: Option<String>,
+    /// A file holding the prompt (UTF-8).
+    #[arg(long)]
+    prompt_file: Option<PathBuf>,
 }
 
 /// Bad input from the user: printed as one line, exit 2.
@@ -165,6 +241,9 @@ fn run(command: Command) -> Result<u8> {
             }
         }
         Command::Installer { spec, out } => installer(&spec, out.as_deref()),
+        Command::Snapshot { kind, db, dir, out } => {
+            snapshot(kind, db.as_deref(), dir.as_deref(), out.as_deref())
+        }
         Command::FakeModelServer {
             port,
             log,
@@ -183,7 +262,133 @@ fn run(command: Command) -> Result<u8> {
                 defaults,
             })? {}
         }
+        Command::Harness(args) => harness(*args),
+        Command::Smoke {
+            names,
+            artifacts,
+            work,
+            bash,
+            root,
+        } => smoke(names, artifacts, work, bash, root),
     }
+}
+
+fn smoke(
+    names: Vec<String>,
+    artifacts: PathBuf,
+    work: Option<PathBuf>,
+    bash: String,
+    root: Option<PathBuf>,
+) -> Result<u8> {
+    use shforge::harness::Harness;
+    let harnesses = if names.is_empty() {
+        shforge::smoke::DEFAULT.to_vec()
+    } else {
+        names
+            .iter()
+            .map(|n| n.parse::<Harness>().map_err(|e| Usage(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let opts = shforge::smoke::Options {
+        harnesses,
+        artifacts,
+        work: work.unwrap_or_else(|| std::env::temp_dir().join("shforge-smoke")),
+        bash,
+        root,
+    };
+    let start = std::time::Instant::now();
+    let rows = shforge::smoke::run(&opts, &mut |line| eprintln!("smoke: {line}")).map_err(
+        |e| -> anyhow::Error {
+            match e {
+                shforge::smoke::SmokeError::Root { .. } => Usage(e.to_string()).into(),
+                e => e.into(),
+            }
+        },
+    )?;
+    print!("{}", shforge::smoke::table::render(&rows));
+    let passed = rows.iter().all(|r| r.passed());
+    eprintln!(
+        "smoke: {} in {:.1} s",
+        if passed { "all passed" } else { "FAILED" },
+        start.elapsed().as_secs_f64()
+    );
+    Ok(if passed { 0 } else { 1 })
+}
+
+fn harness(a: HarnessArgs) -> Result<u8> {
+    use shforge::harness::{HarnessError, SessionSpec};
+    let usage = |e: HarnessError| -> anyhow::Error {
+        if e.is_usage() {
+            Usage(e.to_string()).into()
+        } else {
+            e.into()
+        }
+    };
+    let prompt = match (a.prompt, a.prompt_file) {
+        (Some(p), _) => p,
+        (None, Some(file)) => {
+            let bytes = std::fs::read(&file)
+                .map_err(|e| Usage(format!("cannot read {}: {e}", file.display())))?;
+            String::from_utf8(bytes)
+                .map_err(|_| Usage(format!("{}: the prompt is not UTF-8", file.display())))?
+        }
+        (None, None) => unreachable!("clap requires one of --prompt and --prompt-file"),
+    };
+    let spec = SessionSpec {
+        harness: a.name.parse().map_err(usage)?,
+        session_dir: a.session_dir,
+        workdir: a.workdir,
+        entry: a.entry,
+        base_url: a.base_url,
+        model: a.model,
+        api: a
+            .api
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(usage)?,
+        api_key_env: a.api_key_env,
+        mode: a.mode.parse().map_err(usage)?,
+        prompt,
+    };
+    let session = spec.build().map_err(usage)?;
+    session.write_into(&a.out).map_err(usage)?;
+    Ok(0)
+}
+
+fn snapshot(
+    kind: shforge::snapshot::Kind,
+    db: Option<&Path>,
+    dir: Option<&Path>,
+    out: Option<&Path>,
+) -> Result<u8> {
+    use shforge::snapshot;
+    let taken = match (db, dir) {
+        (Some(db), _) => snapshot::snapshot_db(kind, db),
+        (None, Some(dir)) => snapshot::snapshot_dir(kind, dir),
+        (None, None) => unreachable!("clap requires --db or --dir"),
+    };
+    let snap = match taken {
+        Ok(snap) => snap,
+        Err(e) => {
+            eprintln!("shforge: {e}");
+            return Ok(e.exit_code());
+        }
+    };
+    let json = snap.to_json();
+    match out {
+        None => {
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(&json)
+                .and_then(|()| stdout.flush())
+                .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
+        }
+        Some(path) => generate::write_file_atomic(path, &json, false)
+            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?,
+    }
+    Ok(0)
 }
 
 fn installer(spec: &Path, out: Option<&Path>) -> Result<u8> {

@@ -1,7 +1,9 @@
 //! `shell_assignments`: a JSON object of strings and string arrays becomes a
 //! parameter file that bash 3.2 and later can source.
 //!
-//! Scalars are `NAME='value'` (always single-quoted). Arrays are `NAME=()` followed by one
+//! Scalars are `NAME='value'` (always quoted, by [`quote::quote_value`]: a
+//! value holding `'` is written `NAME="…"` instead, which every shell reads
+//! in linear time). Arrays are `NAME=()` followed by one
 //! `NAME[i]='value'` line per element: the compound `NAME=('a' 'b')` form
 //! corrupts the bytes `\001` and `\177` on bash 3.2, element assignments do
 //! not. Keys keep their input order.
@@ -10,6 +12,7 @@ use std::fmt;
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 
+use crate::names::VarName;
 use crate::quote::{self, Raw};
 
 /// Why a parameter object was refused.
@@ -88,7 +91,7 @@ pub fn render(params: &[(String, ParamValue)]) -> Result<Raw, ParamsError> {
 
 /// A checked variable name is safe shell code as it stands.
 fn name_word(name: &str) -> Result<Raw, ParamsError> {
-    quote::check_name(name).map_err(|_| ParamsError::BadName(name.to_owned()))?;
+    VarName::new(name).map_err(|_| ParamsError::BadName(name.to_owned()))?;
     // A valid name is made only of safe characters: quote() leaves it bare.
     Ok(quote::quote(name).expect("a valid name has no NUL").into())
 }
@@ -102,7 +105,7 @@ pub fn parse(json: &str) -> Result<Vec<(String, ParamValue)>, ParamsError> {
     de.end().map_err(|e| ParamsError::Json(e.to_string()))?;
     let mut out: Vec<(String, ParamValue)> = Vec::with_capacity(pairs.len());
     for (key, value) in pairs {
-        if quote::check_name(&key).is_err() {
+        if VarName::new(key.as_str()).is_err() {
             return Err(ParamsError::BadName(key));
         }
         if out.iter().any(|(k, _)| *k == key) {
@@ -177,7 +180,7 @@ mod tests {
         let out = shell_assignments(r#"{"B":"x y","A":["a","it's"],"E":[]}"#).unwrap();
         assert_eq!(
             out.as_str(),
-            "B='x y'\nA=()\nA[0]='a'\nA[1]='it'\\''s'\nE=()\n"
+            "B='x y'\nA=()\nA[0]='a'\nA[1]=\"it's\"\nE=()\n"
         );
     }
 

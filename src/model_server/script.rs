@@ -513,10 +513,7 @@ mod tests {
     #[test]
     fn hostile_values_stay_data() {
         let raw = write_command("-n'$(id)\"", "a b/'c'").unwrap();
-        assert_eq!(
-            raw.as_str(),
-            r#"printf '%s' '-n'\''$(id)"' > 'a b/'\''c'\'''"#
-        );
+        assert_eq!(raw.as_str(), r#"printf '%s' "-n'\$(id)\"" > "a b/'c'""#);
         assert!(write_command("a\0b", "x").is_err());
     }
 }

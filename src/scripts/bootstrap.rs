@@ -122,7 +122,7 @@ pub enum BootstrapError {
     /// A command name the script would refuse (it goes unquoted into
     /// package manager command lines, so only plain names pass).
     #[error(
-        "invalid command name {0:?}: letters, digits and . _ + - only, starting with a letter or digit"
+        "invalid command name {0:?}: letters, digits and . _ + - only, starting with a letter or digit, not ending in -"
     )]
     BadCommand(String),
     /// A musl library shforge does not know.
@@ -138,11 +138,11 @@ pub enum BootstrapError {
     Quote(#[from] QuoteError),
 }
 
-/// The same check the script's `check_name` makes.
+/// The same check the script's `check_name` makes: letters, digits and
+/// `. _ + -`, starting with a letter or digit and not ending in `-` (which
+/// apt-get reads as "remove").
 pub fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'))
+    crate::names::PkgName::new(name).is_ok()
 }
 
 /// Builds a bootstrap with needs baked in; the default is the generic script.
@@ -389,6 +389,8 @@ mod tests {
         assert!(BootstrapBuilder::new().need("a b").is_err());
         assert!(BootstrapBuilder::new().need("-x").is_err());
         assert!(BootstrapBuilder::new().need("").is_err());
+        assert!(BootstrapBuilder::new().need("coreutils-").is_err());
+        assert!(BootstrapBuilder::new().need("g++").is_ok());
         assert!(BootstrapBuilder::new().musl_lib("libfoo").is_err());
         assert!(BootstrapBuilder::new().musl_lib("libgcc").is_ok());
     }

@@ -11,8 +11,9 @@
 use std::borrow::Cow;
 
 use crate::dialect::Dialect;
+use crate::names::VarName;
 use crate::params::{self, ParamValue, ParamsError};
-use crate::quote::{self, Raw};
+use crate::quote::Raw;
 use crate::script::{RenderError, Script, render_template};
 
 /// Output path of the runner under `generated/`, and its template.
@@ -89,7 +90,8 @@ pub enum RunnerParamsError {
     Params(#[from] ParamsError),
 }
 
-/// A typed builder for the runner's parameter file.
+/// A typed builder for the runner's parameter file. It can only write
+/// `RUNNER_*` names, the only ones the runner accepts.
 ///
 /// ```
 /// use shforge::scripts::runner::RunnerParams;
@@ -218,7 +220,7 @@ impl RunnerParams {
             Some(_) => {}
         }
         for (name, _) in &self.env {
-            if quote::check_name(name).is_err() {
+            if VarName::new(name.as_str()).is_err() {
                 return Err(RunnerParamsError::BadEnvName(name.clone()));
             }
         }
@@ -304,7 +306,7 @@ mod tests {
             .stdout("/o");
         assert_eq!(
             p.render().unwrap().as_str(),
-            "RUNNER_ARGV=()\nRUNNER_ARGV[0]='claude'\nRUNNER_ARGV[1]='-p'\nRUNNER_ARGV[2]='it'\\''s'\n\
+            "RUNNER_ARGV=()\nRUNNER_ARGV[0]='claude'\nRUNNER_ARGV[1]='-p'\nRUNNER_ARGV[2]=\"it's\"\n\
              RUNNER_MODE='direct'\nRUNNER_CWD='/w d'\nRUNNER_ENV=()\nRUNNER_ENV[0]='A=1=2'\nRUNNER_STDOUT='/o'\n"
         );
         // serde_json sorts the keys; the file is the same set of assignments.
@@ -313,6 +315,27 @@ mod tests {
         from_json.sort_by(|a, b| a.0.cmp(&b.0));
         direct.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(from_json, direct);
+    }
+
+    #[test]
+    fn builder_writes_runner_names_only() {
+        // The runner refuses any other name; every parameter the builder
+        // can set must come out as a RUNNER_* assignment.
+        let p = RunnerParams::events(["x", "it's"], "/e")
+            .cwd("/c")
+            .path_prefix("/p")
+            .env("HOME", "/h")
+            .stdin("/i")
+            .stderr("/s")
+            .setup(Raw::code("true"));
+        let params = p.to_params().unwrap();
+        assert_eq!(params.len(), 9);
+        for (name, _) in &params {
+            assert!(name.starts_with("RUNNER_"), "{name}");
+        }
+        for line in p.render().unwrap().as_str().lines() {
+            assert!(line.starts_with("RUNNER_"), "{line}");
+        }
     }
 
     #[test]

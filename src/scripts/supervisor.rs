@@ -1,7 +1,10 @@
 //! `generated/process_supervisor.sh`: runs a harness command in a process
-//! group of its own under a deadline, stops everything it reached, and writes
-//! a cleanup receipt (SPEC §5). The host side (launch argv, receipt parsing)
-//! is in [`crate::host`].
+//! group of its own (and, with a writable cgroup v2 directory, a cgroup of its
+//! own) under a deadline, stops everything it reached without forking, and
+//! writes a cleanup receipt that also lists the preserved services. The
+//! template is `templates/process_supervisor.sh` plus its sections in
+//! `templates/supervisor/*.bash`. The host side (launch argv, receipt
+//! parsing, ending services) is in [`crate::host::supervisor`].
 
 use std::borrow::Cow;
 

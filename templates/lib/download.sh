@@ -22,38 +22,66 @@ download_pick_tool() {
     fi
 }
 
-# download_once URL FILE: one attempt, bounded in time.
-download_once() {
+# download_stream URL [MAX]: one attempt, bounded in time, the body on
+# stdout. curl refuses up front a body whose announced length is past MAX.
+download_stream() {
     case $download_tool in
         curl)
             # Abort a transfer that stalls below 1 byte/s for 60 s.
             curl -fsS -L --connect-timeout 20 --speed-limit 1 --speed-time 60 \
-                -o "$2" -- "$1" 9>&-
+                ${2:+--max-filesize "$2"} -- "$1" 9>&-
             ;;
         wget)
-            wget -q -T 60 -t 1 -O "$2" -- "$1" 9>&-
+            wget -q -T 60 -t 1 -O - -- "$1" 9>&-
             ;;
         busybox-wget)
             # busybox 1.35 `wget -T` segfaults: bound it from outside.
             if command -v timeout >/dev/null 2>&1; then
-                timeout 1800 wget -q -O "$2" "$1" 9>&-
+                timeout 1800 wget -q -O - "$1" 9>&-
             else
-                wget -q -O "$2" "$1" 9>&-
+                wget -q -O - "$1" 9>&-
             fi
             ;;
     esac
 }
 
-# download URL FILE: fetch URL into FILE; fails after download_attempts tries.
+# download_once URL FILE [MAX]: one attempt into FILE. With MAX, at most
+# MAX + 1 bytes are written (head stops the transfer there), so an oversized
+# body is seen without being fetched whole.
+download_once() {
+    if [ -n "${3:-}" ] && command -v head >/dev/null 2>&1; then
+        download_stream "$1" "$3" | head -c "$(($3 + 1))" > "$2" 9>&-
+    else
+        download_stream "$1" "${3:-}" > "$2"
+    fi
+}
+
+# download_too_big FILE MAX RC: the attempt failed because the body is past
+# MAX (more than MAX bytes arrived, or curl refused the announced length).
+download_too_big() {
+    [ -n "$2" ] || return 1
+    [ "$download_tool" = curl ] && [ "$3" -eq 63 ] && return 0
+    file_size "$1"
+    [ -n "$REPLY" ] && [ "$REPLY" -gt "$2" ]
+}
+
+# download URL FILE [MAX]: fetch URL into FILE; fails (1) after
+# download_attempts tries, or at once (3) when the body is past MAX bytes.
 download() {
-    local attempt=1
+    local attempt=1 rc max=${3:-}
     if [ -z "$download_tool" ]; then
         download_pick_tool || die 4 "neither curl nor wget is available to fetch $1"
     fi
     while :; do
         rm -f "$2"
-        if download_once "$1" "$2"; then
+        rc=0
+        download_once "$1" "$2" "$max" || rc=$?
+        if [ "$rc" -eq 0 ] && ! download_too_big "$2" "$max" 0; then
             return 0
+        fi
+        if download_too_big "$2" "$max" "$rc"; then
+            rm -f "$2"
+            return 3
         fi
         if [ "$attempt" -ge "$download_attempts" ]; then
             rm -f "$2"

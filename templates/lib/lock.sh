@@ -18,28 +18,20 @@ lock_kind=
 lock_ticket=
 lock_queue=
 
+{% include "lib/proc_stat.bash" %}
+
 # proc_start_time PID: sets REPLY to the start time of PID (clock ticks after
 # boot), "-" when /proc is not there, empty when the process is gone.
 proc_start_time() {
-    local stat='' rest='' re='^[0-9]+$'
+    local re='^[0-9]+$'
     REPLY=
     if [ ! -d /proc/self ]; then
         REPLY=-
         return 0
     fi
-    # Read whole: the name (field 2) may hold ")" and newlines; it ends at the last ")".
-    IFS= read -r -d '' stat 2>/dev/null < "/proc/$1/stat"
-    case $stat in
-        *')'*) ;;
-        *) return 0 ;;
-    esac
-    rest=${stat##*)}
-    set -f
-    # shellcheck disable=SC2086 # split the fields after the name on purpose
-    set -- $rest
-    set +f
-    if [ "$#" -ge 20 ] && [[ ${20} =~ $re ]]; then
-        REPLY=${20}
+    proc_stat_whole "$1" || return 0
+    if [ "${#proc_f[@]}" -ge 22 ] && [[ ${proc_f[21]} =~ $re ]]; then
+        REPLY=${proc_f[21]}
     fi
 }
 
@@ -72,6 +64,23 @@ lock_nap() {
     sleep 0.1 2>/dev/null 9>&- || sleep 1 9>&-
 }
 
+# lock_open FILE: open the lock file as descriptor 9 without ever following
+# a symlink planted in its place. It is created with noclobber (O_EXCL, which
+# fails on any link), refused when it is a symlink or not a regular file,
+# and opened read-only (flock needs no write access): even a link swapped in
+# between the check and the open could make it create or change nothing.
+lock_open() {
+    if [ ! -e "$1" ] && [ ! -L "$1" ]; then
+        set -C
+        : > "$1" 2>/dev/null
+        set +C
+    fi
+    if [ -L "$1" ] || [ ! -f "$1" ]; then
+        die 3 "the lock file $1 is a symlink or not a regular file: refusing to open it"
+    fi
+    exec 9< "$1" || die 3 "cannot open the lock file $1"
+}
+
 # lock_acquire PATH TIMEOUT: take the lock (return 0) or exit 3. While
 # waiting it asks `lock_satisfied` (defined by the script) each round whether
 # the work was done meanwhile by the holder; if so it returns 2 without the lock.
@@ -81,7 +90,7 @@ lock_acquire() {
     deadline=$REPLY
     if command -v flock >/dev/null 2>&1; then
         lock_kind=flock
-        exec 9>>"$1.lock" || die 3 "cannot open the lock file $1.lock"
+        lock_open "$1.lock"
         # -n in a loop works with util-linux and busybox flock alike.
         until flock -n 9; do
             if lock_satisfied; then
@@ -140,8 +149,11 @@ queue_blocked() {
 # queue_acquire DEADLINE TIMEOUT: take a ticket and wait for its turn, or exit 3.
 queue_acquire() {
     local me chooser n
-    mkdir -p "$lock_queue" 2>/dev/null
-    [ -d "$lock_queue" ] || die 3 "cannot create the lock queue $lock_queue"
+    mkdir "$lock_queue" 2>/dev/null 9>&-
+    # Never a planted link to a directory elsewhere: tickets go only here.
+    if [ -L "$lock_queue" ] || [ ! -d "$lock_queue" ]; then
+        die 3 "cannot create the lock queue $lock_queue (or it is a symlink)"
+    fi
     proc_start_time "$$"
     me=$$:$REPLY
     chooser=$lock_queue/c.$$.$REPLY

@@ -1,28 +1,291 @@
-# Unpacking a verified artifact into the staging directory: a single file
-# (with its mode), a tar.gz or a tar.xz. Decompression goes through a pipe so
-# that any tar (GNU or busybox) works; pipefail makes either side's failure
-# count. -o: never restore the archive's owners, even as root.
+# Unpacking a verified artifact into the staging directory, whatever the
+# archive holds. A pinned digest proves the bytes are the ones pinned, not
+# that they are well-formed: the footprint (nothing outside the install dir
+# and its lock file is created or changed) is guaranteed here, with any tar
+# (GNU or busybox) and no Python.
+#
+# An archive is listed twice (names, then the verbose listing for types and
+# link targets) and judged before anything is extracted; it is then unpacked
+# into a fresh directory of its own beside the install root in the stage,
+# walked with find, and only then moved into place by renames that never pass through a symlink.
+# Refused (exit 6, nothing placed): absolute names, empty, `.` or `..` name
+# components, a name given twice, a member under a symlink or under a file,
+# device nodes, FIFOs and any other type but file, directory and link,
+# names holding a newline, hard links to anything but an earlier file of the
+# same archive, symlinks whose target is absolute or leaves the artifact's
+# own tree (checked by name first, then physically after extraction), and a
+# destination or launcher path that is already taken or passes through a
+# symlink. Stripped: setuid and setgid bits. Directories are made
+# owner-writable, so that a failed stage can always be removed.
+#
+# The staging directory is private: this process made it with mkdir (which
+# fails on anything already there, a symlink included) while holding the
+# lock, and nothing else writes into it; so a check made on it still holds
+# when the next step uses it. Only the archive's own content could change it,
+# and it is fixed once extracted.
 
-# unpack_artifact FILE KIND DEST MODE: DEST is a path for `file`, a directory
-# for archives.
+# The listing judge (awk, POSIX: mawk, gawk and busybox awk alike). Input:
+# the names (tar -t), then the verbose listing (tar -tv), one member a line in
+# the same order. Prints one reason and exits 1 to refuse. busybox shows a
+# hard link as a `-` line ending in `NAME -> TARGET`, GNU tar as an `h` line
+# ending in `NAME link to TARGET`; a target is read only where " NAME SEP"
+# occurs exactly once in the line (owner names are the archive's too).
+# shellcheck disable=SC2016 # awk code: its $0 is awk's, not the shell's
+unpack_judge='
+function norm(p) {
+    while (substr(p, 1, 2) == "./") p = substr(p, 3)
+    while (length(p) > 1 && substr(p, length(p), 1) == "/") p = substr(p, 1, length(p) - 1)
+    if (p == "") p = "."
+    return p
+}
+function refuse(msg) { print msg; bad = 1; exit 1 }
+function check_path(p, what,   n, c, i) {
+    if (substr(p, 1, 1) == "/") refuse(what " has an absolute name: " p)
+    n = split(p, c, "/")
+    for (i = 1; i <= n; i++)
+        if (c[i] == "" || c[i] == "." || c[i] == "..")
+            refuse(what " has an empty, . or .. name component: " p)
+}
+function occurrences(t, s,   n, i) {
+    n = 0
+    while ((i = index(t, s)) > 0) { n++; t = substr(t, i + 1) }
+    return n
+}
+function target_of(line, raw, sep,   key) {
+    key = " " raw sep
+    if (occurrences(line, key) != 1) return ""
+    return substr(line, index(line, key) + length(key))
+}
+NR == FNR { name[++n] = $0; next }
+{ line[++m] = $0 }
+END {
+    if (bad) exit 1
+    if (n != m) refuse("the name and verbose listings disagree")
+    for (i = 1; i <= n; i++) {
+        l = line[i]; raw = name[i]
+        if (l !~ /^[-dlh][-r][-w][-xsS][-r][-w][-xsS][-r][-w][-xtT] /)
+            refuse("member " raw " is not a file, directory or link (device node, FIFO, ...), or a name holds a newline")
+        t = substr(l, 1, 1)
+        p = norm(raw)
+        if (p == ".") {
+            if (t != "d") refuse("the archive root is not a directory")
+            continue
+        }
+        check_path(p, "member")
+        if (p in type) refuse("member " p " appears twice")
+        if (t == "-" && substr(l, length(l) - length(raw)) != " " raw) t = "h"
+        if (t == "h") {
+            tg = target_of(l, raw, " link to ")
+            if (tg == "") tg = target_of(l, raw, " -> ")
+            if (tg == "") refuse("cannot read the target of the hard link " p)
+            tg = norm(tg)
+            check_path(tg, "the target of the hard link " p)
+            if (!(tg in type) || (type[tg] != "-" && type[tg] != "h"))
+                refuse("hard link " p " is not to a file earlier in the archive: " tg)
+        }
+        if (t == "l") {
+            tg = target_of(l, raw, " -> ")
+            if (tg == "") refuse("cannot read the target of the symlink " p)
+            if (substr(tg, 1, 1) == "/") refuse("symlink " p " points to an absolute path: " tg)
+            depth = split(p, c, "/") - 1
+            k = split(tg, c, "/")
+            for (j = 1; j <= k; j++) {
+                if (c[j] == "" || c[j] == ".") continue
+                if (c[j] == "..") depth--; else depth++
+                if (depth < 0) refuse("symlink " p " points outside the archive: " tg)
+            }
+        }
+        type[p] = t
+    }
+    for (p in type) {
+        k = split(p, c, "/")
+        a = c[1]
+        for (j = 1; j < k; j++) {
+            if (j > 1) a = a "/" c[j]
+            if ((a in type) && type[a] != "d")
+                refuse("member " p " lies under the " (type[a] == "l" ? "symlink " : "file ") a)
+        }
+    }
+}'
+
+# unpack_what: the artifact being unpacked, for messages (set by the caller).
+unpack_what=
+unpack_nl=$'\n'
+
+# unpack_refuse REASON: the archive or its placement is refused.
+unpack_refuse() {
+    die 6 "refusing $unpack_what: $1"
+}
+
+# archive_cat KIND FILE: the decompressed tar on stdout.
+archive_cat() {
+    case $1 in
+        tar.gz) gzip -dc < "$2" 9>&- ;;
+        tar.xz) xz -dc < "$2" 9>&- ;;
+    esac
+}
+
+# archive_judge KIND FILE WORKDIR: list the archive and refuse it (exit 6)
+# unless the judge accepts every member. Nothing is extracted yet.
+archive_judge() {
+    local verdict
+    archive_cat "$1" "$2" | tar -tf - > "$3/names" 2> "$3/warnings" 9>&- ||
+        unpack_refuse "tar cannot list it"
+    # busybox lists `/x` and `../x` as `x` and says so on stderr (GNU tar
+    # lists them as they are): either way such a name is refused.
+    verdict=$(exec 9>&-; exec cat "$3/warnings")
+    case $verdict in
+        *[Rr]emoving\ leading*) unpack_refuse "a member has an absolute or ../ name (tar: ${verdict%%"$unpack_nl"*})" ;;
+    esac
+    archive_cat "$1" "$2" | tar -tvf - > "$3/verbose" 9>&- ||
+        unpack_refuse "tar cannot list it"
+    verdict=$(exec 9>&-; exec awk "$unpack_judge" "$3/names" "$3/verbose") ||
+        unpack_refuse "${verdict:-the listing could not be checked}"
+    rm -f "$3/names" "$3/warnings" "$3/verbose"
+}
+
+# next_line: split the first line off `lines` into `line`; fails when none
+# is left. (No here-string: bash before 5.1 writes those to a temp file.)
+next_line() {
+    [ -n "$lines" ] || return 1
+    line=${lines%%"$unpack_nl"*}
+    case $lines in
+        *"$unpack_nl"*) lines=${lines#*"$unpack_nl"} ;;
+        *) lines= ;;
+    esac
+}
+
+# tree_check DIR: walk what an archive unpacked into DIR (a fresh directory)
+# and refuse what the listing did not show or the tar did on its own.
+tree_check() {
+    local dir=$1 found n c here=$PWD real target lines line
+    # Directories without owner rwx could not be walked or removed.
+    find "$dir" -type d ! -perm -700 -exec chmod u+rwx {} \; 9>&- ||
+        unpack_refuse "cannot make its directories writable"
+    found=$(exec 9>&-; exec find "$dir" -name "*$unpack_nl*")
+    [ -z "$found" ] || unpack_refuse "a name holds a newline"
+    found=$(exec 9>&-; exec find "$dir" ! -type f ! -type d ! -type l)
+    [ -z "$found" ] || unpack_refuse "it holds a device node, FIFO or socket: ${found#"$dir"/}"
+    # A file linked more often than the tree holds it is linked from outside.
+    lines=$(exec 9>&-; exec find "$dir" -type f -links +1)
+    while next_line; do
+        n=$(exec 9>&-; exec ls -ld "$line") || unpack_refuse "cannot stat ${line#"$dir"/}"
+        set -f
+        # shellcheck disable=SC2086 # the fields of ls -l: the link count is the second
+        set -- $n
+        set +f
+        c=$(exec 9>&-; find "$dir" -samefile "$line" | wc -l)
+        c=${c//[!0-9]/}
+        [ "$c" = "$2" ] || unpack_refuse "${line#"$dir"/} is a hard link to a file outside the archive"
+    done
+    # Every symlink resolves inside the tree (or nowhere), physically, so
+    # that a link through other links counts too.
+    CDPATH='' cd -P -- "$dir" || unpack_refuse "cannot enter $dir"
+    real=$PWD
+    cd -- "$here" || unpack_refuse "cannot go back to $here"
+    lines=$(exec 9>&-; exec find "$dir" -type l)
+    while next_line; do
+        target=$(exec 9>&-; exec readlink -f "$line") || continue
+        case $target in
+            "$real" | "$real"/*) ;;
+            *) unpack_refuse "symlink ${line#"$dir"/} leads outside the archive" ;;
+        esac
+    done
+    # setuid and setgid bits never land in an install.
+    find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \) -exec chmod ug-s {} \; 9>&- ||
+        unpack_refuse "cannot strip setuid/setgid bits"
+    found=$(exec 9>&-; exec find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \))
+    [ -z "$found" ] || unpack_refuse "setuid/setgid bits remain on ${found#"$dir"/}"
+}
+
+# stage_mkdir REL: make INST/REL a real directory, one name at a time,
+# never through a symlink and never over a file.
+stage_mkdir() {
+    local rest=$1 p=$inst c
+    while [ -n "$rest" ] && [ "$rest" != . ]; do
+        c=${rest%%/*}
+        case $rest in
+            */*) rest=${rest#*/} ;;
+            *) rest= ;;
+        esac
+        p=$p/$c
+        if [ -L "$p" ]; then
+            unpack_refuse "${p#"$inst"/} is a symlink (from an earlier artifact): nothing is placed through it"
+        elif [ ! -e "$p" ]; then
+            mkdir "$p" 9>&- || unpack_refuse "cannot create ${p#"$inst"/}"
+        elif [ ! -d "$p" ]; then
+            unpack_refuse "${p#"$inst"/} is a file (from an earlier artifact), not a directory"
+        fi
+    done
+}
+
+# place_tree SRC DST: move SRC to DST by rename; where DST is already a real
+# directory, merge SRC's entries into it. Nothing is ever overwritten.
+place_tree() {
+    local e
+    if [ -L "$2" ]; then
+        unpack_refuse "${2#"$inst"/} is a symlink (from an earlier artifact): nothing is placed through it"
+    elif [ ! -e "$2" ]; then
+        mv "$1" "$2" 9>&- || unpack_refuse "cannot move ${2#"$inst"/} into place"
+    elif [ -d "$2" ] && [ -d "$1" ] && [ ! -L "$1" ]; then
+        for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+            if [ -e "$e" ] || [ -L "$e" ]; then
+                place_tree "$e" "$2/${e##*/}"
+            fi
+        done
+    else
+        unpack_refuse "${2#"$inst"/} is already in the install (from an earlier artifact)"
+    fi
+}
+
+# unpack_tools KIND: exit 6 unless the tools to unpack and check KIND exist.
+unpack_tools() {
+    local t
+    for t in tar awk find readlink ls wc; do
+        command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack and check $unpack_what"
+    done
+    case $1 in
+        tar.gz) t=gzip ;;
+        tar.xz) t=xz ;;
+    esac
+    command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack $unpack_what"
+}
+
+# unpack_artifact FILE KIND DEST MODE: place a verified artifact in the
+# install root being staged (inst). DEST is relative to it: the path of a
+# `file`, the directory an archive is unpacked into (`.` for the root).
+# Exits 6 on refusal.
 unpack_artifact() {
+    local work=$stage/unpack
     case $2 in
         file)
             case $3 in
-                */*) mkdir -p "${3%/*}" || return 1 ;;
+                */*) stage_mkdir "${3%/*}" ;;
             esac
-            mv -f "$1" "$3" && chmod "$4" "$3"
+            if [ -e "$inst/$3" ] || [ -L "$inst/$3" ]; then
+                unpack_refuse "$3 is already in the install (from an earlier artifact)"
+            fi
+            mv "$1" "$inst/$3" 9>&- || unpack_refuse "cannot place $3"
+            chmod "$4" "$inst/$3" 9>&- || unpack_refuse "cannot set the mode of $3"
             ;;
-        tar.gz)
-            command -v gzip >/dev/null 2>&1 || die 6 "gzip is needed to unpack $1"
-            mkdir -p "$3" && gzip -dc < "$1" 9>&- | tar -xof - -C "$3" 9>&-
-            ;;
-        tar.xz)
-            command -v xz >/dev/null 2>&1 || die 6 "xz is needed to unpack $1"
-            mkdir -p "$3" && xz -dc < "$1" 9>&- | tar -xof - -C "$3" 9>&-
+        tar.gz | tar.xz)
+            unpack_tools "$2"
+            mkdir "$work" "$work/tree" 9>&- || unpack_refuse "cannot create $work"
+            archive_judge "$2" "$1" "$work"
+            # -o: never restore the archive's owners, even as root.
+            archive_cat "$2" "$1" | tar -xof - -C "$work/tree" 9>&- ||
+                unpack_refuse "tar failed"
+            tree_check "$work/tree"
+            stage_mkdir "$3"
+            if [ "$3" = . ]; then
+                place_tree "$work/tree" "$inst"
+            else
+                place_tree "$work/tree" "$inst/$3"
+            fi
+            rm -rf "$work" 9>&-
             ;;
         *)
-            return 1
+            unpack_refuse "unknown kind $2"
             ;;
     esac
 }

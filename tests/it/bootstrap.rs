@@ -63,7 +63,18 @@ impl World {
     fn managers(&self, names: &[&str]) {
         for n in names {
             symlink(fixture("fakepm"), self.root.join("pm").join(n)).unwrap();
+            // apt-get comes with apt-cache.
+            if *n == "apt-get" {
+                symlink(fixture("fakepm"), self.root.join("pm/apt-cache")).unwrap();
+            }
         }
+    }
+
+    /// The package names the fake apt-cache knows.
+    fn index(&self, names: &[&str]) {
+        let mut text = names.join("\n");
+        text.push('\n');
+        fs::write(self.root.join("index"), text).unwrap();
     }
 
     /// A command that is already installed.
@@ -104,6 +115,7 @@ impl World {
             .env("FAKEPM_LOG", self.root.join("log"))
             .env("FAKEPM_BIN", self.root.join("bin"))
             .env("FAKEPM_PROVIDES", self.root.join("provides"))
+            .env("FAKEPM_INDEX", self.root.join("index"))
             .current_dir(&self.root);
         c
     }
@@ -341,6 +353,12 @@ fn usage_errors_exit_2_and_install_nothing() {
         &["--need", "a b"],
         &["--need", "-x"],
         &["--need", "x;y"],
+        &["--need", "coreutils-"],
+        &["--need", "python3.*"],
+        &["--need", "pyth?n3"],
+        &["--need", "!bash"],
+        &["--need", "bash=5.2"],
+        &["--need", "@core"],
         &["--musl-lib", "libfoo"],
         &["--workdir", "/tmp"],
         &["--session-dir", "/tmp"],
@@ -364,6 +382,77 @@ fn usage_errors_exit_2_and_install_nothing() {
         assert!(text(&out.stdout).contains("--session-dir"));
     }
     common::report("usage_errors_exit_2_and_install_nothing", &shells);
+}
+
+#[test]
+fn no_package_but_the_one_named_is_installed_or_removed() {
+    // apt-get reads `NAME-` as "remove NAME", and a name with `.` or `+` as a
+    // regular expression when no package has exactly that name: such a name
+    // must name a package exactly, or it is refused (2) before any install.
+    // apk reads NAME.apk as a file.
+    let shells = common::posix_shells();
+    for shell in &shells {
+        let w = World::new();
+        w.managers(&["apt-get"]);
+        w.index(&[
+            "coreutils",
+            "policycoreutils-dev",
+            "python3.11",
+            "g++",
+            "libstdc++6",
+        ]);
+        // An exact name with a dot or a plus: installed, after one lookup each.
+        let out = w.run(shell, &["--need", "python3.11", "--need", "g++"]);
+        expect_status(shell, &out, 0);
+        assert_eq!(
+            w.log(),
+            "apt-get update DEBIAN_FRONTEND=noninteractive\n\
+             apt-cache pkgnames python3.11\n\
+             apt-cache pkgnames g++\n\
+             apt-get install -y --no-install-recommends python3.11 g++ DEBIAN_FRONTEND=noninteractive\n",
+            "{}",
+            describe(shell, &out)
+        );
+        // A name apt-get would match as a pattern (coreutils. matches
+        // policycoreutils-dev, python3.1 matches python3.11): refused, and
+        // nothing else of the run is installed either.
+        for pattern in ["coreutils.", "python3.1", "c++"] {
+            w.clear_log();
+            w.clear_bin();
+            let out = w.run(shell, &["--need", "bash", "--need", pattern]);
+            expect_status(shell, &out, 2);
+            assert!(
+                text(&out.stderr).contains(&format!("refusing package '{pattern}'")),
+                "{}",
+                describe(shell, &out)
+            );
+            assert!(
+                !w.log().contains("apt-get install"),
+                "{pattern}: {}",
+                w.log()
+            );
+            assert!(!w.root.join("bin/bash").exists());
+        }
+        // A removal is never even asked for.
+        w.clear_log();
+        let out = w.run(shell, &["--need", "coreutils-"]);
+        expect_status(shell, &out, 2);
+        assert_eq!(w.log(), "");
+
+        // apk: NAME.apk would be read as a package file.
+        let w = World::new();
+        w.managers(&["apk"]);
+        let out = w.run(shell, &["--need", "evil.apk"]);
+        expect_status(shell, &out, 2);
+        assert_eq!(w.log(), "", "{}", describe(shell, &out));
+        let out = w.run(shell, &["--need", "py3.11"]);
+        expect_status(shell, &out, 0);
+        assert_eq!(w.log(), "apk add --no-cache py3.11\n");
+    }
+    common::report(
+        "no_package_but_the_one_named_is_installed_or_removed",
+        &shells,
+    );
 }
 
 /// The trees the overlap cases run in: names with blanks and newlines,
@@ -614,6 +703,29 @@ fn generated_script_is_clean() {
 
 // ---- chroots (root) --------------------------------------------------------
 
+/// Root, and what the chroots are made of: a static busybox at
+/// /bin/busybox (Debian's busybox-static), Debian's bash-static as the "bash"
+/// package, chroot, mknod and ldd. Anything missing skips the test loudly
+/// (a failure under SHFORGE_REQUIRE_SHELLS=1), as a missing shell does.
+fn chroot_tools(test: &str) -> bool {
+    common::require_root(test)
+        && ["/bin/busybox", "/bin/bash-static", "chroot", "mknod", "ldd"]
+            .iter()
+            .all(|t| common::require_tool(test, t))
+        && static_busybox(test)
+}
+
+/// /bin/busybox must run without libraries inside the chroot.
+fn static_busybox(test: &str) -> bool {
+    let out = common::run({
+        let mut c = Command::new("ldd");
+        c.arg("/bin/busybox");
+        c
+    });
+    let dynamic = out.status.success() && text(&out.stdout).contains("=>");
+    common::require(test, !dynamic, "a static /bin/busybox (busybox-static)")
+}
+
 /// A bash-less image: Debian's static busybox as every applet and /bin/sh,
 /// the fake apk, and the non-bash shells of the matrix with their libraries.
 fn busybox_chroot(shells: &[Shell]) -> tempfile::TempDir {
@@ -728,7 +840,7 @@ fn in_chroot(root: &Path, shell: &Shell, args: &[&str], env: &[(&str, &str)]) ->
 
 #[test]
 fn bash_less_busybox_chroot_gets_a_working_bash() {
-    if !common::require_root("bash_less_busybox_chroot_gets_a_working_bash") {
+    if !chroot_tools("bash_less_busybox_chroot_gets_a_working_bash") {
         return;
     }
     let all = common::posix_shells();
@@ -786,7 +898,7 @@ fn bash_less_busybox_chroot_gets_a_working_bash() {
 
 #[test]
 fn musl_chroot_installs_exactly_the_missing_libraries() {
-    if !common::require_root("musl_chroot_installs_exactly_the_missing_libraries") {
+    if !chroot_tools("musl_chroot_installs_exactly_the_missing_libraries") {
         return;
     }
     let all = common::posix_shells();

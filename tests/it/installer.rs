@@ -9,6 +9,7 @@
 use crate::support as common;
 
 use std::fs;
+use std::io::Write as _;
 use std::os::unix::fs::{PermissionsExt as _, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -143,6 +144,11 @@ fn tools(dir: &Path, without: &[&str], wget_busybox: bool) -> PathBuf {
         "rmdir",
         "sh",
         "printf",
+        "awk",
+        "find",
+        "ls",
+        "wc",
+        "head",
     ];
     for name in names {
         if without.contains(&name) {
@@ -538,9 +544,14 @@ fn concurrent(hide_flock: bool, test: &str) {
                 .unwrap()
             })
             .collect();
-        for ch in children {
-            let o = ch.wait_with_output().unwrap();
-            assert_installed(sh, &w, &o);
+        // Every run ends before any is judged: a run still checking the
+        // install has its throwaway check home in the prefix meanwhile.
+        let outputs: Vec<Output> = children
+            .into_iter()
+            .map(|ch| ch.wait_with_output().unwrap())
+            .collect();
+        for o in &outputs {
+            assert_installed(sh, &w, o);
         }
         assert_eq!(server.requests(&url_path), 1, "{}: one download", sh.name);
         if hide_flock {
@@ -852,6 +863,27 @@ struct Chroot {
     dir: tempfile::TempDir,
 }
 
+/// Root and what the musl chroots are made of (a static busybox, chroot,
+/// mknod, ldd); anything missing skips the test loudly, or fails it under
+/// SHFORGE_REQUIRE_SHELLS=1.
+fn musl_chroot_tools() -> bool {
+    let test = "musl chroot tests";
+    if !common::require_root(test)
+        || !["/usr/bin/busybox", "chroot", "mknod", "ldd"]
+            .iter()
+            .all(|t| common::require_tool(test, t))
+    {
+        return false;
+    }
+    let out = common::run({
+        let mut c = Command::new("ldd");
+        c.arg("/usr/bin/busybox");
+        c
+    });
+    let dynamic = out.status.success() && String::from_utf8_lossy(&out.stdout).contains("=>");
+    common::require(test, !dynamic, "a static /usr/bin/busybox (busybox-static)")
+}
+
 impl Chroot {
     fn new(sh: &Shell, with_apk: bool) -> Chroot {
         let dir = tempfile::tempdir().unwrap();
@@ -899,6 +931,11 @@ impl Chroot {
             "rmdir",
             "printf",
             "touch",
+            "awk",
+            "find",
+            "ls",
+            "wc",
+            "head",
         ] {
             symlink("busybox", root.join("bin").join(t)).unwrap();
         }
@@ -963,7 +1000,7 @@ impl Chroot {
 
 #[test]
 fn musl_libraries_present_in_a_path_file_dir_install_nothing() {
-    if std::env::consts::ARCH != "x86_64" || !common::require_root("musl chroot tests") {
+    if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
     let shells = common::bashes();
@@ -990,7 +1027,7 @@ fn musl_libraries_present_in_a_path_file_dir_install_nothing() {
 
 #[test]
 fn missing_musl_library_is_added_with_apk_exactly() {
-    if std::env::consts::ARCH != "x86_64" || !common::require_root("musl chroot tests") {
+    if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
     let shells = common::bashes();
@@ -1021,7 +1058,7 @@ fn missing_musl_library_is_added_with_apk_exactly() {
 
 #[test]
 fn musl_library_that_cannot_be_provided_exits_7() {
-    if std::env::consts::ARCH != "x86_64" || !common::require_root("musl chroot tests") {
+    if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
     let shells = common::bashes();
@@ -1187,6 +1224,21 @@ fn shforge_installer_spec_good_and_bad() {
             ),
             "artifact[0].sha256: looks like a placeholder",
         ),
+        (
+            GOOD_SPEC.replace(
+                "name = \"tool\"",
+                &format!("name = \"{}\"", "t".repeat(240)),
+            ),
+            "name: NAME-VERSION is 244 bytes",
+        ),
+        (
+            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nmode = \"4755\""),
+            "artifact[0].mode: \"4755\" sets setuid",
+        ),
+        (
+            GOOD_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsize = 0"),
+            "artifact[0].size: ",
+        ),
         ("name = [".to_owned(), "line 1"),
     ];
     for (spec, want) in cases {
@@ -1215,6 +1267,7 @@ fn generated_installers_are_clean_and_name_no_host() {
         names,
         [
             "claude-code.sh",
+            "codex.sh",
             "kilo.sh",
             "openclaw.sh",
             "opencode.sh",
@@ -1317,6 +1370,734 @@ fn generated_harness_installers_run_and_fail_closed_on_a_wrong_artifact() {
     }
     common::report(
         "generated_harness_installers_run_and_fail_closed_on_a_wrong_artifact",
+        &shells,
+    );
+}
+
+// ---------------------------------------------------------------- hostile archives
+//
+// Pinned artifacts are trusted to be the right bytes, not to be well-formed.
+// The archives below are made here with the `tar` crate, writing raw header
+// fields (the crate itself refuses `..` and absolute names), and gzipped by
+// the system gzip. Each case runs under GNU tar and busybox tar, on every
+// bash, as whoever runs the tests (root in CI: tar would then make device
+// nodes and keep setuid bits).
+
+/// One member of a hand-made archive.
+enum Member<'a> {
+    File(&'a str, &'a [u8], u32),
+    Dir(&'a str),
+    Sym(&'a str, &'a str),
+    Hard(&'a str, &'a str),
+    Char(&'a str),
+    Fifo(&'a str),
+}
+
+/// A tar.gz of `members`, in order, with the names and link targets written
+/// byte for byte into the header.
+fn hostile_tgz(members: &[Member]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for m in members {
+        let (name, kind, link, data, mode): (&str, tar::EntryType, &str, &[u8], u32) = match m {
+            Member::File(n, d, mode) => (n, tar::EntryType::Regular, "", d, *mode),
+            Member::Dir(n) => (n, tar::EntryType::Directory, "", b"", 0o755),
+            Member::Sym(n, t) => (n, tar::EntryType::Symlink, t, b"", 0o777),
+            Member::Hard(n, t) => (n, tar::EntryType::Link, t, b"", 0o644),
+            Member::Char(n) => (n, tar::EntryType::Char, "", b"", 0o666),
+            Member::Fifo(n) => (n, tar::EntryType::Fifo, "", b"", 0o644),
+        };
+        let mut h = tar::Header::new_ustar();
+        h.set_entry_type(kind);
+        h.set_mode(mode);
+        h.set_size(data.len() as u64);
+        h.set_mtime(0);
+        h.set_uid(0);
+        h.set_gid(0);
+        if matches!(m, Member::Char(_)) {
+            h.set_device_major(1).unwrap();
+            h.set_device_minor(3).unwrap();
+        }
+        let old = h.as_old_mut();
+        assert!(name.len() < 100 && link.len() < 100, "short names only");
+        old.name = [0; 100];
+        old.name[..name.len()].copy_from_slice(name.as_bytes());
+        old.linkname = [0; 100];
+        old.linkname[..link.len()].copy_from_slice(link.as_bytes());
+        h.set_cksum();
+        b.append(&h, data).unwrap();
+    }
+    gzip(&b.into_inner().unwrap())
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut child = Command::new("gzip")
+        .arg("-nc")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = bytes.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&data).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// The fake runtime as a hand-made archive: `bin/fake` runs `script`.
+fn runtime_tgz(script: &str) -> Vec<u8> {
+    hostile_tgz(&[
+        Member::Dir("./"),
+        Member::Dir("./bin/"),
+        Member::File("./bin/fake", script.as_bytes(), 0o755),
+    ])
+}
+
+const FAKE: &str = "#!/bin/sh\necho 'fake 1.0'\n";
+
+/// An artifact added after the fake runtime: its bytes, kind and `dest`.
+struct Extra {
+    bytes: Vec<u8>,
+    file: bool,
+    dest: Option<String>,
+}
+
+fn tgz_extra(members: &[Member]) -> Extra {
+    Extra {
+        bytes: hostile_tgz(members),
+        file: false,
+        dest: None,
+    }
+}
+
+/// A world in `dir` whose spec installs the fake runtime (made from
+/// `runtime`), then `extras` in order, then an optional launcher at
+/// `launcher` running bin/fake. `outside/victim` lies beside the prefix:
+/// nothing may touch it.
+fn hostile_world(
+    dir: tempfile::TempDir,
+    runtime: &[u8],
+    extras: Vec<Extra>,
+    launcher: Option<&str>,
+) -> World {
+    fs::create_dir_all(dir.path().join("src/pool")).unwrap();
+    fs::create_dir_all(dir.path().join("outside")).unwrap();
+    fs::write(dir.path().join("outside/victim"), "victim\n").unwrap();
+    fs::write(dir.path().join("src/pool/fake-1.0.tgz"), runtime).unwrap();
+    let mut b = Installer::builder("fake", "1.0")
+        .entry("bin/fake")
+        .check(["--version"], "fake 1.0")
+        .artifact(Artifact::tar_gz("pool/fake-1.0.tgz", sha256_hex(runtime)));
+    for (i, e) in extras.iter().enumerate() {
+        let path = format!("pool/extra-{i}");
+        fs::write(dir.path().join("src").join(&path), &e.bytes).unwrap();
+        let mut a = if e.file {
+            Artifact::file(&path, sha256_hex(&e.bytes))
+        } else {
+            Artifact::tar_gz(&path, sha256_hex(&e.bytes))
+        };
+        if let Some(d) = &e.dest {
+            a = a.dest(d);
+        }
+        b = b.artifact(a);
+    }
+    if let Some(l) = launcher {
+        b = b.launcher(shforge::installer::Launcher::new(l, "bin/fake"));
+    }
+    let script = dir.path().join("install_fake.sh");
+    fs::write(&script, b.build().unwrap().script().unwrap()).unwrap();
+    World {
+        dir,
+        script,
+        artifact: runtime.to_vec(),
+    }
+}
+
+/// The `outside` dir of a world made in `dir`, physically.
+fn outside_of(dir: &Path) -> PathBuf {
+    fs::canonicalize(dir).unwrap().join("outside")
+}
+
+impl World {
+    fn outside(&self) -> PathBuf {
+        outside_of(self.dir.path())
+    }
+}
+
+/// Everything under DIR: path, type, mode, link count, content or target.
+fn snapshot(dir: &Path) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let md = fs::symlink_metadata(&p).unwrap();
+        let what = if md.file_type().is_symlink() {
+            format!("-> {}", fs::read_link(&p).unwrap().display())
+        } else if md.is_dir() {
+            for e in fs::read_dir(&p).unwrap() {
+                stack.push(e.unwrap().path());
+            }
+            "dir".into()
+        } else if md.is_file() {
+            String::from_utf8_lossy(&fs::read(&p).unwrap()).into_owned()
+        } else {
+            "special".into()
+        };
+        out.push(format!(
+            "{} {:o} {} {what}",
+            p.display(),
+            md.mode(),
+            md.nlink()
+        ));
+    }
+    out.sort();
+    out
+}
+
+/// The tools dir with `tar` being GNU tar or the busybox applet.
+fn tools_with_tar(dir: &Path, busybox: bool) -> PathBuf {
+    let base = tools(dir, &["tar"], false);
+    let bin = dir.join(if busybox {
+        "tools-bb-tar"
+    } else {
+        "tools-gnu-tar"
+    });
+    if bin.exists() {
+        return bin;
+    }
+    fs::create_dir_all(&bin).unwrap();
+    for e in fs::read_dir(&base).unwrap() {
+        let e = e.unwrap();
+        symlink(fs::read_link(e.path()).unwrap(), bin.join(e.file_name())).unwrap();
+    }
+    let tar = if busybox {
+        PathBuf::from("/usr/bin/busybox")
+    } else {
+        which("tar").unwrap()
+    };
+    symlink(tar, bin.join("tar")).unwrap();
+    bin
+}
+
+struct Case {
+    name: &'static str,
+    extras: Vec<Extra>,
+    launcher: Option<&'static str>,
+    /// 0: installed (and `check` holds); 6: refused, nothing installed.
+    want: i32,
+    check: fn(&World),
+}
+
+fn no_check(_: &World) {}
+
+fn hostile_cases(outside: &Path) -> Vec<Case> {
+    let abs = outside.to_string_lossy().into_owned();
+    let victim = format!("{abs}/victim");
+    // From anywhere in the stage, 12 `..` reach / and then the victim.
+    let deep = format!("{}{}", "../".repeat(12), victim.trim_start_matches('/'));
+    let deep_dir = format!("{}{}", "../".repeat(12), abs.trim_start_matches('/'));
+    let (abs, victim, deep, deep_dir) = (&*abs, &*victim, &*deep, &*deep_dir);
+    let abs_evil = format!("{abs}/evil");
+    let deep_evil = format!("{deep_dir}/evil");
+    vec![
+        Case {
+            name: "absolute member name",
+            extras: vec![tgz_extra(&[Member::File(&abs_evil, b"x", 0o644)])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "../ member name",
+            extras: vec![tgz_extra(&[Member::File(&deep_evil, b"x", 0o644)])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "symlink to outside, then a member through it",
+            extras: vec![tgz_extra(&[
+                Member::Sym("escape", abs),
+                Member::File("escape/evil", b"x", 0o644),
+            ])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "../ symlink, then a member through it",
+            extras: vec![tgz_extra(&[
+                Member::Sym("escape", deep_dir),
+                Member::File("escape/evil", b"x", 0o644),
+            ])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "inside symlink, then a member through it",
+            extras: vec![tgz_extra(&[
+                Member::Dir("sub/"),
+                Member::Sym("d", "sub"),
+                Member::File("d/x", b"x", 0o644),
+            ])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "symlink to an absolute path",
+            extras: vec![tgz_extra(&[Member::Sym("lib", abs)])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "symlink that leaves through another symlink",
+            extras: vec![tgz_extra(&[
+                Member::Dir("a/"),
+                Member::Sym("a/b", ".."),
+                Member::Sym("c", "a/b/.."),
+            ])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "hard link to an absolute path",
+            extras: vec![tgz_extra(&[Member::Hard("h", victim)])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "hard link to a ../ path",
+            extras: vec![tgz_extra(&[Member::Hard("h", deep)])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "hard link to outside, then a file written through it",
+            extras: vec![tgz_extra(&[
+                Member::Hard("h", victim),
+                Member::File("h", b"pwned\n", 0o644),
+            ])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "a member given twice",
+            extras: vec![tgz_extra(&[
+                Member::File("x", b"1", 0o644),
+                Member::File("x", b"2", 0o644),
+            ])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "device node",
+            extras: vec![tgz_extra(&[Member::Char("null2")])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "FIFO",
+            extras: vec![tgz_extra(&[Member::Fifo("pipe")])],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "setuid and setgid bits are stripped",
+            extras: vec![tgz_extra(&[
+                Member::Dir("sbin/"),
+                Member::File("sbin/su", b"#!/bin/sh\n", 0o6755),
+            ])],
+            launcher: None,
+            want: 0,
+            check: |w| {
+                use std::os::unix::fs::MetadataExt as _;
+                let m = fs::metadata(w.final_dir().join("sbin/su")).unwrap().mode();
+                assert_eq!(m & 0o7777, 0o755, "mode {m:o}");
+            },
+        },
+        Case {
+            name: "links inside the archive are kept",
+            extras: vec![tgz_extra(&[
+                Member::Dir("lib/"),
+                Member::File("lib/real", b"real\n", 0o644),
+                Member::Sym("lib/alias", "real"),
+                Member::Sym("lib/up", "../bin/fake"),
+                Member::Hard("lib/hard", "lib/real"),
+            ])],
+            launcher: None,
+            want: 0,
+            check: |w| {
+                let f = w.final_dir();
+                assert_eq!(fs::read_to_string(f.join("lib/alias")).unwrap(), "real\n");
+                assert_eq!(fs::read_to_string(f.join("lib/hard")).unwrap(), "real\n");
+                assert!(
+                    fs::read_to_string(f.join("lib/up"))
+                        .unwrap()
+                        .contains("fake")
+                );
+            },
+        },
+        Case {
+            name: "a later artifact's dest through an earlier symlink",
+            extras: vec![
+                tgz_extra(&[Member::Dir("sub/"), Member::Sym("node", "sub")]),
+                Extra {
+                    bytes: hostile_tgz(&[Member::File("evil", b"x", 0o644)]),
+                    file: false,
+                    dest: Some("node".into()),
+                },
+            ],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "a file artifact's dest through an earlier symlink",
+            extras: vec![
+                tgz_extra(&[Member::Dir("sub/"), Member::Sym("tools", "sub")]),
+                Extra {
+                    bytes: b"#!/bin/sh\n".to_vec(),
+                    file: true,
+                    dest: Some("tools/x".into()),
+                },
+            ],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "a later artifact over an earlier one's file",
+            extras: vec![
+                tgz_extra(&[Member::File("x", b"1", 0o644)]),
+                tgz_extra(&[Member::File("x", b"2", 0o644)]),
+            ],
+            launcher: None,
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "a symlink planted where the launcher goes",
+            extras: vec![tgz_extra(&[
+                Member::Dir("bin/"),
+                Member::Sym("bin/launch", "fake"),
+            ])],
+            launcher: Some("bin/launch"),
+            want: 6,
+            check: no_check,
+        },
+        Case {
+            name: "a launcher next to the archive's files",
+            extras: vec![],
+            launcher: Some("bin/launch"),
+            want: 0,
+            check: |w| {
+                let o = common::run(Command::new(w.final_dir().join("bin/launch")));
+                assert_eq!(String::from_utf8_lossy(&o.stdout), "fake 1.0\n");
+            },
+        },
+    ]
+}
+
+/// Every hostile case under one tar, on every bash.
+fn hostile_archives_under(busybox: bool, test: &str) {
+    let shells = common::bashes();
+    let tar_name = if busybox { "busybox tar" } else { "GNU tar" };
+    let present = if busybox {
+        common::require_tool(test, "/usr/bin/busybox")
+    } else {
+        common::require_tool(test, "tar")
+    };
+    if !present {
+        return;
+    }
+    for sh in &shells {
+        for i in 0..hostile_cases(Path::new("/nowhere")).len() {
+            let dir = tempfile::tempdir().unwrap();
+            let case = hostile_cases(&outside_of(dir.path())).swap_remove(i);
+            let w = hostile_world(dir, &runtime_tgz(FAKE), case.extras, case.launcher);
+            let path = tools_with_tar(w.dir.path(), busybox);
+            let before = snapshot(&w.outside());
+            let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+            let what = format!("{} under {tar_name}, {}", case.name, sh.name);
+            assert_eq!(code(&o), case.want, "{what}: {}", text(&o));
+            assert_eq!(snapshot(&w.outside()), before, "{what}: outside changed");
+            if case.want == 0 {
+                assert_eq!(prefix_entries(&w), vec!["fake-1.0".to_owned()], "{what}");
+                (case.check)(&w);
+            } else {
+                assert!(
+                    String::from_utf8_lossy(&o.stderr).contains("refusing"),
+                    "{what}: {}",
+                    text(&o)
+                );
+                assert_nothing_installed(sh, &w);
+            }
+        }
+    }
+    common::report(test, &shells);
+}
+
+#[test]
+fn hostile_archives_never_reach_outside_the_install_with_gnu_tar() {
+    hostile_archives_under(
+        false,
+        "hostile_archives_never_reach_outside_the_install_with_gnu_tar",
+    );
+}
+
+#[test]
+fn hostile_archives_never_reach_outside_the_install_with_busybox_tar() {
+    hostile_archives_under(
+        true,
+        "hostile_archives_never_reach_outside_the_install_with_busybox_tar",
+    );
+}
+
+// ---------------------------------------------------------------- footprint and odd input
+
+#[test]
+fn the_entry_check_writes_nothing_outside_the_install() {
+    // An entry that writes where CLIs do: ~/.cache, ~/.config, ~/.local,
+    // the XDG dirs, $TMPDIR and its working directory. Fresh and reused, the
+    // caller's home, TMPDIR, XDG dirs and cwd stay empty, and no check home
+    // is left in the prefix or the install.
+    let script = "#!/bin/sh\nfor d in \"$HOME/.cache/fake\" \"$HOME/.config/fake\" \"$HOME/.local/share/fake\" \"$HOME/.local/state/fake\" \"$XDG_CACHE_HOME/fake\" \"$XDG_CONFIG_HOME/fake\" \"$XDG_DATA_HOME/fake\" \"$XDG_STATE_HOME/fake\" \"$TMPDIR/fake\"; do mkdir -p \"$d\" && : > \"$d/x\" || exit 1; done\n: > cwd-file || exit 1\necho 'fake 1.0'\n";
+    let shells = common::bashes();
+    for sh in &shells {
+        let w = hostile_world(
+            tempfile::tempdir().unwrap(),
+            &runtime_tgz(script),
+            vec![],
+            None,
+        );
+        let path = tools(w.dir.path(), &[], false);
+        let caller: Vec<PathBuf> = ["home", "tmp", "xdg", "cwd"]
+            .iter()
+            .map(|d| w.dir.path().join(d))
+            .collect();
+        for d in &caller {
+            fs::create_dir_all(d).unwrap();
+        }
+        for round in ["fresh", "reuse"] {
+            let mut c = install_cmd(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+            let x = &caller[2];
+            c.env("HOME", &caller[0])
+                .env("TMPDIR", &caller[1])
+                .env("XDG_CACHE_HOME", x.join("cache"))
+                .env("XDG_CONFIG_HOME", x.join("config"))
+                .env("XDG_DATA_HOME", x.join("data"))
+                .env("XDG_STATE_HOME", x.join("state"))
+                .current_dir(&caller[3]);
+            let o = common::run(c);
+            assert_eq!(code(&o), 0, "{round} {}: {}", sh.name, text(&o));
+            for d in &caller {
+                let left: Vec<_> = fs::read_dir(d).unwrap().collect();
+                assert!(
+                    left.is_empty(),
+                    "{round} {}: {} got {left:?}",
+                    sh.name,
+                    d.display()
+                );
+            }
+            assert_eq!(
+                prefix_entries(&w),
+                vec!["fake-1.0".to_owned()],
+                "{round} {}",
+                sh.name
+            );
+            let mut top: Vec<String> = fs::read_dir(w.final_dir())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            top.sort();
+            assert_eq!(top, ["bin"], "{round} {}: the install holds more", sh.name);
+        }
+    }
+    common::report(
+        "the_entry_check_writes_nothing_outside_the_install",
+        &shells,
+    );
+}
+
+#[test]
+fn a_launcher_works_through_symlinks_from_other_directories() {
+    let shells = common::bashes();
+    for sh in &shells {
+        let w = hostile_world(
+            tempfile::tempdir().unwrap(),
+            &runtime_tgz(FAKE),
+            vec![],
+            Some("bin/launch"),
+        );
+        let path = tools(w.dir.path(), &[], false);
+        let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+        assert_eq!(code(&o), 0, "{}: {}", sh.name, text(&o));
+        // An absolute link in one directory, a relative link to it in another.
+        let a = w.dir.path().join("elsewhere/a");
+        let b = w.dir.path().join("elsewhere/b");
+        fs::create_dir_all(&a).unwrap();
+        fs::create_dir_all(&b).unwrap();
+        symlink(w.final_dir().join("bin/launch"), a.join("launch")).unwrap();
+        symlink("../a/launch", b.join("tool")).unwrap();
+        for (label, mut c) in [
+            ("by path", Command::new(b.join("tool"))),
+            ("found on PATH", Command::new("tool")),
+        ] {
+            c.env("PATH", format!("{}:{}", b.display(), path.display()))
+                .current_dir(w.dir.path());
+            let o = common::run(c);
+            assert_eq!(
+                String::from_utf8_lossy(&o.stdout),
+                "fake 1.0\n",
+                "{label}: {}",
+                text(&o)
+            );
+        }
+    }
+    common::report(
+        "a_launcher_works_through_symlinks_from_other_directories",
+        &shells,
+    );
+}
+
+#[test]
+fn a_planted_lock_symlink_is_never_followed() {
+    let shells = common::bashes();
+    for sh in &shells {
+        for hide_flock in [false, true] {
+            let w = world();
+            let without: &[&str] = if hide_flock { &["flock"] } else { &[] };
+            let path = tools(w.dir.path(), without, false);
+            let outside = w.dir.path().join("outside");
+            fs::create_dir_all(&outside).unwrap();
+            fs::write(outside.join("victim"), "victim\n").unwrap();
+            fs::create_dir_all(w.prefix()).unwrap();
+            let (link, targets): (&str, &[&str]) = if hide_flock {
+                (".fake-1.0.lockq", &["dir"])
+            } else {
+                (".fake-1.0.lock", &["victim", "created"])
+            };
+            if hide_flock {
+                fs::create_dir_all(outside.join("dir")).unwrap();
+            }
+            for t in targets {
+                let _ = fs::remove_file(w.prefix().join(link));
+                symlink(outside.join(t), w.prefix().join(link)).unwrap();
+                let before = snapshot(&outside);
+                let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+                let what = format!("{} {link} -> {t}", sh.name);
+                assert_eq!(code(&o), 3, "{what}: {}", text(&o));
+                assert_eq!(snapshot(&outside), before, "{what}: outside changed");
+                assert!(!w.final_dir().exists(), "{what}");
+            }
+        }
+    }
+    common::report("a_planted_lock_symlink_is_never_followed", &shells);
+}
+
+#[test]
+fn a_prefix_with_a_newline_is_refused() {
+    let shells = common::bashes();
+    for sh in &shells {
+        let w = world();
+        let path = tools(w.dir.path(), &[], false);
+        let odd = w.dir.path().join("a\nb");
+        let mut c = sh.command(&w.script);
+        c.arg("--prefix")
+            .arg(&odd)
+            .args(["--source-dir", &path_of(&w.src())])
+            .env("PATH", &path);
+        let o = common::run(c);
+        assert_eq!(code(&o), 2, "{}: {}", sh.name, text(&o));
+        assert!(o.stdout.is_empty() && !odd.exists(), "{}", sh.name);
+        // Through a symlink to such a directory too.
+        fs::create_dir_all(&odd).unwrap();
+        symlink(&odd, w.dir.path().join("plain")).unwrap();
+        let mut c = sh.command(&w.script);
+        c.arg("--prefix")
+            .arg(w.dir.path().join("plain"))
+            .args(["--source-dir", &path_of(&w.src())])
+            .env("PATH", &path);
+        let o = common::run(c);
+        assert_eq!(code(&o), 2, "{}: {}", sh.name, text(&o));
+        assert_eq!(fs::read_dir(&odd).unwrap().count(), 0, "{}", sh.name);
+    }
+    common::report("a_prefix_with_a_newline_is_refused", &shells);
+}
+
+/// A world like `world()` whose artifact spec gives `size`.
+fn sized_world(size: impl Fn(usize) -> u64) -> World {
+    let w = world();
+    let size = size(w.artifact.len());
+    let inst = Installer::builder("fake", "1.0")
+        .entry("bin/fake")
+        .check(["--version"], "fake 1.0")
+        .artifact(Artifact::tar_gz("pool/fake-1.0.tgz", sha256_hex(&w.artifact)).size(size))
+        .build()
+        .unwrap();
+    fs::write(&w.script, inst.script().unwrap()).unwrap();
+    w
+}
+
+#[test]
+fn an_artifact_past_its_size_is_refused_and_its_download_stopped() {
+    let shells = common::bashes();
+    let server = Server::start();
+    for sh in &shells {
+        // Exactly its size: installed, from the source dir and downloaded.
+        let w = sized_world(|n| n as u64);
+        let path = tools(w.dir.path(), &[], false);
+        let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+        assert_installed(sh, &w, &o);
+        // One byte more than the spec says: exit 4, nothing installed.
+        let w = sized_world(|n| n as u64 - 1);
+        let path = tools(w.dir.path(), &[], false);
+        let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+        assert_eq!(code(&o), 4, "{}: {}", sh.name, text(&o));
+        assert_nothing_installed(sh, &w);
+        for (label, without, bb) in [
+            ("curl", &[][..], false),
+            ("wget", &["curl"][..], false),
+            ("busybox wget", &["curl"][..], true),
+            ("busybox wget without head", &["curl", "head"][..], true),
+        ] {
+            for (fits, size) in [(true, 0u64), (false, 1)] {
+                let w = sized_world(|n| n as u64 - size);
+                let url_path = format!("/{}/pool/fake-1.0.tgz", w.dir.path().display());
+                server.put(&url_path, &w.artifact);
+                let base = format!("{}/{}", server.url(), w.dir.path().display());
+                let path = tools(w.dir.path(), without, bb);
+                let o = run_install(sh, &w, &path, &["--base-url", &base], &[]);
+                if fits {
+                    assert_installed(sh, &w, &o);
+                } else {
+                    assert_eq!(code(&o), 4, "{} {label}: {}", sh.name, text(&o));
+                    assert!(
+                        String::from_utf8_lossy(&o.stderr).contains("more than the"),
+                        "{} {label}: {}",
+                        sh.name,
+                        text(&o)
+                    );
+                    assert_nothing_installed(sh, &w);
+                    // Stopped, not retried.
+                    assert_eq!(server.requests(&url_path), 1, "{} {label}", sh.name);
+                }
+            }
+        }
+    }
+    common::report(
+        "an_artifact_past_its_size_is_refused_and_its_download_stopped",
         &shells,
     );
 }

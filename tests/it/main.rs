@@ -9,6 +9,7 @@ mod support;
 
 mod bootstrap;
 mod generate;
+mod harness;
 mod hook;
 mod installer;
 mod lint;
@@ -18,5 +19,7 @@ mod params_cli;
 mod quoting;
 mod runner;
 mod shellcheck;
+mod smoke;
+mod snapshot;
 mod supervisor;
 mod templates;

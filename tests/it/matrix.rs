@@ -23,3 +23,18 @@ fn every_shell_of_the_matrix_runs() {
     }
     common::report("every_shell_of_the_matrix_runs", &shells);
 }
+
+#[test]
+fn the_bash_matrix_holds_every_required_release() {
+    // CI names all eight releases (3.2 to 5.3) in SHFORGE_REQUIRE_BASHES, so a
+    // release that went missing fails here instead of shrinking the matrix.
+    let found: Vec<String> = common::bashes().iter().map(|b| b.name.clone()).collect();
+    for release in common::required_bash_releases() {
+        let prefix = format!("bash-{release}.");
+        assert!(
+            found.iter().any(|name| name.starts_with(&prefix)),
+            "SHFORGE_REQUIRE_BASHES names bash {release}, but the matrix holds only: {}",
+            found.join(", ")
+        );
+    }
+}

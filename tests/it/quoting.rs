@@ -96,6 +96,12 @@ fn corpus() -> Vec<String> {
     .collect();
     v.push((1u8..=127).filter(|&b| b != 0).map(char::from).collect());
     v.push("x".repeat(5000));
+    // Values holding ' are double-quoted: every character special there.
+    v.push("x'y".repeat(3000));
+    v.push("'\"\\$`!\n\\\n$(id)`id`\\\\'".to_owned());
+    v.push("'\\".to_owned());
+    v.push("'\\\n".to_owned());
+    v.push("'\u{1}\u{7f}\u{1}\u{7f}".to_owned());
     v
 }
 
@@ -292,6 +298,23 @@ fn params_arrays_round_trip_under_every_bash() {
                 .push_str("for v in \"${ARR[@]}\"; do printf '%s' \"$v\"; printf '\\000'; done\n");
             script
         },
+    );
+}
+
+/// A value holding `'` is written `"…"` with only `"` `\\` `$` `` ` ``
+/// escaped: one piece the shell reads in linear time, where `'\''` made
+/// bash's cost grow faster than the length.
+#[test]
+fn params_quote_values_holding_single_quotes_with_double_quotes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("p.json");
+    fs::write(&input, r#"{"A":"it's","B":"'\"\\$`x","C":"no quote $x"}"#).unwrap();
+    let mut c = Command::new(common::shforge());
+    c.arg("params").arg(&input);
+    let out = common::run(c);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "A=\"it's\"\nB=\"'\\\"\\\\\\$\\`x\"\nC='no quote $x'\n"
     );
 }
 

@@ -609,305 +609,6 @@ fn inherited_runner_variables_are_cleared() {
     common::report("inherited_runner_variables_are_cleared", &shells);
 }
 
-/// A hand-written parameter file (compound array form, an exported
-/// scalar) works too, and its RUNNER_* variables do not reach the CLI.
-#[test]
-fn hand_written_params_file() {
-    let shells = common::bashes();
-    for (shell, locale) in pairs(&shells) {
-        let d = tmp();
-        let mark = d.path().join("mark");
-        let file = d.path().join("params.sh");
-        std::fs::write(
-            &file,
-            format!(
-                "export RUNNER_MODE=direct\nRUNNER_ARGV=('{}' '{}' 6)\nRUNNER_ENV=('PROBE_X=1')\n",
-                fixture("probe.sh"),
-                p(&mark)
-            ),
-        )
-        .unwrap();
-        let out = run(shell, locale, &file, d.path(), &[]);
-        assert_eq!(code(&out), 6, "{}: {}", shell.name, err(&out));
-        let got = String::from_utf8_lossy(&out.stdout);
-        assert!(got.contains("\nPROBE_X=1\n"), "{}: {got}", shell.name);
-        assert!(!got.contains("RUNNER_"), "{}: {got}", shell.name);
-    }
-    common::report("hand_written_params_file", &shells);
-}
-
-/// Bad parameter files: 125 with one line naming the problem, and the CLI
-/// never starts.
-#[test]
-fn bad_parameters_exit_125() {
-    let shells = common::bashes();
-    let d = tmp();
-    let mark = d.path().join("mark");
-    let argv = json!([fixture("probe.sh"), p(&mark), "0"]);
-    let cases: Vec<(serde_json::Value, &str)> = vec![
-        (json!({}), "RUNNER_ARGV is missing or empty"),
-        (
-            json!({"RUNNER_ARGV": []}),
-            "RUNNER_ARGV is missing or empty",
-        ),
-        (
-            json!({"RUNNER_ARGV": "probe"}),
-            "RUNNER_ARGV must be an array",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "stream"}),
-            "RUNNER_MODE must be direct or events",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_MODE": ""}),
-            "RUNNER_MODE must be direct or events",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_MODE": ["events"]}),
-            "RUNNER_MODE must be a string",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_CWD": ["/"]}),
-            "RUNNER_CWD must be a string",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_SETUP": ["true"]}),
-            "RUNNER_SETUP must be a string",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_ENV": "A=1"}),
-            "RUNNER_ENV must be an array",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_ENV": ["A=1", "1A=2"]}),
-            "RUNNER_ENV[1] is not NAME=VALUE",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_ENV": ["NOEQUALS"]}),
-            "RUNNER_ENV[0] is not NAME=VALUE",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_ENV": ["A-B=1"]}),
-            "RUNNER_ENV[0] is not NAME=VALUE",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_ENV": ["\u{e9}=1"]}),
-            "RUNNER_ENV[0] is not NAME=VALUE",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_ENV": ["UID=0"]}),
-            "cannot export UID",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_ARGS": ["x"]}),
-            "unknown parameter RUNNER_ARGS",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events"}),
-            "events mode needs RUNNER_EVENTS",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": "/tmp/x", "RUNNER_STDOUT": "/tmp/y"}),
-            "RUNNER_STDOUT does not apply in events mode",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_STDOUT": ""}),
-            "RUNNER_STDOUT is empty",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_CWD": ""}),
-            "RUNNER_CWD is empty",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_CWD": "/nonexistent/dir"}),
-            "cannot enter RUNNER_CWD",
-        ),
-        (
-            json!({"RUNNER_ARGV": argv, "RUNNER_CWD": "/etc/passwd"}),
-            "cannot enter RUNNER_CWD",
-        ),
-    ];
-    for shell in &shells {
-        for locale in common::LOCALES {
-            for (json, want) in &cases {
-                let file = params(d.path(), json);
-                let what = format!("{} {locale} {json}", shell.name);
-                let out = run(shell, locale, &file, d.path(), &[]);
-                assert_eq!(code(&out), 125, "{what}: {}", err(&out));
-                let e = err(&out);
-                assert_eq!(e.lines().count(), 1, "{what}: not one line: {e}");
-                assert!(
-                    e.starts_with("harness_runner: ") && e.contains(want),
-                    "{what}: {e}"
-                );
-                assert!(!mark.exists(), "{what}: the CLI started");
-            }
-            // No parameter file, a missing one, two arguments.
-            for args in [vec![], vec!["/nonexistent/params.sh"], vec!["a", "b"]] {
-                let mut cmd = shell.command(&runner_script());
-                cmd.args(&args);
-                let out = run_env(cmd, locale, &[], d.path());
-                assert_eq!(code(&out), 125, "{} {args:?}: {}", shell.name, err(&out));
-                assert_eq!(err(&out).lines().count(), 1, "{} {args:?}", shell.name);
-            }
-        }
-    }
-    common::report("bad_parameters_exit_125", &shells);
-}
-
-/// RUNNER_SETUP: its effects reach the CLI; a failing command, a non-zero
-/// end, an `exit` (even `exit 0`) or a syntax error stop the runner with 125
-/// and the CLI never starts, in both modes.
-#[test]
-fn setup_failures_exit_125() {
-    let shells = common::bashes();
-    let cases = [
-        "false\ntrue",
-        "cd /nonexistent/dir",
-        "exit 0",
-        "exit 3",
-        "return 4",
-        "if then fi",
-        "f() { false; echo ran-on; }\nf",
-    ];
-    for (shell, locale) in pairs(&shells) {
-        for mode in ["direct", "events"] {
-            for setup in cases {
-                let d = tmp();
-                let mark = d.path().join("mark");
-                let mut json = json!({
-                    "RUNNER_ARGV": [fixture("probe.sh"), p(&mark), "0"],
-                    "RUNNER_SETUP": setup,
-                });
-                if mode == "events" {
-                    json["RUNNER_MODE"] = "events".into();
-                    json["RUNNER_EVENTS"] = p(&d.path().join("ev")).into();
-                }
-                let file = params(d.path(), &json);
-                let what = format!("{} {locale} {mode} {setup:?}", shell.name);
-                let out = run(shell, locale, &file, d.path(), &[]);
-                assert_eq!(code(&out), 125, "{what}: {}", err(&out));
-                assert!(err(&out).contains("RUNNER_SETUP"), "{what}: {}", err(&out));
-                assert!(!err(&out).contains("ran-on"), "{what}");
-                assert!(!mark.exists(), "{what}: the CLI started");
-            }
-        }
-    }
-    common::report("setup_failures_exit_125", &shells);
-}
-
-/// 126 and 127 in both modes, without relying on exec (which says 126 for a
-/// missing path on bash 3.2 and 4.0).
-#[test]
-fn cli_not_found_127_not_executable_126() {
-    let shells = common::bashes();
-    let d = tmp();
-    let plain = d.path().join("plain");
-    std::fs::write(&plain, "#!/bin/sh\necho hi\n").unwrap();
-    let bin = d.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    std::fs::write(bin.join("noexec-cli"), "#!/bin/sh\necho hi\n").unwrap();
-    std::fs::create_dir(bin.join("dir-cli")).unwrap();
-    let cases = [
-        (p(&d.path().join("missing")), 127),
-        ("no-such-cli-anywhere".to_owned(), 127),
-        ("dir-cli".to_owned(), 127),
-        (p(&plain), 126),
-        (p(d.path()), 126),
-        ("noexec-cli".to_owned(), 126),
-    ];
-    for (shell, locale) in pairs(&shells) {
-        for mode in ["direct", "events"] {
-            for (cli, want) in &cases {
-                let mut json = json!({
-                    "RUNNER_ARGV": [cli, "arg"],
-                    "RUNNER_PATH_PREFIX": p(&bin),
-                });
-                if mode == "events" {
-                    json["RUNNER_MODE"] = "events".into();
-                    json["RUNNER_EVENTS"] = p(&d.path().join("ev")).into();
-                }
-                let file = params(d.path(), &json);
-                let what = format!("{} {locale} {mode} {cli:?}", shell.name);
-                let out = run(shell, locale, &file, d.path(), &[]);
-                assert_eq!(code(&out), *want, "{what}: {}", err(&out));
-                assert!(
-                    err(&out).starts_with("harness_runner: "),
-                    "{what}: {}",
-                    err(&out)
-                );
-            }
-        }
-    }
-    common::report("cli_not_found_127_not_executable_126", &shells);
-}
-
-/// A redirection that cannot be opened stops the runner with 125 before the
-/// CLI starts, and never falls through into another mode.
-#[test]
-fn failed_redirections_exit_125() {
-    let shells = common::bashes();
-    for (shell, locale) in pairs(&shells) {
-        let d = tmp();
-        let mark = d.path().join("mark");
-        let argv = json!([fixture("probe.sh"), p(&mark), "0"]);
-        let events = p(&d.path().join("ev"));
-        let bad = "/nonexistent/dir/file";
-        let cases = [
-            json!({"RUNNER_ARGV": argv, "RUNNER_STDIN": bad}),
-            json!({"RUNNER_ARGV": argv, "RUNNER_STDOUT": bad}),
-            json!({"RUNNER_ARGV": argv, "RUNNER_STDERR": bad}),
-            json!({"RUNNER_ARGV": argv, "RUNNER_STDOUT": p(d.path())}),
-            json!({"RUNNER_ARGV": argv, "RUNNER_STDIN": p(d.path())}),
-            json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": bad}),
-            json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": p(d.path())}),
-            json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": events, "RUNNER_STDIN": bad}),
-            json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": events, "RUNNER_STDERR": bad}),
-        ];
-        for json in &cases {
-            let file = params(d.path(), json);
-            let what = format!("{} {locale} {json}", shell.name);
-            let out = run(shell, locale, &file, d.path(), &[]);
-            assert_eq!(code(&out), 125, "{what}: {}", err(&out));
-            assert!(
-                err(&out).contains("the CLI was not started"),
-                "{what}: {}",
-                err(&out)
-            );
-            assert!(!mark.exists(), "{what}: the CLI started");
-        }
-    }
-    common::report("failed_redirections_exit_125", &shells);
-}
-
-/// An events file that cannot be written (/dev/full) is a runner failure.
-#[test]
-fn unwritable_events_exit_125() {
-    let shells = common::bashes();
-    for (shell, locale) in pairs(&shells) {
-        let d = tmp();
-        let data = d.path().join("data");
-        std::fs::write(&data, "{\"a\":1}\n").unwrap();
-        let file = params(
-            d.path(),
-            &json!({
-                "RUNNER_ARGV": [fixture("replay.sh"), p(&data)],
-                "RUNNER_MODE": "events",
-                "RUNNER_EVENTS": "/dev/full",
-            }),
-        );
-        let out = run(shell, locale, &file, d.path(), &[]);
-        assert_eq!(code(&out), 125, "{}: {}", shell.name, err(&out));
-        assert!(
-            err(&out).contains("writing RUNNER_EVENTS"),
-            "{}: {}",
-            shell.name,
-            err(&out)
-        );
-    }
-    common::report("unwritable_events_exit_125", &shells);
-}
-
 /// An inherited errexit (SHELLOPTS, or `bash -e -u -o pipefail`) changes no
 /// status and no event: a non-JSON line, a failing CLI, 125, 126, 127.
 #[test]
@@ -1067,172 +768,6 @@ fn cli_inherits_no_runner_descriptors() {
     common::report("cli_inherits_no_runner_descriptors", &shells);
 }
 
-/// A setup that gets around its `set -e` or the runner's EXIT trap still
-/// stops the runner with 125, and the CLI never starts: a non-zero final
-/// status after `set +e`, an `exit` after the setup installed its own EXIT
-/// trap (or removed the runner's), a failing command under a replaced trap.
-/// The setup's EXIT trap never runs.
-#[test]
-fn setup_escaping_errexit_or_the_exit_trap_exits_125() {
-    let shells = common::bashes();
-    let cases = [
-        "set +e; false",
-        "set +e; cd /nonexistent/dir",
-        "set +e\nreturn 3",
-        "trap \"echo mytrap\" EXIT; exit 0",
-        "trap 'echo mytrap' EXIT; exit 5",
-        "trap - EXIT; exit 0",
-        "trap 'echo mytrap' EXIT; false",
-        "trap 'exit 0' EXIT; exit 3",
-        "trap 'echo mytrap' 0 INT; exit",
-    ];
-    for (shell, locale) in pairs(&shells) {
-        for mode in ["direct", "events"] {
-            for setup in cases {
-                let d = tmp();
-                let mark = d.path().join("mark");
-                let mut json = json!({
-                    "RUNNER_ARGV": [fixture("probe.sh"), p(&mark), "0"],
-                    "RUNNER_SETUP": setup,
-                });
-                if mode == "events" {
-                    json["RUNNER_MODE"] = "events".into();
-                    json["RUNNER_EVENTS"] = p(&d.path().join("ev")).into();
-                }
-                let file = params(d.path(), &json);
-                let what = format!("{} {locale} {mode} {setup:?}", shell.name);
-                let out = run(shell, locale, &file, d.path(), &[]);
-                let e = err(&out);
-                assert_eq!(code(&out), 125, "{what}: {e}");
-                // The setup's own messages (cd's) may come first; the
-                // runner's is one line, the last.
-                let ours: Vec<&str> = e
-                    .lines()
-                    .filter(|l| l.starts_with("harness_runner: "))
-                    .collect();
-                assert_eq!(ours.len(), 1, "{what}: {e}");
-                assert!(
-                    e.lines().last() == Some(ours[0]) && ours[0].contains("RUNNER_SETUP"),
-                    "{what}: {e}"
-                );
-                assert!(out.stdout.is_empty(), "{what}: the setup's trap ran");
-                assert!(!mark.exists(), "{what}: the CLI started");
-            }
-        }
-    }
-    common::report("setup_escaping_errexit_or_the_exit_trap_exits_125", &shells);
-}
-
-/// What a setup may do: `exit` in subshells and command substitutions, a
-/// `return 0` that ends it early, `set +e` with a final status of 0, traps
-/// of its own (which end with the setup: its EXIT trap does not run when an
-/// events-mode runner exits). The CLI runs and its status is the runner's.
-#[test]
-fn setup_subshell_exits_and_traps_are_its_own() {
-    let shells = common::bashes();
-    let cases = [
-        "(exit 3) || true\nx=$(echo a; exit 4) || true\ntrue | (exit 5) || true",
-        "return 0\nfalse",
-        "set +e; false; true",
-        "trap 'echo mytrap' EXIT INT\ntrap -p EXIT >/dev/null",
-        "( trap 'echo sub-trap' EXIT; exit 0 ) >/dev/null",
-    ];
-    for (shell, locale) in pairs(&shells) {
-        for mode in ["direct", "events"] {
-            for setup in cases {
-                let d = tmp();
-                let mark = d.path().join("mark");
-                let events = d.path().join("ev");
-                let mut json = json!({
-                    "RUNNER_ARGV": [fixture("probe.sh"), p(&mark), "6"],
-                    "RUNNER_SETUP": setup,
-                });
-                if mode == "events" {
-                    json["RUNNER_MODE"] = "events".into();
-                    json["RUNNER_EVENTS"] = p(&events).into();
-                }
-                let file = params(d.path(), &json);
-                let what = format!("{} {locale} {mode} {setup:?}", shell.name);
-                let out = run(shell, locale, &file, d.path(), &[]);
-                assert_eq!(code(&out), 6, "{what}: {}", err(&out));
-                assert!(mark.exists(), "{what}: the CLI did not start");
-                assert_eq!(err(&out), "probe stderr\n", "{what}");
-                let stdout = String::from_utf8_lossy(&out.stdout);
-                assert!(!stdout.contains("trap"), "{what}: {stdout}");
-                if mode == "events" {
-                    let ev = std::fs::read(&events).unwrap();
-                    let got = check_events(&ev, shell, 0.0, f64::MAX, &what);
-                    let got = String::from_utf8_lossy(&got);
-                    assert!(got.starts_with("cwd="), "{what}: {got}");
-                    assert!(!got.contains("trap"), "{what}: {got}");
-                }
-            }
-        }
-    }
-    common::report("setup_subshell_exits_and_traps_are_its_own", &shells);
-}
-
-/// RUNNER_EVENTS means nothing in direct mode (a parameter file shared
-/// between modes may carry it): it is ignored, even when empty, and no
-/// events file appears. RUNNER_STDOUT in events mode stays an error.
-#[test]
-fn events_file_is_ignored_in_direct_mode() {
-    let shells = common::bashes();
-    for (shell, locale) in pairs(&shells) {
-        for events in ["ev", ""] {
-            let d = tmp();
-            let mark = d.path().join("mark");
-            let ev = if events.is_empty() {
-                String::new()
-            } else {
-                p(&d.path().join(events))
-            };
-            let file = params(
-                d.path(),
-                &json!({
-                    "RUNNER_ARGV": [fixture("probe.sh"), p(&mark), "8"],
-                    "RUNNER_EVENTS": ev,
-                }),
-            );
-            let what = format!("{} {locale} {events:?}", shell.name);
-            let out = run(shell, locale, &file, d.path(), &[]);
-            assert_eq!(code(&out), 8, "{what}: {}", err(&out));
-            assert!(mark.exists(), "{what}: the CLI did not start");
-            assert_eq!(err(&out), "probe stderr\n", "{what}");
-            assert!(
-                String::from_utf8_lossy(&out.stdout).starts_with("cwd="),
-                "{what}"
-            );
-            assert!(!d.path().join("ev").exists(), "{what}: events written");
-        }
-    }
-    common::report("events_file_is_ignored_in_direct_mode", &shells);
-}
-
-/// RUNNER_ARGV=("") is a bad parameter (125, one line), not a missing CLI.
-#[test]
-fn empty_program_name_exits_125() {
-    let shells = common::bashes();
-    for (shell, locale) in pairs(&shells) {
-        for mode in ["direct", "events"] {
-            let d = tmp();
-            let mut json = json!({"RUNNER_ARGV": ["", "arg"]});
-            if mode == "events" {
-                json["RUNNER_MODE"] = "events".into();
-                json["RUNNER_EVENTS"] = p(&d.path().join("ev")).into();
-            }
-            let file = params(d.path(), &json);
-            let what = format!("{} {locale} {mode}", shell.name);
-            let out = run(shell, locale, &file, d.path(), &[]);
-            let e = err(&out);
-            assert_eq!(code(&out), 125, "{what}: {e}");
-            assert_eq!(e, "harness_runner: RUNNER_ARGV[0] is empty\n", "{what}");
-            assert!(!d.path().join("ev").exists(), "{what}: events opened");
-        }
-    }
-    common::report("empty_program_name_exits_125", &shells);
-}
-
 /// Signal dispositions the setup set (caught or ignored) end with it: the
 /// CLI starts with the runner's own, the same as without the setup.
 #[test]
@@ -1265,4 +800,676 @@ fn setup_traps_do_not_reach_the_cli() {
         assert_eq!(sig_lines(&out), sig_lines(&base), "{what}");
     }
     common::report("setup_traps_do_not_reach_the_cli", &shells);
+}
+
+// ---------------------------------------------------------------- case table
+
+/// A parameter file of a [`Case`], with placeholders (see [`fill`]).
+enum Params {
+    /// A JSON object, written by the real `shforge params`.
+    Json(&'static str),
+    /// A file written by hand, as it stands.
+    File(&'static str),
+}
+
+/// What the runner's stderr must be.
+enum Stderr {
+    /// One line: `harness_runner: ` and this text in it.
+    Runner(&'static str),
+    /// The setup's own messages may come first; the runner's one line (with
+    /// this text in it) is the last.
+    RunnerLast(&'static str),
+    /// Exactly this text.
+    Exact(&'static str),
+}
+
+/// One run of the runner and what must come of it.
+struct Case {
+    name: &'static str,
+    params: Params,
+    /// Also run it in events mode (RUNNER_MODE=events, RUNNER_EVENTS=@EV@
+    /// added to the file).
+    both_modes: bool,
+    /// Added to the environment (placeholders filled).
+    env: &'static [(&'static str, &'static str)],
+    code: i32,
+    stderr: Stderr,
+    /// Whether the CLI started (probe.sh creates @MARK@ first).
+    cli_starts: bool,
+    /// Text the CLI's output must hold: its stdout in direct mode, the
+    /// events (stamps removed) in events mode.
+    output_has: &'static [&'static str],
+    /// Text the CLI's output must not hold.
+    output_lacks: &'static [&'static str],
+    /// A file (placeholders filled) that must not exist afterwards.
+    absent: Option<&'static str>,
+}
+
+/// A case with the defaults: direct mode only, nothing in the environment,
+/// nothing to check in the output.
+const CASE: Case = Case {
+    name: "",
+    params: Params::Json("{}"),
+    both_modes: false,
+    env: &[],
+    code: 0,
+    stderr: Stderr::Exact(""),
+    cli_starts: true,
+    output_has: &[],
+    output_lacks: &[],
+    absent: None,
+};
+
+/// A case the runner must refuse with 125 before the CLI starts.
+const fn refused(name: &'static str, params: Params, message: &'static str) -> Case {
+    Case {
+        name,
+        params,
+        both_modes: false,
+        env: &[],
+        code: 125,
+        stderr: Stderr::Runner(message),
+        cli_starts: false,
+        output_has: &[],
+        output_lacks: &[],
+        absent: None,
+    }
+}
+
+/// Replace the placeholders: @DIR@ the case's temp dir, @MARK@ the file
+/// probe.sh creates, @EV@ the events file, @PROBE@ @REPLAY@ the fixtures,
+/// @DATA@ a file of mixed output for replay.sh.
+fn fill(text: &str, dir: &Path) -> String {
+    text.replace("@PROBE@", &fixture("probe.sh"))
+        .replace("@REPLAY@", &fixture("replay.sh"))
+        .replace("@MARK@", &p(&dir.join("mark")))
+        .replace("@EV@", &p(&dir.join("ev")))
+        .replace("@DATA@", &p(&dir.join("data")))
+        .replace("@DIR@", &p(dir))
+}
+
+/// The files every case may use: a non-executable file (`plain`), a bin
+/// dir holding a non-executable `noexec-cli` and a directory `dir-cli`, and
+/// `data` for replay.sh.
+fn case_dir() -> tempfile::TempDir {
+    let d = tmp();
+    std::fs::write(d.path().join("plain"), "#!/bin/sh\necho hi\n").unwrap();
+    let bin = d.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::write(bin.join("noexec-cli"), "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::create_dir(bin.join("dir-cli")).unwrap();
+    std::fs::write(d.path().join("data"), "not json\n{\"a\":1}\r\nlast").unwrap();
+    d
+}
+
+/// Run every case under every bash, in both locales, in its modes.
+fn check_cases(test: &str, cases: &[Case]) {
+    let shells = common::bashes();
+    for (shell, locale) in pairs(&shells) {
+        for case in cases {
+            let modes: &[&str] = if case.both_modes {
+                &["direct", "events"]
+            } else {
+                &["direct"]
+            };
+            for mode in modes {
+                check_case(shell, locale, case, mode);
+            }
+        }
+    }
+    common::report(test, &shells);
+}
+
+fn check_case(shell: &Shell, locale: &str, case: &Case, mode: &str) {
+    let d = case_dir();
+    let dir = d.path();
+    let events = mode == "events";
+    let file = match case.params {
+        Params::Json(text) => {
+            let mut json: serde_json::Value =
+                serde_json::from_str(&fill(text, dir)).expect("case JSON");
+            if events {
+                json["RUNNER_MODE"] = "events".into();
+                json["RUNNER_EVENTS"] = p(&dir.join("ev")).into();
+            }
+            params(dir, &json)
+        }
+        Params::File(text) => {
+            let mut text = fill(text, dir);
+            if events {
+                text.push_str(&fill("RUNNER_MODE=events\nRUNNER_EVENTS='@EV@'\n", dir));
+            }
+            let file = dir.join("params.sh");
+            std::fs::write(&file, text).unwrap();
+            file
+        }
+    };
+    let env: Vec<(String, String)> = case
+        .env
+        .iter()
+        .map(|(k, v)| (k.to_string(), fill(v, dir)))
+        .collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let what = format!("{} {locale} {mode} {}", shell.name, case.name);
+    let out = run(shell, locale, &file, dir, &env);
+    let e = err(&out);
+    assert_eq!(code(&out), case.code, "{what}: {e}");
+    match case.stderr {
+        Stderr::Runner(text) => {
+            assert_eq!(e.lines().count(), 1, "{what}: not one line: {e}");
+            assert!(
+                e.starts_with("harness_runner: ") && e.contains(text),
+                "{what}: {e}"
+            );
+        }
+        Stderr::RunnerLast(text) => {
+            let ours: Vec<&str> = e
+                .lines()
+                .filter(|l| l.starts_with("harness_runner: "))
+                .collect();
+            assert_eq!(ours.len(), 1, "{what}: {e}");
+            assert!(
+                e.lines().last() == Some(ours[0]) && ours[0].contains(text),
+                "{what}: {e}"
+            );
+        }
+        Stderr::Exact(text) => assert_eq!(e, text, "{what}"),
+    }
+    assert_eq!(
+        dir.join("mark").exists(),
+        case.cli_starts,
+        "{what}: the CLI started (or not): {e}"
+    );
+    let output = if events && case.code != 125 {
+        let ev = std::fs::read(dir.join("ev")).unwrap_or_default();
+        check_events(&ev, shell, 0.0, f64::MAX, &what)
+    } else {
+        out.stdout.clone()
+    };
+    let output = String::from_utf8_lossy(&output);
+    for want in case.output_has {
+        assert!(
+            output.contains(&fill(want, dir)),
+            "{what}: no {want:?} in {output:?}"
+        );
+    }
+    for bad in case.output_lacks {
+        assert!(
+            !output.contains(&fill(bad, dir)),
+            "{what}: {bad:?} in {output:?}"
+        );
+    }
+    if let Some(path) = case.absent {
+        assert!(
+            !Path::new(&fill(path, dir)).exists(),
+            "{what}: {path} exists"
+        );
+    }
+}
+
+/// Bad parameters: 125 with one line naming the problem, and the CLI never
+/// starts. Also no parameter file, a missing one, two arguments.
+#[test]
+fn bad_parameters_exit_125() {
+    use Params::Json;
+    let argv = r#""RUNNER_ARGV": ["@PROBE@", "@MARK@", "0"]"#;
+    let with = |extra: &'static str| -> &'static str {
+        Box::leak(format!("{{{argv}, {extra}}}").into_boxed_str())
+    };
+    let cases = [
+        refused("no argv", Json("{}"), "RUNNER_ARGV is missing or empty"),
+        refused(
+            "empty argv",
+            Json(r#"{"RUNNER_ARGV": []}"#),
+            "RUNNER_ARGV is missing or empty",
+        ),
+        refused(
+            "argv scalar",
+            Json(r#"{"RUNNER_ARGV": "probe"}"#),
+            "RUNNER_ARGV must be an array",
+        ),
+        refused(
+            "mode stream",
+            Json(with(r#""RUNNER_MODE": "stream""#)),
+            "RUNNER_MODE must be direct or events",
+        ),
+        refused(
+            "mode empty",
+            Json(with(r#""RUNNER_MODE": """#)),
+            "RUNNER_MODE must be direct or events",
+        ),
+        refused(
+            "mode array",
+            Json(with(r#""RUNNER_MODE": ["events"]"#)),
+            "RUNNER_MODE must be a string",
+        ),
+        refused(
+            "cwd array",
+            Json(with(r#""RUNNER_CWD": ["/"]"#)),
+            "RUNNER_CWD must be a string",
+        ),
+        refused(
+            "setup array",
+            Json(with(r#""RUNNER_SETUP": ["true"]"#)),
+            "RUNNER_SETUP must be a string",
+        ),
+        refused(
+            "env scalar",
+            Json(with(r#""RUNNER_ENV": "A=1""#)),
+            "RUNNER_ENV must be an array",
+        ),
+        refused(
+            "env 1A",
+            Json(with(r#""RUNNER_ENV": ["A=1", "1A=2"]"#)),
+            "RUNNER_ENV[1] is not NAME=VALUE",
+        ),
+        refused(
+            "env no =",
+            Json(with(r#""RUNNER_ENV": ["NOEQUALS"]"#)),
+            "RUNNER_ENV[0] is not NAME=VALUE",
+        ),
+        refused(
+            "env A-B",
+            Json(with(r#""RUNNER_ENV": ["A-B=1"]"#)),
+            "RUNNER_ENV[0] is not NAME=VALUE",
+        ),
+        refused(
+            "env non-ASCII",
+            Json(with("\"RUNNER_ENV\": [\"\u{e9}=1\"]")),
+            "RUNNER_ENV[0] is not NAME=VALUE",
+        ),
+        refused(
+            "env read-only",
+            Json(with(r#""RUNNER_ENV": ["UID=0"]"#)),
+            "cannot export UID",
+        ),
+        refused(
+            "unknown",
+            Json(with(r#""RUNNER_ARGS": ["x"]"#)),
+            "unknown parameter RUNNER_ARGS",
+        ),
+        refused(
+            "events no file",
+            Json(with(r#""RUNNER_MODE": "events""#)),
+            "events mode needs RUNNER_EVENTS",
+        ),
+        refused(
+            "events stdout",
+            Json(with(
+                r#""RUNNER_MODE": "events", "RUNNER_EVENTS": "@EV@", "RUNNER_STDOUT": "@DIR@/y""#,
+            )),
+            "RUNNER_STDOUT does not apply in events mode",
+        ),
+        refused(
+            "stdout empty",
+            Json(with(r#""RUNNER_STDOUT": """#)),
+            "RUNNER_STDOUT is empty",
+        ),
+        refused(
+            "cwd empty",
+            Json(with(r#""RUNNER_CWD": """#)),
+            "RUNNER_CWD is empty",
+        ),
+        refused(
+            "cwd missing",
+            Json(with(r#""RUNNER_CWD": "/nonexistent/dir""#)),
+            "cannot enter RUNNER_CWD",
+        ),
+        refused(
+            "cwd file",
+            Json(with(r#""RUNNER_CWD": "/etc/passwd""#)),
+            "cannot enter RUNNER_CWD",
+        ),
+        Case {
+            both_modes: true,
+            ..refused(
+                "argv[0] empty",
+                Json(r#"{"RUNNER_ARGV": ["", "arg"]}"#),
+                "RUNNER_ARGV[0] is empty",
+            )
+        },
+    ];
+    check_cases("bad_parameters_exit_125", &cases);
+    let shells = common::bashes();
+    let d = tmp();
+    for (shell, locale) in pairs(&shells) {
+        for args in [vec![], vec!["/nonexistent/params.sh"], vec!["a", "b"]] {
+            let mut cmd = shell.command(&runner_script());
+            cmd.args(&args);
+            let out = run_env(cmd, locale, &[], d.path());
+            assert_eq!(code(&out), 125, "{} {args:?}: {}", shell.name, err(&out));
+            assert_eq!(err(&out).lines().count(), 1, "{} {args:?}", shell.name);
+        }
+    }
+}
+
+/// The parameter file is read, not sourced: only assignments to RUNNER_*
+/// names, each one quoted word, are taken. Anything else is refused (125,
+/// one line naming the file's line) before any of the file takes effect,
+/// so no command in it runs (probe.sh never creates @MARK@) and no other
+/// variable changes. Quoted values may span lines and hold anything.
+#[test]
+fn parameter_file_assigns_runner_names_only() {
+    use Params::{File, Json};
+    const ARGV: &str =
+        "RUNNER_ARGV=()\nRUNNER_ARGV[0]='@PROBE@'\nRUNNER_ARGV[1]='@MARK@'\nRUNNER_ARGV[2]=3\n";
+    let file = |tail: &str| -> Params { File(Box::leak(format!("{ARGV}{tail}").into_boxed_str())) };
+    let foreign = "not an assignment to a RUNNER_* name";
+    let not_word = "is not one quoted word";
+    let mut cases = vec![];
+    for name in [
+        "PATH",
+        "IFS",
+        "BASH_ENV",
+        "SHELLOPTS",
+        "POSIXLY_CORRECT",
+        "LC_ALL",
+    ] {
+        let json =
+            format!(r#"{{"RUNNER_ARGV": ["@PROBE@", "@MARK@", "0"], "{name}": "/nonexistent"}}"#);
+        cases.push(refused(
+            name,
+            Json(Box::leak(json.into_boxed_str())),
+            foreign,
+        ));
+    }
+    cases.extend([
+        // UID is read-only: as the last line it used to fail alone.
+        refused("read-only last", file("UID='0'\n"), "line 5: not an assignment to a RUNNER_* name"),
+        refused("second command", file("RUNNER_SETUP=x; PATH=/evil\n"), not_word),
+        refused("second command quoted", file("RUNNER_SETUP='x'; touch '@MARK@'\n"), not_word),
+        refused("command substitution", file("RUNNER_SETUP=$(touch '@MARK@')\n"), not_word),
+        refused("command substitution in \"\"", file("RUNNER_SETUP=\"$(touch '@MARK@')\"\n"), not_word),
+        refused("backquotes in \"\"", file("RUNNER_SETUP=\"`touch '@MARK@'`\"\n"), not_word),
+        refused("after the closing quote", file("RUNNER_SETUP=\"x\"$(touch '@MARK@')\n"), not_word),
+        refused("backslash-newline", file("RUNNER_CWD=\"/\\\n\"\n"), not_word),
+        refused("heredoc", file("RUNNER_SETUP=<<EOF\ntouch '@MARK@'\nEOF\n"), not_word),
+        refused("export", file("export RUNNER_MODE=direct\n"), foreign),
+        refused("compound array", File("RUNNER_ARGV=('@PROBE@' '@MARK@' 6)\n"), not_word),
+        refused("stray quote", file("RUNNER_SETUP='a'b'\n"), not_word),
+        refused("trailing blank", file("RUNNER_SETUP='a' \n"), not_word),
+        refused("lower-case name", file("RUNNER_setup='a'\n"), "is not a RUNNER_* name"),
+        refused("bad index", file("RUNNER_ENV[a]='A=1'\n"), "is not a RUNNER_* name"),
+        refused("index expression", file("RUNNER_ENV[$(touch '@MARK@')]='A=1'\n"), "is not a RUNNER_* name"),
+        refused("never ends", file("RUNNER_SETUP='a\n"), "line 5: the quoted value never ends"),
+        refused("unescaped $ on a later line", file("RUNNER_SETUP=\"'\n$(touch '@MARK@')\"\n"), "line 6"),
+        refused("CRLF line", file("RUNNER_MODE='direct'\r\n"), not_word),
+        Case {
+            name: "a value spanning lines holds PATH=",
+            params: file("RUNNER_ARGV[3]='x\nPATH=/nonexistent\n'\nRUNNER_ARGV[4]=\"it's\nPATH=/nonexistent \\$HOME\"\n"),
+            code: 3,
+            stderr: Stderr::Exact("probe stderr\n"),
+            output_has: &["path="],
+            output_lacks: &["path=/nonexistent"],
+            both_modes: true,
+            ..CASE
+        },
+        Case {
+            name: "comments, blank lines, bare words, '\\'' pieces",
+            params: File("# written by hand\n\nRUNNER_ARGV=()\nRUNNER_ARGV[0]='@PROBE@'\nRUNNER_ARGV[1]=@MARK@\nRUNNER_ARGV[2]=6\nRUNNER_ENV[0]='PROBE_X=it'\\''s'\n"),
+            code: 6,
+            stderr: Stderr::Exact("probe stderr\n"),
+            output_has: &["\nPROBE_X=it's\n"],
+            output_lacks: &["RUNNER_"],
+            both_modes: true,
+            ..CASE
+        },
+        Case {
+            name: "exported RUNNER_ names do not reach the CLI",
+            params: file("RUNNER_ENV=()\nRUNNER_ENV[0]='PROBE_Y=1'\n"),
+            env: &[("RUNNER_LEAK", "1")],
+            code: 3,
+            stderr: Stderr::Exact("probe stderr\n"),
+            output_has: &["\nPROBE_Y=1\n"],
+            output_lacks: &["RUNNER_"],
+            ..CASE
+        },
+    ]);
+    check_cases("parameter_file_assigns_runner_names_only", &cases);
+}
+
+/// Functions exported by the environment are gone before the runner runs
+/// anything: `exec` cannot take over events mode, `cd` cannot skip
+/// RUNNER_CWD, builtins the runner uses cannot be replaced, and the CLI
+/// inherits none of them.
+#[test]
+fn inherited_functions_are_cleared() {
+    const HIJACK: &[(&str, &str)] = &[
+        ("BASH_FUNC_exec%%", "() { echo hijacked-exec; }"),
+        ("BASH_FUNC_cd%%", "() { echo hijacked-cd; }"),
+        ("BASH_FUNC_builtin%%", "() { echo hijacked-builtin; }"),
+        ("BASH_FUNC_unset%%", "() { echo hijacked-unset; }"),
+        ("BASH_FUNC_printf%%", "() { echo hijacked-printf; }"),
+        ("BASH_FUNC_read%%", "() { echo hijacked-read; }"),
+        ("BASH_FUNC_set%%", "() { echo hijacked-set; }"),
+        ("BASH_FUNC_compgen%%", "() { echo hijacked-compgen; }"),
+        ("BASH_FUNC_eval%%", "() { echo hijacked-eval; }"),
+        ("BASH_FUNC_local%%", "() { echo hijacked-local; }"),
+        ("exec", "() { echo hijacked-old-format; }"),
+    ];
+    let cases = [Case {
+        name: "exported functions",
+        params: Params::Json(
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@", "5"], "RUNNER_CWD": "/", "RUNNER_SETUP": "cd /"}"#,
+        ),
+        both_modes: true,
+        env: HIJACK,
+        code: 5,
+        stderr: Stderr::Exact("probe stderr\n"),
+        output_has: &["cwd=/\n"],
+        output_lacks: &["hijacked", "BASH_FUNC"],
+        ..CASE
+    }];
+    check_cases("inherited_functions_are_cleared", &cases);
+}
+
+/// POSIXLY_CORRECT from the environment: the runner leaves posix mode (its
+/// setup guards are functions named like special builtins), a setup runs
+/// and fails as without it, and the CLI gets the variable back.
+#[test]
+fn posixly_correct_is_given_back_to_the_cli() {
+    let ok = |name, setup| Case {
+        name,
+        params: Params::Json(setup),
+        both_modes: true,
+        env: &[("POSIXLY_CORRECT", "1")],
+        code: 4,
+        stderr: Stderr::Exact("probe stderr\n"),
+        output_has: &["\nPOSIXLY_CORRECT=1\n"],
+        ..CASE
+    };
+    let failed = |name, setup, message| Case {
+        env: &[("POSIXLY_CORRECT", "1")],
+        both_modes: true,
+        ..refused(name, Params::Json(setup), message)
+    };
+    let cases = [
+        ok("no setup", r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@", "4"]}"#),
+        ok(
+            "setup",
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@", "4"], "RUNNER_SETUP": "true\ntrap 'echo t' USR1"}"#,
+        ),
+        failed(
+            "setup exit",
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@", "4"], "RUNNER_SETUP": "exit 0"}"#,
+            "RUNNER_SETUP called exit",
+        ),
+        failed(
+            "setup false",
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@", "4"], "RUNNER_SETUP": "false"}"#,
+            "RUNNER_SETUP failed",
+        ),
+    ];
+    check_cases("posixly_correct_is_given_back_to_the_cli", &cases);
+}
+
+/// RUNNER_SETUP: a failing command, a non-zero end (also after `set +e`), an
+/// `exit` (even `exit 0`, also after the setup replaced the EXIT trap) or a
+/// syntax error stop the runner with 125 in both modes; the CLI never starts
+/// and the setup's EXIT trap never runs. What a setup may do: `exit` in
+/// subshells, `return 0`, `set +e` ending in success, traps of its own.
+#[test]
+fn setup_cases() {
+    let fails = [
+        "false\ntrue",
+        "cd /nonexistent/dir",
+        "exit 0",
+        "exit 3",
+        "return 4",
+        "if then fi",
+        "f() { false; echo ran-on; }\nf",
+        "set +e; false",
+        "set +e; cd /nonexistent/dir",
+        "set +e\nreturn 3",
+        "trap \"echo mytrap\" EXIT; exit 0",
+        "trap 'echo mytrap' EXIT; exit 5",
+        "trap - EXIT; exit 0",
+        "trap 'echo mytrap' EXIT; false",
+        "trap 'exit 0' EXIT; exit 3",
+        "trap 'echo mytrap' 0 INT; exit",
+    ];
+    let runs = [
+        "(exit 3) || true\nx=$(echo a; exit 4) || true\ntrue | (exit 5) || true",
+        "return 0\nfalse",
+        "set +e; false; true",
+        "trap 'echo mytrap' EXIT INT\ntrap -p EXIT >/dev/null",
+        "( trap 'echo sub-trap' EXIT; exit 0 ) >/dev/null",
+    ];
+    let json = |setup: &str, status: &str| -> Params {
+        let v = json!({"RUNNER_ARGV": ["@PROBE@", "@MARK@", status], "RUNNER_SETUP": setup});
+        Params::Json(Box::leak(v.to_string().into_boxed_str()))
+    };
+    let mut cases: Vec<Case> = fails
+        .iter()
+        .map(|setup| Case {
+            both_modes: true,
+            stderr: Stderr::RunnerLast("RUNNER_SETUP"),
+            output_lacks: &["mytrap", "ran-on"],
+            ..refused(setup, json(setup, "0"), "")
+        })
+        .collect();
+    cases.extend(runs.iter().map(|setup| Case {
+        name: setup,
+        params: json(setup, "6"),
+        both_modes: true,
+        code: 6,
+        stderr: Stderr::Exact("probe stderr\n"),
+        output_has: &["cwd="],
+        output_lacks: &["trap"],
+        ..CASE
+    }));
+    check_cases("setup_cases", &cases);
+}
+
+/// 126 and 127 in both modes without relying on exec (which says 126 for a
+/// missing path on bash 3.2 and 4.0); redirections that cannot be opened and
+/// an events file that cannot be written are 125; RUNNER_EVENTS means
+/// nothing in direct mode (a parameter file shared between modes may carry
+/// it, even empty).
+#[test]
+fn start_and_redirection_cases() {
+    let cli = |name, cli: &'static str, code| Case {
+        both_modes: true,
+        code,
+        stderr: Stderr::Runner(""),
+        ..refused(name, Params::Json(cli), "")
+    };
+    // bash's own message about the failed redirection comes first.
+    let redirect = |name, json, both_modes| Case {
+        both_modes,
+        stderr: Stderr::RunnerLast("the CLI was not started"),
+        ..refused(name, Params::Json(json), "")
+    };
+    let cases = [
+        cli(
+            "missing path",
+            r#"{"RUNNER_ARGV": ["@DIR@/missing", "a"]}"#,
+            127,
+        ),
+        cli(
+            "not on PATH",
+            r#"{"RUNNER_ARGV": ["no-such-cli-anywhere"], "RUNNER_PATH_PREFIX": "@DIR@/bin"}"#,
+            127,
+        ),
+        cli(
+            "a directory on PATH",
+            r#"{"RUNNER_ARGV": ["dir-cli"], "RUNNER_PATH_PREFIX": "@DIR@/bin"}"#,
+            127,
+        ),
+        cli("not executable", r#"{"RUNNER_ARGV": ["@DIR@/plain"]}"#, 126),
+        cli("a directory", r#"{"RUNNER_ARGV": ["@DIR@"]}"#, 126),
+        cli(
+            "not executable on PATH",
+            r#"{"RUNNER_ARGV": ["noexec-cli"], "RUNNER_PATH_PREFIX": "@DIR@/bin"}"#,
+            126,
+        ),
+        redirect(
+            "stdin missing",
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@"], "RUNNER_STDIN": "/nonexistent/dir/file"}"#,
+            true,
+        ),
+        redirect(
+            "stdin a directory",
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@"], "RUNNER_STDIN": "@DIR@"}"#,
+            true,
+        ),
+        redirect(
+            "stderr missing dir",
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@"], "RUNNER_STDERR": "/nonexistent/dir/file"}"#,
+            true,
+        ),
+        redirect(
+            "stdout missing dir",
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@"], "RUNNER_STDOUT": "/nonexistent/dir/file"}"#,
+            false,
+        ),
+        redirect(
+            "stdout a directory",
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@"], "RUNNER_STDOUT": "@DIR@"}"#,
+            false,
+        ),
+        redirect(
+            "events missing dir",
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@"], "RUNNER_MODE": "events", "RUNNER_EVENTS": "/nonexistent/dir/file"}"#,
+            false,
+        ),
+        redirect(
+            "events a directory",
+            r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@"], "RUNNER_MODE": "events", "RUNNER_EVENTS": "@DIR@"}"#,
+            false,
+        ),
+        Case {
+            // The CLI is replay.sh (no mark); bash's printf complains first.
+            stderr: Stderr::RunnerLast("writing RUNNER_EVENTS"),
+            ..refused(
+                "events unwritable",
+                Params::Json(
+                    r#"{"RUNNER_ARGV": ["@REPLAY@", "@DATA@"], "RUNNER_MODE": "events", "RUNNER_EVENTS": "/dev/full"}"#,
+                ),
+                "writing RUNNER_EVENTS",
+            )
+        },
+        Case {
+            name: "events file ignored in direct mode",
+            params: Params::Json(
+                r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@", "8"], "RUNNER_EVENTS": "@DIR@/ev2"}"#,
+            ),
+            code: 8,
+            stderr: Stderr::Exact("probe stderr\n"),
+            output_has: &["cwd="],
+            absent: Some("@DIR@/ev2"),
+            ..CASE
+        },
+        Case {
+            name: "empty events file ignored in direct mode",
+            params: Params::Json(
+                r#"{"RUNNER_ARGV": ["@PROBE@", "@MARK@", "8"], "RUNNER_EVENTS": ""}"#,
+            ),
+            code: 8,
+            stderr: Stderr::Exact("probe stderr\n"),
+            output_has: &["cwd="],
+            ..CASE
+        },
+    ];
+    check_cases("start_and_redirection_cases", &cases);
 }

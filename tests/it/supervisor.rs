@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Condvar, Mutex};
 
 use common::Shell;
-use shforge::host::CleanupReceipt;
+use shforge::host::supervisor::{CleanupReceipt, Containment};
 
 /// How many namespaces may run at once (2 cores, shared).
 const PARALLEL: usize = 4;
@@ -80,11 +80,140 @@ impl Outcome {
     }
 }
 
-fn run_scenario(shell: &Shell, scenario: &str) -> Outcome {
+/// What a scenario needs besides its namespace.
+#[derive(Clone, Copy, Default)]
+struct Setup {
+    /// A cgroup v2 directory of its own (SHFORGE_TEST_CGROUP in the driver).
+    cgroup_v2: bool,
+    /// Run the whole namespace in a cgroup v1 pids child with this pids.max.
+    pids_max: Option<u32>,
+}
+
+/// A cgroup directory made for one test run and removed, with anything
+/// left in it, when dropped.
+struct TestCgroup {
+    path: PathBuf,
+}
+
+impl TestCgroup {
+    /// A fresh child of `parent`, or None when it cannot be made there.
+    fn new(parent: &str) -> Option<TestCgroup> {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let path = Path::new(parent).join(format!("shforge-test-{}-{n}", std::process::id()));
+        std::fs::create_dir(&path).ok()?;
+        Some(TestCgroup { path })
+    }
+
+    /// Empty `dir` (KILL its members, again and again) and remove it.
+    fn remove(dir: &Path) {
+        for _ in 0..500 {
+            let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+            for pid in procs.split_whitespace() {
+                let _ = Command::new("kill").args(["-s", "KILL", pid]).status();
+            }
+            if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("could not remove test cgroup {}", dir.display());
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        // Children the supervisor failed to remove go first.
+        if let Ok(entries) = std::fs::read_dir(&self.path) {
+            for e in entries.flatten() {
+                if e.path().is_dir() {
+                    TestCgroup::remove(&e.path());
+                }
+            }
+        }
+        TestCgroup::remove(&self.path);
+    }
+}
+
+/// Where tests make cgroup v2 children: the unified hierarchy of a hybrid
+/// host, else /sys/fs/cgroup itself when it is cgroup2.
+fn cgroup_v2_parent() -> Option<&'static str> {
+    ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+        .into_iter()
+        .find(|p| Path::new(p).join("cgroup.controllers").exists())
+}
+
+/// Skip (loudly) or, under SHFORGE_REQUIRE_SHELLS=1, fail.
+fn unavailable(test: &str, what: &str) {
+    if std::env::var("SHFORGE_REQUIRE_SHELLS").as_deref() == Ok("1") {
+        panic!("{test} needs {what} (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)");
+    }
+    common::loud(&format!("SKIPPING {test}: needs {what}"));
+}
+
+/// Whether the cgroups a setup needs can be made here (checked once per test).
+fn setup_available(test: &str, setup: Setup) -> bool {
+    if setup.cgroup_v2 {
+        match cgroup_v2_parent().and_then(TestCgroup::new) {
+            Some(_) => {}
+            None => {
+                unavailable(test, "a writable cgroup v2 hierarchy");
+                return false;
+            }
+        }
+    }
+    if setup.pids_max.is_some() && TestCgroup::new("/sys/fs/cgroup/pids").is_none() {
+        unavailable(
+            test,
+            "a writable cgroup v1 pids hierarchy at /sys/fs/cgroup/pids",
+        );
+        return false;
+    }
+    true
+}
+
+/// A process-limited storm runs alone: it starves whatever else runs on the
+/// 2 cores (another scenario's grace period would end before its harness
+/// got the CPU to exit on TERM).
+static STORM: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn run_scenario_with(shell: &Shell, scenario: &str, setup: Setup) -> Outcome {
+    let (_alone, _shared) = if setup.pids_max.is_some() {
+        (Some(STORM.write().unwrap_or_else(|e| e.into_inner())), None)
+    } else {
+        (None, Some(STORM.read().unwrap_or_else(|e| e.into_inner())))
+    };
     let _slot = Slot::take();
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = Command::new("timeout")
+    let v2 = setup.cgroup_v2.then(|| {
+        cgroup_v2_parent()
+            .and_then(TestCgroup::new)
+            .expect("cgroup v2 child")
+    });
+    let pids = setup.pids_max.map(|max| {
+        let cg = TestCgroup::new("/sys/fs/cgroup/pids").expect("pids cgroup child");
+        std::fs::write(cg.path.join("pids.max"), max.to_string()).expect("pids.max");
+        cg
+    });
+    let mut cmd = match &pids {
+        // The namespace, its driver and the supervisor all count against
+        // pids.max: the shell joins the cgroup, then becomes the rest.
+        Some(cg) => {
+            let mut c = Command::new("sh");
+            c.arg("-c")
+                .arg(r#"echo $$ >"$1/cgroup.procs" && shift && exec "$@""#)
+                .arg("sh")
+                .arg(&cg.path);
+            c
+        }
+        None => Command::new("env"),
+    };
+    if let Some(cg) = &v2 {
+        cmd.env("SHFORGE_TEST_CGROUP", &cg.path);
+    }
+    let out = cmd
         .args([
+            "timeout",
             "-s",
             "KILL",
             "120",
@@ -102,11 +231,23 @@ fn run_scenario(shell: &Shell, scenario: &str) -> Outcome {
         .stdin(Stdio::null())
         .output()
         .expect("unshare runs");
+    // The namespace is gone: its cgroups can go too (after a look at what
+    // the supervisor left in the v2 one).
+    drop(pids);
+    let mut leftovers = Vec::new();
+    if let Some(cg) = &v2 {
+        for e in std::fs::read_dir(&cg.path).unwrap().flatten() {
+            if e.path().is_dir() {
+                leftovers.push(format!("CGROUP_LEFT {}", e.path().display()));
+            }
+        }
+    }
+    drop(v2);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let mut status = String::new();
     let mut notes = Vec::new();
-    let mut problems = Vec::new();
+    let mut problems = leftovers;
     let mut ended = false;
     for line in stdout.lines() {
         if let Some(s) = line.strip_prefix("STATUS ") {
@@ -143,7 +284,11 @@ fn run_scenario(shell: &Shell, scenario: &str) -> Outcome {
 /// Run `scenario` under every bash (in parallel), apply the shared checks and
 /// then `check`, and fail with every failure at once.
 fn scenario(name: &str, check: impl Fn(&Outcome) + Sync) {
-    if !common::require_root(name) {
+    scenario_with(name, Setup::default(), check)
+}
+
+fn scenario_with(name: &str, setup: Setup, check: impl Fn(&Outcome) + Sync) {
+    if !common::require_root(name) || !setup_available(name, setup) {
         return;
     }
     let shells = common::bashes();
@@ -153,7 +298,7 @@ fn scenario(name: &str, check: impl Fn(&Outcome) + Sync) {
             .map(|shell| {
                 let check = &check;
                 s.spawn(move || {
-                    let out = run_scenario(shell, name);
+                    let out = run_scenario_with(shell, name, setup);
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         assert!(
                             out.problems.is_empty(),
@@ -186,13 +331,13 @@ fn scenario(name: &str, check: impl Fn(&Outcome) + Sync) {
 fn expect_receipt(out: &Outcome, rc: Option<i32>, timed_out: bool) {
     let r = out.receipt();
     assert_eq!(
-        r,
-        &CleanupReceipt {
-            cleanup_confirmed: true,
-            return_code: rc,
-            error: None,
-            timed_out
-        },
+        (
+            r.cleanup_confirmed,
+            r.return_code,
+            r.error.as_deref(),
+            r.timed_out
+        ),
+        (true, rc, None, timed_out),
         "{}",
         out.context()
     );
@@ -501,6 +646,21 @@ fn malformed_arguments_exit_2() {
             vec!["--receipt", r],
             vec!["--receipt", r, "--", ""],
             vec!["--receipt", r, "--deadline"],
+            vec!["--receipt", r, "--cgroup", "relative/dir", "--"],
+            vec!["--receipt", r, "--cgroup", "", "--"],
+            vec!["--receipt", r, "--cgroup", "none", "--cgroup", "none", "--"],
+            vec!["--receipt", r, "--max-procs", "5", "--"],
+            vec!["--receipt", r, "--cgroup", "none", "--max-procs", "5", "--"],
+            vec!["--receipt", r, "--cgroup", "/x", "--max-procs", "0", "--"],
+            vec![
+                "--receipt",
+                r,
+                "--cgroup",
+                "/x",
+                "--max-procs",
+                "1234567890",
+                "--",
+            ],
         ];
         for args in &with_receipt {
             let _ = std::fs::remove_file(&receipt);
@@ -521,6 +681,10 @@ fn malformed_arguments_exit_2() {
             vec!["--", "touch", started.to_str().unwrap()],
             vec!["--deadline", "1", "--", "touch", started.to_str().unwrap()],
             vec!["--receipt"],
+            // --end-services writes no receipt, not even on a usage error.
+            vec!["--end-services"],
+            vec!["--end-services", r, "--bogus"],
+            vec!["--end-services", r, "--grace", "soon"],
         ] {
             let mut c = shell.command(&supervisor());
             c.args(&args);
@@ -607,4 +771,271 @@ fn generated_script_is_shellcheck_and_lint_clean() {
         ),
         Err(_) => common::loud("SKIPPING shellcheck: not installed"),
     }
+}
+
+#[test]
+fn receipt_path_that_is_a_directory_is_refused_with_2() {
+    scenario("receipt_dir", |o| {
+        assert_eq!(o.status, "2", "{}", o.context());
+        assert!(
+            !o.notes
+                .iter()
+                .any(|n| n.starts_with("command started") || n.starts_with("wrote ")),
+            "{}",
+            o.context()
+        );
+    });
+}
+
+#[test]
+fn sleep_without_fractions_on_path_is_refused_with_125() {
+    scenario("impostor_sleep", |o| {
+        assert_eq!(o.status, "125", "{}", o.context());
+        let r = o.receipt();
+        assert_eq!(r.return_code, None, "{}", o.context());
+        assert!(
+            r.error
+                .as_deref()
+                .unwrap_or("")
+                .contains("does not sleep 0.01 s"),
+            "{}",
+            o.context()
+        );
+        assert!(
+            !o.notes.iter().any(|n| n == "command started"),
+            "{}",
+            o.context()
+        );
+    });
+}
+
+#[test]
+fn empty_path_is_refused_with_125_and_a_receipt() {
+    scenario("empty_path", |o| {
+        assert_eq!(o.status, "125", "{}", o.context());
+        let r = o.receipt();
+        assert!(
+            r.error
+                .as_deref()
+                .unwrap_or("")
+                .contains("not found on PATH"),
+            "{}",
+            o.context()
+        );
+        assert!(
+            !o.notes.iter().any(|n| n == "command started"),
+            "{}",
+            o.context()
+        );
+    });
+}
+
+#[test]
+fn services_are_listed_and_end_services_ends_exactly_them() {
+    scenario("end_services", |o| {
+        expect_receipt(o, Some(0), false);
+        let listed = o
+            .notes
+            .iter()
+            .find_map(|n| n.strip_prefix("services "))
+            .unwrap_or_else(|| panic!("no services note: {}", o.context()));
+        let pids: Vec<u32> = listed.split(' ').map(|p| p.parse().unwrap()).collect();
+        let r = o.receipt();
+        let in_receipt: Vec<u32> = r.services.iter().map(|s| s.pid).collect();
+        for pid in &pids {
+            assert!(
+                in_receipt.contains(pid),
+                "service {pid} not listed: {}",
+                o.context()
+            );
+        }
+        assert!(
+            r.services
+                .iter()
+                .all(|s| s.start_time > 0 && !s.argv0.is_empty()),
+            "{}",
+            o.context()
+        );
+        for bad in ["died in the stop", "still alive"] {
+            assert!(
+                !o.notes.iter().any(|n| n.contains(bad)),
+                "{bad}: {}",
+                o.context()
+            );
+        }
+        assert!(
+            o.notes.iter().any(|n| n == "end_services status 0"),
+            "{}",
+            o.context()
+        );
+        // The stranger on a service's recycled PID is an unrelated process:
+        // the driver reports it (UNRELATED_HIT) if it was touched.
+        assert!(
+            o.notes.iter().any(|n| n.starts_with("reused ")),
+            "PID not reused: {}",
+            o.context()
+        );
+    });
+}
+
+#[test]
+fn escapee_without_marker_is_caught_only_by_cgroup_containment() {
+    let setup = Setup {
+        cgroup_v2: true,
+        pids_max: None,
+    };
+    scenario_with("cgroup_escape", setup, |o| {
+        expect_receipt(o, Some(143), false);
+        assert_eq!(
+            o.receipt().containment,
+            Containment::Cgroup,
+            "{}",
+            o.context()
+        );
+        assert!(
+            !o.notes.iter().any(|n| n.starts_with("cgroup left")),
+            "{}",
+            o.context()
+        );
+    });
+    // No option: the supervisor's own cgroup, delegated (owned by this user,
+    // writable, not the root), is found and used.
+    scenario_with("cgroup_auto", setup, |o| {
+        expect_receipt(o, Some(143), false);
+        assert_eq!(
+            o.receipt().containment,
+            Containment::Cgroup,
+            "{}",
+            o.context()
+        );
+        assert!(
+            !o.notes.iter().any(|n| n.starts_with("cannot join")),
+            "{}",
+            o.context()
+        );
+    });
+    // The same process, /proc scanning only: out of reach (a known gap).
+    scenario_with("proc_escape", setup, |o| {
+        expect_receipt(o, Some(143), false);
+        assert_eq!(
+            o.receipt().containment,
+            Containment::Proc,
+            "{}",
+            o.context()
+        );
+        assert!(
+            o.notes.iter().any(|n| n == "escapee alive"),
+            "{}",
+            o.context()
+        );
+    });
+}
+
+#[test]
+fn max_procs_without_a_pids_controller_is_refused_with_125() {
+    let setup = Setup {
+        cgroup_v2: true,
+        pids_max: None,
+    };
+    scenario_with("max_procs", setup, |o| {
+        let Some(parent) = cgroup_v2_parent() else {
+            return;
+        };
+        let controllers = std::fs::read_to_string(Path::new(parent).join("cgroup.subtree_control"))
+            .unwrap_or_default();
+        if controllers.split_whitespace().any(|c| c == "pids") {
+            expect_receipt(o, Some(0), false);
+        } else {
+            assert_eq!(o.status, "125", "{}", o.context());
+            assert!(
+                o.receipt()
+                    .error
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("pids controller"),
+                "{}",
+                o.context()
+            );
+        }
+    });
+}
+
+/// A harness whose processes double every 50 ms and ignore TERM, in a pids
+/// cgroup (capped at 1,000) shared with the supervisor: the receipt must
+/// come, confirmed, with nothing left alive.
+fn fork_storm(setup: Setup) {
+    scenario_with("fork_storm", setup, |o| {
+        // The harness's own status is whatever the storm made of it (137
+        // when KILLed, 254 when bash gave up on a fork first).
+        let r = o.receipt();
+        assert_eq!(
+            (r.cleanup_confirmed, r.error.as_deref(), r.timed_out),
+            (true, None, true),
+            "{}",
+            o.context()
+        );
+        if let Some(ms) = o.notes.iter().find_map(|n| n.strip_prefix("storm stop ")) {
+            common::loud(&format!(
+                "fork storm ({}) under {}: supervisor ran {ms} (deadline 2 s, grace 1 s)",
+                if setup.cgroup_v2 { "cgroup" } else { "proc" },
+                o.shell
+            ));
+        }
+    });
+}
+
+#[test]
+fn fork_storm_in_a_pids_cgroup_is_stopped_by_proc_scanning() {
+    fork_storm(Setup {
+        cgroup_v2: false,
+        pids_max: Some(1000),
+    });
+}
+
+#[test]
+fn fork_storm_in_a_pids_cgroup_is_stopped_by_cgroup_containment() {
+    fork_storm(Setup {
+        cgroup_v2: true,
+        pids_max: Some(1000),
+    });
+}
+
+#[test]
+fn cgroup_that_is_not_a_writable_v2_directory_is_refused_with_125() {
+    let shells = common::bashes();
+    for shell in &shells {
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("r.json");
+        let started = dir.path().join("started");
+        // A plain directory, a missing one, and a cgroup v1 one where present.
+        let mut cases = vec![
+            dir.path().to_str().unwrap().to_owned(),
+            "/nonexistent/cgroup".to_owned(),
+        ];
+        if Path::new("/sys/fs/cgroup/pids/cgroup.procs").exists() {
+            cases.push("/sys/fs/cgroup/pids".to_owned());
+        }
+        for cg in &cases {
+            let _ = std::fs::remove_file(&receipt);
+            let mut c = shell.command(&supervisor());
+            c.args(["--receipt", receipt.to_str().unwrap(), "--cgroup", cg, "--"])
+                .args(["touch", started.to_str().unwrap()]);
+            let out = common::run(c);
+            let ctx = format!("{} --cgroup {cg}: {:?}", shell.name, out);
+            assert_eq!(out.status.code(), Some(125), "{ctx}");
+            let rec = CleanupReceipt::from_file(&receipt).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            assert!(
+                rec.error
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("not a writable cgroup v2 directory"),
+                "{ctx}"
+            );
+            assert!(!started.exists(), "{ctx}: the command ran");
+        }
+    }
+    common::report(
+        "cgroup_that_is_not_a_writable_v2_directory_is_refused_with_125",
+        &shells,
+    );
 }

@@ -94,7 +94,7 @@ fn values_that_look_like_code_are_quoted() {
         ("FOO=bar", "x='FOO=bar'"),
         ("%1", "x='%1'"),
         ("$(touch /tmp/pwned)", "x='$(touch /tmp/pwned)'"),
-        ("it's", "x='it'\\''s'"),
+        ("it's", "x=\"it's\""),
         ("plain", "x='plain'"),
     ] {
         let v = Value::new(input).unwrap();

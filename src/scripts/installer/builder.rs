@@ -114,6 +114,7 @@ pub struct Artifact {
     pub(crate) libc: Libc,
     pub(crate) mode: Option<String>,
     pub(crate) dest: Option<String>,
+    pub(crate) size: Option<u64>,
 }
 
 impl Artifact {
@@ -128,6 +129,7 @@ impl Artifact {
             libc: Libc::Any,
             mode: None,
             dest: None,
+            size: None,
         }
     }
 
@@ -161,6 +163,13 @@ impl Artifact {
     /// Octal mode of a single file (`"755"`); only for [`Unpack::File`].
     pub fn mode(mut self, mode: impl Into<String>) -> Self {
         self.mode = Some(mode.into());
+        self
+    }
+
+    /// Its size in bytes: a larger file is refused, and a download stops
+    /// past it (exit 4), so a hostile server cannot fill the disk.
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.size = Some(bytes);
         self
     }
 
@@ -273,6 +282,11 @@ impl Artifact {
     pub fn sha256(&self) -> &str {
         &self.sha256
     }
+
+    /// The size limit in bytes, when the spec gives one.
+    pub fn size_limit(&self) -> Option<u64> {
+        self.size
+    }
 }
 
 impl InstallerBuilder {
@@ -334,6 +348,7 @@ impl InstallerBuilder {
     pub fn build(self) -> Result<Installer, SpecError> {
         check_name("name", &self.name)?;
         check_version("version", &self.version)?;
+        check_file_name_length(&self.name, &self.version)?;
         let entry = self.entry.ok_or_else(|| {
             SpecError::new(
                 "entry",
@@ -447,6 +462,14 @@ fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, SpecError> {
                     format!("expected an octal mode such as \"755\", got {m:?}"),
                 ));
             }
+            if m.len() == 4 && !m.starts_with('0') {
+                return Err(SpecError::new(
+                    f("mode"),
+                    format!(
+                        "{m:?} sets setuid, setgid or sticky bits, which never land in an install"
+                    ),
+                ));
+            }
         }
         (_, Some(_)) => {
             return Err(SpecError::new(
@@ -455,6 +478,12 @@ fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, SpecError> {
             ));
         }
         (_, None) => {}
+    }
+    if a.size == Some(0) {
+        return Err(SpecError::new(
+            f("size"),
+            "expected the artifact's size in bytes, got 0",
+        ));
     }
     match (&a.dest, a.unpack) {
         (Some(d), _) => check_rel_path(&f("dest"), d)?,
@@ -484,6 +513,37 @@ fn check_name(field: &str, v: &str) -> Result<(), SpecError> {
     }
 }
 
+/// The longest name an installer makes in the prefix is
+/// `.NAME-VERSION.stage.PID` (also `.old.PID`, `.check.PID`, `.lock`,
+/// `.lockq`); with a PID of up to 10 digits it must fit the 255 bytes of a
+/// file name.
+pub const MAX_FILE_NAME: usize = 255;
+
+/// Bytes the installer adds around `NAME-VERSION`: `.` before, and
+/// `.stage.` (the longest suffix) plus a PID of up to 10 digits after.
+const FILE_NAME_OVERHEAD: usize = 1 + ".stage.".len() + 10;
+
+fn check_file_name_length(name: &str, version: &str) -> Result<(), SpecError> {
+    let longest = name.len() + 1 + version.len() + FILE_NAME_OVERHEAD;
+    if longest <= MAX_FILE_NAME {
+        return Ok(());
+    }
+    let room = MAX_FILE_NAME - FILE_NAME_OVERHEAD - 1;
+    let field = if name.len() >= version.len() {
+        "name"
+    } else {
+        "version"
+    };
+    Err(SpecError::new(
+        field,
+        format!(
+            "NAME-VERSION is {} bytes; with the installer's suffixes (`.NAME-VERSION.stage.PID`, `.lock`) \
+             file names would pass {MAX_FILE_NAME} bytes: name and version together may have at most {room}",
+            name.len() + 1 + version.len()
+        ),
+    ))
+}
+
 fn check_version(field: &str, v: &str) -> Result<(), SpecError> {
     let ok = v.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
         && v.bytes()
@@ -498,39 +558,11 @@ fn check_version(field: &str, v: &str) -> Result<(), SpecError> {
     }
 }
 
-/// A relative path made of safe segments: no `..`, no `.`, no empty segment,
-/// no leading `/`, and only `[A-Za-z0-9._+@-]` (so it needs no URL encoding).
+/// A relative path made of safe segments (see [`crate::names::RelPath`]).
 fn check_rel_path(field: &str, v: &str) -> Result<(), SpecError> {
-    if v.is_empty() {
-        return Err(SpecError::new(
-            field,
-            "expected a relative path, got an empty string",
-        ));
-    }
-    if v.starts_with('/') {
-        return Err(SpecError::new(
-            field,
-            format!("expected a relative path, got the absolute {v:?}"),
-        ));
-    }
-    for seg in v.split('/') {
-        if seg.is_empty() || seg == "." || seg == ".." {
-            return Err(SpecError::new(
-                field,
-                format!("{v:?}: empty, `.` and `..` segments are not allowed"),
-            ));
-        }
-        if !seg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._+@-".contains(&b))
-        {
-            return Err(SpecError::new(
-                field,
-                format!("{v:?}: only letters, digits and . _ + @ - are allowed in a path segment"),
-            ));
-        }
-    }
-    Ok(())
+    crate::names::RelPath::new(v)
+        .map(drop)
+        .map_err(|e| SpecError::new(field, e.to_string()))
 }
 
 fn check_text(field: &str, v: &str) -> Result<(), SpecError> {

@@ -24,6 +24,7 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
         "claude-code",
         include_str!("../../../installers/claude-code.toml"),
     ),
+    ("codex", include_str!("../../../installers/codex.toml")),
     ("kilo", include_str!("../../../installers/kilo.toml")),
     (
         "openclaw",

@@ -19,6 +19,7 @@
 //! libc = "glibc"                     # glibc | musl | any
 //! # mode = "755"                     # file only (default 755)
 //! # dest = "bin/x"                   # file: its path; archive: the dir to unpack into
+//! # size = 123456                    # bytes: larger is refused, a download stops past it
 //!
 //! [launcher]                         # optional: a sh script that runs a program of the install
 //! path = "bin/pi"
@@ -89,6 +90,9 @@ pub struct ArtifactSpec {
     /// Destination inside the install dir.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dest: Option<String>,
+    /// Size in bytes: larger files are refused, downloads stop past it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
     /// Where the digest came from (free text, for reviewers; not used).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -142,6 +146,9 @@ impl InstallerSpec {
             }
             if let Some(d) = &a.dest {
                 art = art.dest(d);
+            }
+            if let Some(n) = a.size {
+                art = art.size(n);
             }
             b = b.artifact(art);
         }
@@ -282,6 +289,52 @@ libc = "musl"
                 .starts_with("artifact[0].mode: only a `file`")
         );
         assert!(err(&SPEC.replace("bin/tool", "bin/../tool")).starts_with("entry: "));
+        // setuid, setgid and sticky bits never land in an install.
+        for m in ["4755", "2755", "1755", "6755"] {
+            assert!(
+                err(&SPEC.replace(
+                    "libc = \"musl\"",
+                    &format!("libc = \"musl\"\nmode = \"{m}\"")
+                ))
+                .starts_with("artifact[1].mode: "),
+                "{m}"
+            );
+        }
+        assert!(
+            Installer::from_toml(
+                &SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nmode = \"0750\"")
+            )
+            .is_ok()
+        );
+        // A name that fits no file name once the installer's suffixes are added.
+        let long = "n".repeat(240);
+        assert!(
+            err(&SPEC.replace("name = \"tool\"", &format!("name = \"{long}\"")))
+                .starts_with("name: NAME-VERSION is 244 bytes")
+        );
+        let fits = "n".repeat(255 - 1 - ".stage.".len() - 10 - 1 - 3);
+        assert!(
+            Installer::from_toml(&SPEC.replace("name = \"tool\"", &format!("name = \"{fits}\"")))
+                .is_ok()
+        );
+        let over = format!("{fits}n");
+        assert!(
+            err(&SPEC.replace("name = \"tool\"", &format!("name = \"{over}\"")))
+                .starts_with("name: ")
+        );
+        // A size is bytes, more than none.
+        assert!(
+            err(&SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nsize = 0"))
+                .starts_with("artifact[1].size: ")
+        );
+        assert!(
+            err(&SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nsize = -1"))
+                .starts_with("artifact[1].size: ")
+        );
+        let sized =
+            Installer::from_toml(&SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nsize = 1234"))
+                .unwrap();
+        assert!(sized.script().unwrap().contains("art_size[1]='1234'"));
         assert!(err(&SPEC.replace("name = \"tool\"", "name = \"Tool X\"")).starts_with("name: "));
         assert!(
             err(&SPEC.replace("version = \"1.0\"", "version = \"1.0\"\nextra = 1"))

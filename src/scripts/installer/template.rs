@@ -16,6 +16,7 @@ struct ArtifactView {
     libc: Value,
     mode: Value,
     dest: Value,
+    size: Value,
 }
 
 /// The template's view of one musl library.
@@ -53,7 +54,9 @@ fn wrap(e: QuoteError) -> RenderError {
     }
 }
 
-/// The launcher script's text: finds the install relative to itself.
+/// The launcher script's text: finds the install relative to itself, after
+/// following the symlinks that led to it (a launcher called through a link
+/// in another directory still finds its runtime).
 fn launcher_text(name: &str, l: &Launcher) -> Result<String, QuoteError> {
     let up = "../".repeat(l.path.matches('/').count());
     let mut words = vec![format!(
@@ -64,7 +67,31 @@ fn launcher_text(name: &str, l: &Launcher) -> Result<String, QuoteError> {
         words.push(format!("\"$here\"/{}", quote(&format!("{up}{a}"))?));
     }
     Ok(format!(
-        "#!/bin/sh\n# Launcher written by the shforge installer of {name}: runs it with the\n# runtime of this install dir, found relative to this file.\ncase $0 in\n    */*) here=${{0%/*}} ;;\n    *) here=. ;;\nesac\nexec {} \"$@\"\n",
+        r#"#!/bin/sh
+# Launcher written by the shforge installer of {name}: runs it with the
+# runtime of this install dir, found relative to this file once the symlinks
+# that led here are followed (at most 40, like the kernel).
+self=$0
+hops=0
+while [ -L "$self" ] && [ "$hops" -lt 40 ]; do
+    link=$(readlink "$self") || break
+    case $link in
+        /*) self=$link ;;
+        *)
+            case $self in
+                */*) self=${{self%/*}}/$link ;;
+                *) self=$link ;;
+            esac
+            ;;
+    esac
+    hops=$((hops + 1))
+done
+case $self in
+    */*) here=${{self%/*}} ;;
+    *) here=. ;;
+esac
+exec {} "$@"
+"#,
         words.join(" ")
     ))
 }
@@ -85,6 +112,7 @@ impl Installer {
                     libc: v(a.libc.as_str())?,
                     mode: v(a.mode.as_deref().unwrap_or(""))?,
                     dest: v(a.dest.as_deref().unwrap_or("."))?,
+                    size: v(&a.size.map(|n| n.to_string()).unwrap_or_default())?,
                 })
             })
             .collect::<Result<Vec<_>, RenderError>>()?;

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+use super::world::root;
+
 /// Whether a shell runs only POSIX scripts or also bash ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -88,6 +90,57 @@ fn bash_version(program: &str) -> Option<String> {
     (out.status.success() && !v.is_empty()).then_some(v)
 }
 
+/// The bash releases beside the checkout (`../shared/bashes/*/bash`), used
+/// when `SHFORGE_TEST_BASHES` is not set, so a developer's plain `cargo test`
+/// runs the same bash matrix as CI wherever that directory exists.
+fn shared_bashes() -> Vec<PathBuf> {
+    let dir = root().join("../shared/bashes");
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("bash"))
+        .filter(|p| is_executable(p))
+        .collect();
+    found.sort();
+    found
+}
+
+/// The bash binaries beyond the one on PATH: `SHFORGE_TEST_BASHES` when set
+/// (an empty value means none), else `../shared/bashes`; each with a label.
+fn extra_bashes() -> Vec<(String, PathBuf)> {
+    match std::env::var("SHFORGE_TEST_BASHES") {
+        Ok(list) => list
+            .split(':')
+            .filter(|p| !p.is_empty())
+            .map(|p| (format!("SHFORGE_TEST_BASHES entry {p}"), PathBuf::from(p)))
+            .collect(),
+        Err(_) => {
+            let found = shared_bashes();
+            if found.is_empty() {
+                loud(
+                    "SHELL MATRIX: no SHFORGE_TEST_BASHES and no ../shared/bashes: bash scripts run only under the bash on PATH (and /bin/bash)",
+                );
+            }
+            found
+                .into_iter()
+                .map(|p| (format!("../shared/bashes entry {}", p.display()), p))
+                .collect()
+        }
+    }
+}
+
+/// The `major.minor` releases `SHFORGE_REQUIRE_BASHES` (space-separated, e.g.
+/// `3.2 4.0 5.3`) says the bash matrix must hold; CI sets all eight.
+pub fn required_bash_releases() -> Vec<String> {
+    std::env::var("SHFORGE_REQUIRE_BASHES")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
 struct Matrix {
     posix: Vec<Shell>,
     bashes: Vec<Shell>,
@@ -105,14 +158,9 @@ fn discover() -> Matrix {
             Some(PathBuf::from("/bin/bash")).filter(|p| is_executable(p)),
         ),
     ];
-    if let Ok(extra) = std::env::var("SHFORGE_TEST_BASHES") {
-        for p in extra.split(':').filter(|p| !p.is_empty()) {
-            let path = PathBuf::from(p);
-            candidates.push((
-                format!("SHFORGE_TEST_BASHES entry {p}"),
-                is_executable(&path).then_some(path),
-            ));
-        }
+    for (label, path) in extra_bashes() {
+        let found = is_executable(&path).then_some(path);
+        candidates.push((label, found));
     }
     for (label, path) in candidates {
         let Some(path) = path else {
@@ -174,6 +222,12 @@ fn matrix() -> &'static Matrix {
         for name in &m.missing {
             loud(&format!("SHELL MATRIX: SKIPPING {name}: not installed (set SHFORGE_REQUIRE_SHELLS=1 to fail instead)"));
         }
+        let names: Vec<&str> = m.bashes.iter().map(|s| s.name.as_str()).collect();
+        loud(&format!(
+            "SHELL MATRIX: bash scripts run under {} bashes: {}",
+            names.len(),
+            names.join(", ")
+        ));
         m
     })
 }

@@ -1,9 +1,14 @@
-//! Host side of the supervisor (SPEC §6): the supervised launch command and
-//! the cleanup receipt the supervisor leaves behind.
+//! Host side of `process_supervisor.sh`: the supervised launch command, the
+//! cleanup receipt the supervisor leaves behind, and the command that ends
+//! the services a receipt lists.
+//!
+//! The launch clears the variables that change how bash runs a script before
+//! its first line, and runs `bash --noprofile --norc` on the supervisor.
+//! The receipt is strict on its four original keys and tolerant of others.
 //!
 //! ```
 //! use std::time::Duration;
-//! use shforge::host::{SupervisorOptions, supervised_launch};
+//! use shforge::host::supervisor::{SupervisorOptions, supervised_launch};
 //!
 //! let opts = SupervisorOptions::new("/tmp/s/receipt.json")
 //!     .deadline(Duration::from_millis(1500))
@@ -46,6 +51,12 @@ pub enum LaunchError {
     /// No command to run.
     #[error("the command is empty")]
     EmptyCommand,
+    /// `--cgroup` takes an absolute directory.
+    #[error("cgroup directory {0:?} is not an absolute path")]
+    RelativeCgroup(String),
+    /// `--max-procs` needs a cgroup directory and a count from 1 to 999999999.
+    #[error("max_procs {0} needs CgroupChoice::Dir and a count from 1 to 999999999")]
+    BadMaxProcs(u32),
 }
 
 /// Typed options of `process_supervisor.sh`.
@@ -62,6 +73,22 @@ pub struct SupervisorOptions {
     pub marker: Option<String>,
     /// The bash to run the supervisor with (default `bash`, found on PATH).
     pub bash: String,
+    /// cgroup v2 containment; `None` lets the supervisor find a delegated
+    /// cgroup of its own (and fall back to /proc scanning without one).
+    pub cgroup: Option<CgroupChoice>,
+    /// `pids.max` of the harness's cgroup (needs [`CgroupChoice::Dir`] with
+    /// the pids controller enabled for its children).
+    pub max_procs: Option<u32>,
+}
+
+/// Where the harness's child cgroup goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CgroupChoice {
+    /// Under this writable cgroup v2 directory (absolute path inside the
+    /// sandbox); the supervisor refuses to launch (125) when it cannot use it.
+    Dir(String),
+    /// No cgroup: containment by /proc scanning only (`--cgroup none`).
+    Off,
 }
 
 impl SupervisorOptions {
@@ -73,7 +100,21 @@ impl SupervisorOptions {
             grace: None,
             marker: None,
             bash: "bash".to_owned(),
+            cgroup: None,
+            max_procs: None,
         }
+    }
+
+    /// Choose the cgroup containment.
+    pub fn cgroup(mut self, choice: CgroupChoice) -> Self {
+        self.cgroup = Some(choice);
+        self
+    }
+
+    /// Cap the harness's cgroup at `n` processes.
+    pub fn max_procs(mut self, n: u32) -> Self {
+        self.max_procs = Some(n);
+        self
     }
 
     /// Set the deadline.
@@ -140,19 +181,8 @@ pub fn supervised_launch<S: AsRef<str>>(
     for arg in command {
         no_nul("command argument", arg.as_ref())?;
     }
-    let mut argv: Vec<String> = vec!["env".into()];
-    for var in CLEARED_VARS {
-        argv.push("-u".into());
-        argv.push(var.into());
-    }
-    argv.extend([
-        opts.bash.clone(),
-        "--noprofile".into(),
-        "--norc".into(),
-        supervisor.to_owned(),
-        "--receipt".into(),
-        opts.receipt.clone(),
-    ]);
+    let mut argv = clean_bash(&opts.bash, supervisor);
+    argv.extend(["--receipt".into(), opts.receipt.clone()]);
     if let Some(d) = opts.deadline {
         argv.extend(["--deadline".into(), fixed_point_seconds(d)]);
     }
@@ -165,8 +195,67 @@ pub fn supervised_launch<S: AsRef<str>>(
         }
         argv.extend(["--marker".into(), m.clone()]);
     }
+    match &opts.cgroup {
+        None => {}
+        Some(CgroupChoice::Off) => argv.extend(["--cgroup".into(), "none".into()]),
+        Some(CgroupChoice::Dir(d)) => {
+            no_nul("cgroup directory", d)?;
+            if !d.starts_with('/') {
+                return Err(LaunchError::RelativeCgroup(d.clone()));
+            }
+            argv.extend(["--cgroup".into(), d.clone()]);
+        }
+    }
+    if let Some(n) = opts.max_procs {
+        if !matches!(opts.cgroup, Some(CgroupChoice::Dir(_))) || !(1..=999_999_999).contains(&n) {
+            return Err(LaunchError::BadMaxProcs(n));
+        }
+        argv.extend(["--max-procs".into(), n.to_string()]);
+    }
     argv.push("--".into());
     argv.extend(command.iter().map(|s| s.as_ref().to_owned()));
+    Ok(argv)
+}
+
+/// `env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS BASH --noprofile --norc
+/// SUPERVISOR`: a bash that runs nothing before the supervisor's first line.
+fn clean_bash(bash: &str, supervisor: &str) -> Vec<String> {
+    let mut argv: Vec<String> = vec!["env".into()];
+    for var in CLEARED_VARS {
+        argv.push("-u".into());
+        argv.push(var.into());
+    }
+    argv.extend([
+        bash.to_owned(),
+        "--noprofile".into(),
+        "--norc".into(),
+        supervisor.to_owned(),
+    ]);
+    argv
+}
+
+/// The argv that ends exactly the services a receipt lists (`--end-services
+/// RECEIPT`), run inside the sandbox: each listed process is signalled only
+/// while its PID still belongs to the process that started at the recorded
+/// tick; TERM, then KILL after `grace` (default 5 s). Exit 0 when none is
+/// left, 125 when one outlived the KILL, 2 when the receipt is unreadable.
+pub fn end_services_launch(
+    supervisor: &str,
+    bash: &str,
+    receipt: &str,
+    grace: Option<Duration>,
+) -> Result<Vec<String>, LaunchError> {
+    if receipt.is_empty() {
+        return Err(LaunchError::EmptyReceipt);
+    }
+    no_nul("supervisor path", supervisor)?;
+    no_nul("bash path", bash)?;
+    no_nul("receipt path", receipt)?;
+    let mut argv = clean_bash(bash, supervisor);
+    argv.extend(["--end-services".into(), receipt.to_owned()]);
+    if let Some(g) = grace {
+        argv.extend(["--grace".into(), fixed_point_seconds(g)]);
+    }
     Ok(argv)
 }
 
@@ -189,8 +278,9 @@ pub fn supervised_launch_line<S: AsRef<str>>(
     Ok(line.to_raw().into_string())
 }
 
-/// The receipt the supervisor writes: strict on its four keys (each must be
-/// present, with its exact type), tolerant of any extra key.
+/// The receipt the supervisor writes: strict on its four original keys (each
+/// must be present, with its exact type), tolerant of any extra key.
+/// `services` and `containment` default to none and `proc` when absent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CleanupReceipt {
     /// The final scan found no reached process alive.
@@ -204,6 +294,38 @@ pub struct CleanupReceipt {
     pub error: Option<String>,
     /// The deadline expired.
     pub timed_out: bool,
+    /// How the stop contained the harness.
+    #[serde(default)]
+    pub containment: Containment,
+    /// Marked processes outside the harness when the stop began: preserved
+    /// (a task may need a server its agent started). End them later with
+    /// [`end_services_launch`].
+    #[serde(default)]
+    pub services: Vec<Service>,
+}
+
+/// How the supervisor contained the harness.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Containment {
+    /// /proc scanning: the tree, groups, sessions and the marker.
+    #[default]
+    Proc,
+    /// A cgroup v2 of its own, frozen and killed, plus the /proc scan.
+    Cgroup,
+}
+
+/// A preserved service, identified by PID and start time (clock ticks after
+/// boot, field 22 of /proc/PID/stat): a PID alone may be recycled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Service {
+    /// Its PID (in the sandbox's PID namespace).
+    pub pid: u32,
+    /// Its start time in clock ticks after boot.
+    pub start_time: u64,
+    /// The first word of its command line when the stop began (a hint: a
+    /// process may rewrite it).
+    pub argv0: String,
 }
 
 /// `null` or a value, but the key must be there (a plain `Option` field
@@ -357,7 +479,9 @@ mod tests {
                 cleanup_confirmed: true,
                 return_code: Some(143),
                 error: None,
-                timed_out: true
+                timed_out: true,
+                containment: Containment::Proc,
+                services: vec![],
             }
         );
         assert!(r.is_clean());
@@ -368,6 +492,70 @@ mod tests {
         assert_eq!(r.return_code, None);
         assert_eq!(r.error.as_deref(), Some("x\u{1}"));
         assert!(!r.is_clean());
+    }
+
+    #[test]
+    fn receipt_lists_services_and_containment() {
+        let r = CleanupReceipt::from_json(
+            r#"{"cleanup_confirmed": true, "return_code": 0, "error": null, "timed_out": false, "containment": "cgroup", "services": [{"pid": 12, "start_time": 3456, "argv0": "srv"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.containment, Containment::Cgroup);
+        assert_eq!(
+            r.services,
+            [Service {
+                pid: 12,
+                start_time: 3456,
+                argv0: "srv".into()
+            }]
+        );
+        assert!(
+            CleanupReceipt::from_json(
+                r#"{"cleanup_confirmed": true, "return_code": 0, "error": null, "timed_out": false, "containment": "jail"}"#
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn end_services_and_cgroup_options() {
+        let argv =
+            end_services_launch("/s/sup.sh", "bash", "/r.json", Some(Duration::from_secs(1)))
+                .unwrap();
+        assert!(argv.ends_with(&[
+            "/s/sup.sh".into(),
+            "--end-services".into(),
+            "/r.json".into(),
+            "--grace".into(),
+            "1.00".into()
+        ]));
+        let opts = SupervisorOptions::new("r")
+            .cgroup(CgroupChoice::Dir("/sys/fs/cgroup/x".into()))
+            .max_procs(500);
+        let argv = supervised_launch("s", &opts, &["x"]).unwrap();
+        assert!(
+            argv.windows(4)
+                .any(|w| w == ["--cgroup", "/sys/fs/cgroup/x", "--max-procs", "500"]),
+            "{argv:?}"
+        );
+        let off = SupervisorOptions::new("r").cgroup(CgroupChoice::Off);
+        let argv = supervised_launch("s", &off, &["x"]).unwrap();
+        assert!(
+            argv.windows(2).any(|w| w == ["--cgroup", "none"]),
+            "{argv:?}"
+        );
+        assert_eq!(
+            supervised_launch("s", &off.clone().max_procs(5), &["x"]),
+            Err(LaunchError::BadMaxProcs(5))
+        );
+        assert_eq!(
+            supervised_launch(
+                "s",
+                &SupervisorOptions::new("r").cgroup(CgroupChoice::Dir("rel".into())),
+                &["x"]
+            ),
+            Err(LaunchError::RelativeCgroup("rel".into()))
+        );
     }
 
     #[test]

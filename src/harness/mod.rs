@@ -1,0 +1,741 @@
+//! Harness profiles (SPEC §6, `shforge harness NAME …`): for each harness CLI,
+//! everything that must sit in a session dir inside the sandbox before the
+//! supervisor starts `harness_runner.sh SESSION/params.sh`.
+//!
+//! A [`SessionSpec`] names the harness, the session dir *inside the sandbox*
+//! (`PATH` below), the task's workdir, the installed entry program, the model
+//! endpoint and the prompt. [`SessionSpec::build`] turns it into a
+//! [`Session`]: a list of files and empty directories relative to the session
+//! dir, which [`Session::write_into`] writes on the host (atomically: into a
+//! sibling temporary directory renamed into place), for the host to copy to
+//! `PATH`.
+//!
+//! # Session dir layout
+//!
+//! | path | what |
+//! | --- | --- |
+//! | `params.sh` | the runner's parameter file: only `RUNNER_*` names |
+//! | `prompt.txt` | the prompt, byte for byte |
+//! | `capture.json` | where the harness leaves its session data |
+//! | `home/`, `tmp/` | `HOME` and `TMPDIR` |
+//! | `xdg/{config,cache,data,state}/` | `XDG_CONFIG_HOME`, `XDG_CACHE_HOME`, `XDG_DATA_HOME`, `XDG_STATE_HOME` |
+//! | `events.log` | events mode: the runner's timestamped stdout lines |
+//! | `stdout.log` | direct mode: the CLI's stdout |
+//! | `stderr.log` | the CLI's stderr (both modes) |
+//! | per harness | its config and data dir (see each module) |
+//!
+//! # The prompt
+//!
+//! The prompt never goes through a shell and never into argv: it is written
+//! to `PATH/prompt.txt`, and every CLI reads it from there — as its stdin
+//! (`RUNNER_STDIN`; Claude Code `-p`, OpenCode/Kilo `run`, Pi `-p`, Codex
+//! `exec -` all read a non-terminal stdin to its end) or as a message file
+//! (OpenClaw `--message-file`). Quotes, newlines, `$(…)`, a leading `-` or
+//! `@` and 1 MiB prompts (over Linux's 128 KiB limit for one argument) all
+//! arrive unchanged. A regular file as stdin also ends at EOF, so no CLI
+//! waits on it (the reason for `</dev/null` in the harness notes).
+//! Quirk: Pi trims leading and trailing whitespace of what it reads.
+//!
+//! # The API key
+//!
+//! Its value is never written: the session names the variable that carries
+//! it (`--api-key-env VAR`, default `ANTHROPIC_API_KEY` for the Anthropic
+//! API and `OPENAI_API_KEY` otherwise), and the variable must be set in the
+//! environment the supervisor starts with (the runner passes it on).
+//!
+//! | harness | how the CLI finds the key |
+//! | --- | --- |
+//! | claude-code | it reads `ANTHROPIC_API_KEY`; for another VAR, `RUNNER_SETUP` copies it with `${!name}` (the code holds the name only) |
+//! | opencode, kilo | `"apiKey": "{env:VAR}"` in the provider options |
+//! | pi | `"apiKey": "VAR"` in models.json (Pi takes an env var name there) |
+//! | openclaw | `"apiKey": "${VAR}"` in its config (its env substitution) |
+//! | codex | `env_key = "VAR"` in config.toml |
+//!
+//! # capture.json
+//!
+//! One JSON object, the input of `shforge snapshot`:
+//! `{"harness": NAME, "kind": KIND, "db": FILE}` for the SQLite harnesses
+//! (opencode, kilo: `shforge snapshot KIND --db FILE`) or
+//! `{"harness": NAME, "kind": KIND, "dir": DIR}` for the JSONL ones
+//! (claude-code, pi, codex: `--dir DIR`). OpenClaw has no snapshot reader:
+//! its `kind` is `null` and `dir` is its retained state dir. Paths are
+//! inside the sandbox, under the session dir.
+//!
+//! # Base URL
+//!
+//! `base_url` is the server's root, without `/v1` (`http://127.0.0.1:PORT`);
+//! each profile adds `/v1` where its client wants it.
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use crate::quote::Raw;
+use crate::scripts::runner::{RunnerParams, RunnerParamsError};
+
+mod claude_code;
+mod codex;
+mod openclaw;
+mod opencode;
+mod pi;
+
+/// The provider name every profile configures for the endpoint.
+pub const PROVIDER: &str = "shforge";
+
+/// A harness CLI with a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Harness {
+    /// Claude Code (`claude -p`).
+    ClaudeCode,
+    /// OpenCode (`opencode run`).
+    OpenCode,
+    /// Kilo (`kilo run`), a fork of OpenCode.
+    Kilo,
+    /// Pi coding agent (`pi -p`).
+    Pi,
+    /// OpenClaw (`openclaw agent exec`).
+    OpenClaw,
+    /// Codex (`codex exec`).
+    Codex,
+}
+
+impl Harness {
+    /// Every harness, in a fixed order.
+    pub const ALL: [Harness; 6] = [
+        Harness::ClaudeCode,
+        Harness::OpenCode,
+        Harness::Kilo,
+        Harness::Pi,
+        Harness::OpenClaw,
+        Harness::Codex,
+    ];
+
+    /// The name used on the command line and in installer specs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "claude-code",
+            Harness::OpenCode => "opencode",
+            Harness::Kilo => "kilo",
+            Harness::Pi => "pi",
+            Harness::OpenClaw => "openclaw",
+            Harness::Codex => "codex",
+        }
+    }
+
+    /// The APIs this harness can speak to a custom endpoint.
+    pub fn apis(self) -> &'static [Api] {
+        match self {
+            Harness::ClaudeCode => &[Api::Anthropic],
+            Harness::Codex => &[Api::Responses],
+            Harness::OpenCode | Harness::Kilo | Harness::Pi | Harness::OpenClaw => {
+                &[Api::Chat, Api::Responses, Api::Anthropic]
+            }
+        }
+    }
+
+    /// The API used when none is asked for (the first of [`Harness::apis`]).
+    pub fn default_api(self) -> Api {
+        self.apis()[0]
+    }
+}
+
+impl fmt::Display for Harness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Harness {
+    type Err = HarnessError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Harness::ALL
+            .into_iter()
+            .find(|h| h.name() == s)
+            .ok_or_else(|| HarnessError::UnknownHarness(s.to_owned()))
+    }
+}
+
+/// The wire API between the harness and the model server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Api {
+    /// OpenAI Chat Completions (`POST /v1/chat/completions`).
+    Chat,
+    /// OpenAI Responses (`POST /v1/responses`).
+    Responses,
+    /// Anthropic Messages (`POST /v1/messages`).
+    Anthropic,
+}
+
+impl Api {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Chat => "chat",
+            Api::Responses => "responses",
+            Api::Anthropic => "anthropic",
+        }
+    }
+
+    /// The key variable used when none is named.
+    pub fn default_key_env(self) -> &'static str {
+        match self {
+            Api::Anthropic => "ANTHROPIC_API_KEY",
+            Api::Chat | Api::Responses => "OPENAI_API_KEY",
+        }
+    }
+}
+
+impl fmt::Display for Api {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Api {
+    type Err = HarnessError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Api::Chat, Api::Responses, Api::Anthropic]
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| HarnessError::UnknownApi(s.to_owned()))
+    }
+}
+
+/// How the runner starts the CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// `exec` the CLI; its stdout goes to `stdout.log`.
+    Direct,
+    /// Timestamp each stdout line into `events.log`.
+    #[default]
+    Events,
+}
+
+impl Mode {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Direct => "direct",
+            Mode::Events => "events",
+        }
+    }
+}
+
+impl FromStr for Mode {
+    type Err = HarnessError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "direct" => Ok(Mode::Direct),
+            "events" => Ok(Mode::Events),
+            _ => Err(HarnessError::UnknownMode(s.to_owned())),
+        }
+    }
+}
+
+/// Why a session could not be built. Every case is bad input (the CLI
+/// exits 2), except [`HarnessError::Io`].
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// No profile has this name.
+    #[error("unknown harness {0:?} (known: claude-code, opencode, kilo, pi, openclaw, codex)")]
+    UnknownHarness(String),
+    /// Not chat, responses or anthropic.
+    #[error("unknown api {0:?} (known: chat, responses, anthropic)")]
+    UnknownApi(String),
+    /// Not direct or events.
+    #[error("unknown mode {0:?} (known: direct, events)")]
+    UnknownMode(String),
+    /// The harness cannot speak this API.
+    #[error("harness {harness} does not support api {api} (it supports: {supported})")]
+    ApiMismatch {
+        /// The harness.
+        harness: Harness,
+        /// The API asked for.
+        api: Api,
+        /// What it supports, comma-separated.
+        supported: String,
+    },
+    /// A path that must be absolute is not.
+    #[error("{what} must be an absolute path, got {value:?}")]
+    NotAbsolute {
+        /// Which option.
+        what: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// A value is empty or malformed.
+    #[error("{what}: {why}")]
+    Invalid {
+        /// Which option.
+        what: &'static str,
+        /// What is wrong.
+        why: String,
+    },
+    /// The parameter file could not be built.
+    #[error(transparent)]
+    Params(#[from] RunnerParamsError),
+    /// Writing the session failed.
+    #[error("writing {path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+impl HarnessError {
+    /// Whether the error is the caller's input (exit 2) rather than I/O.
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, HarnessError::Io { .. })
+    }
+}
+
+/// Everything a session is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSpec {
+    /// The harness.
+    pub harness: Harness,
+    /// The session dir inside the sandbox (absolute).
+    pub session_dir: String,
+    /// The task's workdir inside the sandbox (absolute): the CLI's cwd.
+    pub workdir: String,
+    /// The installed entry program (as the installer printed it).
+    pub entry: String,
+    /// The model server's root URL, without `/v1`.
+    pub base_url: String,
+    /// The model ID.
+    pub model: String,
+    /// The API; `None` picks the harness's default.
+    pub api: Option<Api>,
+    /// The variable carrying the API key; `None` picks the API's default.
+    pub api_key_env: Option<String>,
+    /// Direct or events.
+    pub mode: Mode,
+    /// The prompt, any UTF-8 text.
+    pub prompt: String,
+}
+
+/// One file of a session, relative to the session dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFile {
+    /// Path relative to the session dir.
+    pub path: String,
+    /// Content.
+    pub content: Vec<u8>,
+}
+
+/// Where the harness leaves its session data (`capture.json`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Capture {
+    /// The harness name.
+    pub harness: String,
+    /// The `shforge snapshot` kind, or `None` when there is no reader.
+    pub kind: Option<String>,
+    /// The SQLite database (opencode, kilo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db: Option<String>,
+    /// The transcript dir (claude-code, pi, codex) or state dir (openclaw).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+}
+
+/// A built session: the files and empty directories to place in the
+/// session dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The spec it was built from, with the API and key variable resolved.
+    pub spec: SessionSpec,
+    /// The API in use.
+    pub api: Api,
+    /// The variable that carries the key.
+    pub api_key_env: String,
+    /// The runner parameters.
+    pub params: RunnerParams,
+    /// Where the session data lands.
+    pub capture: Capture,
+    /// Files, relative to the session dir (params.sh, prompt.txt,
+    /// capture.json and the harness's config).
+    pub files: Vec<SessionFile>,
+    /// Empty directories, relative to the session dir.
+    pub dirs: Vec<String>,
+}
+
+/// Paths inside the session dir, as the sandbox sees them.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    root: String,
+}
+
+impl Layout {
+    pub(crate) fn path(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.root)
+    }
+}
+
+/// What a profile adds to the common session.
+pub(crate) struct Profile {
+    /// argv after the entry program.
+    pub args: Vec<String>,
+    /// Extra environment for the CLI.
+    pub env: Vec<(&'static str, String)>,
+    /// Read the prompt from stdin (`prompt.txt`); false when `args` name
+    /// the prompt file.
+    pub prompt_on_stdin: bool,
+    /// Config and other files.
+    pub files: Vec<SessionFile>,
+    /// Extra empty directories.
+    pub dirs: Vec<String>,
+    /// Session data.
+    pub capture: Capture,
+    /// Setup code for the runner, if any.
+    pub setup: Option<Raw>,
+}
+
+/// The inputs a profile sees, checked.
+pub(crate) struct Ctx<'a> {
+    pub spec: &'a SessionSpec,
+    pub api: Api,
+    pub key_env: &'a str,
+    pub layout: Layout,
+}
+
+impl Ctx<'_> {
+    /// The base URL with `/v1` appended.
+    pub fn v1(&self) -> String {
+        format!("{}/v1", self.spec.base_url)
+    }
+
+    pub fn capture_db(&self, kind: &str, db: String) -> Capture {
+        Capture {
+            harness: self.spec.harness.name().into(),
+            kind: Some(kind.into()),
+            db: Some(db),
+            dir: None,
+        }
+    }
+
+    pub fn capture_dir(&self, kind: Option<&str>, dir: String) -> Capture {
+        Capture {
+            harness: self.spec.harness.name().into(),
+            kind: kind.map(Into::into),
+            db: None,
+            dir: Some(dir),
+        }
+    }
+}
+
+/// Pretty JSON with a final newline.
+pub(crate) fn json_file(path: &str, value: &serde_json::Value) -> SessionFile {
+    let mut text = serde_json::to_string_pretty(value).expect("JSON values always serialize");
+    text.push('\n');
+    SessionFile {
+        path: path.into(),
+        content: text.into_bytes(),
+    }
+}
+
+/// Relative names of the isolated dirs every session has.
+pub const COMMON_DIRS: [&str; 6] = [
+    "home",
+    "tmp",
+    "xdg/config",
+    "xdg/cache",
+    "xdg/data",
+    "xdg/state",
+];
+
+fn check_abs(what: &'static str, value: &str) -> Result<(), HarnessError> {
+    if !value.starts_with('/') {
+        return Err(HarnessError::NotAbsolute {
+            what,
+            value: value.into(),
+        });
+    }
+    if value.contains('\0') {
+        return Err(HarnessError::Invalid {
+            what,
+            why: "contains a NUL byte".into(),
+        });
+    }
+    if value.split('/').any(|c| c == "..") {
+        return Err(HarnessError::Invalid {
+            what,
+            why: format!("{value:?} has a .. component (give the path itself)"),
+        });
+    }
+    Ok(())
+}
+
+fn check_text(what: &'static str, value: &str) -> Result<(), HarnessError> {
+    if value.is_empty() {
+        return Err(HarnessError::Invalid {
+            what,
+            why: "is empty".into(),
+        });
+    }
+    if value.contains('\0') {
+        return Err(HarnessError::Invalid {
+            what,
+            why: "contains a NUL byte".into(),
+        });
+    }
+    Ok(())
+}
+
+/// `/a/b/` → `/a/b`; `/` stays.
+fn trim_slash(p: &str) -> String {
+    let t = p.trim_end_matches('/');
+    if t.is_empty() { "/".into() } else { t.into() }
+}
+
+impl SessionSpec {
+    /// Check the spec and build the session.
+    pub fn build(&self) -> Result<Session, HarnessError> {
+        let harness = self.harness;
+        let api = self.api.unwrap_or_else(|| harness.default_api());
+        if !harness.apis().contains(&api) {
+            return Err(HarnessError::ApiMismatch {
+                harness,
+                api,
+                supported: harness
+                    .apis()
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        check_abs("--session-dir", &self.session_dir)?;
+        check_abs("--workdir", &self.workdir)?;
+        check_text("--entry", &self.entry)?;
+        check_text("--model", &self.model)?;
+        check_text("--prompt", &self.prompt)?;
+        if self.model.chars().any(|c| c.is_control()) {
+            return Err(HarnessError::Invalid {
+                what: "--model",
+                why: "contains a control character".into(),
+            });
+        }
+        let base = self.base_url.trim_end_matches('/');
+        let rest = base
+            .strip_prefix("http://")
+            .or_else(|| base.strip_prefix("https://"));
+        match rest {
+            Some(host) if !host.is_empty() && !host.contains(char::is_whitespace) => {}
+            _ => {
+                return Err(HarnessError::Invalid {
+                    what: "--base-url",
+                    why: format!("{:?} is not an http:// or https:// URL", self.base_url),
+                });
+            }
+        }
+        if base.ends_with("/v1") {
+            return Err(HarnessError::Invalid {
+                what: "--base-url",
+                why: "give the server root without /v1 (each harness adds it where it wants it)"
+                    .into(),
+            });
+        }
+        let key_env = self
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| api.default_key_env().into());
+        if crate::quote::check_name(&key_env).is_err() || key_env.starts_with("RUNNER_") {
+            return Err(HarnessError::Invalid {
+                what: "--api-key-env",
+                why: format!("{key_env:?} is not a variable name outside RUNNER_*"),
+            });
+        }
+        let mut spec = self.clone();
+        spec.base_url = base.into();
+        spec.session_dir = trim_slash(&self.session_dir);
+        spec.workdir = trim_slash(&self.workdir);
+        spec.api = Some(api);
+        spec.api_key_env = Some(key_env.clone());
+        let (a, b) = (Path::new(&spec.session_dir), Path::new(&spec.workdir));
+        if a.starts_with(b) || b.starts_with(a) {
+            return Err(HarnessError::Invalid {
+                what: "--session-dir",
+                why: format!(
+                    "{} and the workdir {} overlap (the task must not see the session)",
+                    spec.session_dir, spec.workdir
+                ),
+            });
+        }
+        let layout = Layout {
+            root: spec.session_dir.clone(),
+        };
+        let ctx = Ctx {
+            spec: &spec,
+            api,
+            key_env: &key_env,
+            layout,
+        };
+        let profile = match harness {
+            Harness::ClaudeCode => claude_code::profile(&ctx),
+            Harness::OpenCode => opencode::profile(&ctx, opencode::Fork::OpenCode),
+            Harness::Kilo => opencode::profile(&ctx, opencode::Fork::Kilo),
+            Harness::Pi => pi::profile(&ctx),
+            Harness::OpenClaw => openclaw::profile(&ctx),
+            Harness::Codex => codex::profile(&ctx),
+        };
+        assemble(&ctx, profile)
+    }
+}
+
+fn assemble(ctx: &Ctx<'_>, profile: Profile) -> Result<Session, HarnessError> {
+    let l = &ctx.layout;
+    let spec = ctx.spec;
+    let profile_env_names: Vec<&'static str> = profile.env.iter().map(|(n, _)| *n).collect();
+    let mut argv = vec![spec.entry.clone()];
+    argv.extend(profile.args);
+    let mut params = match spec.mode {
+        Mode::Direct => RunnerParams::direct(argv).stdout(l.path("stdout.log")),
+        Mode::Events => RunnerParams::events(argv, l.path("events.log")),
+    };
+    params = params
+        .cwd(spec.workdir.clone())
+        .stderr(l.path("stderr.log"));
+    if profile.prompt_on_stdin {
+        params = params.stdin(l.path("prompt.txt"));
+    }
+    let common = [
+        ("HOME", "home"),
+        ("TMPDIR", "tmp"),
+        ("XDG_CONFIG_HOME", "xdg/config"),
+        ("XDG_CACHE_HOME", "xdg/cache"),
+        ("XDG_DATA_HOME", "xdg/data"),
+        ("XDG_STATE_HOME", "xdg/state"),
+    ];
+    for (name, rel) in common {
+        params = params.env(name, l.path(rel));
+    }
+    // Quiet the npm/Node update checks any harness or tool might run.
+    params = params
+        .env("NO_UPDATE_NOTIFIER", "1")
+        .env("NPM_CONFIG_UPDATE_NOTIFIER", "false");
+    for (name, value) in profile.env {
+        params = params.env(name, value);
+    }
+    let set_by_session = common
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(["NO_UPDATE_NOTIFIER", "NPM_CONFIG_UPDATE_NOTIFIER"]);
+    if set_by_session
+        .chain(profile_env_names.iter().copied())
+        .any(|n| n == ctx.key_env)
+    {
+        return Err(HarnessError::Invalid {
+            what: "--api-key-env",
+            why: format!(
+                "{} is set by the session itself; name another variable",
+                ctx.key_env
+            ),
+        });
+    }
+    if let Some(setup) = profile.setup {
+        params = params.setup(setup);
+    }
+    let rendered = params.render()?;
+    let mut capture_text =
+        serde_json::to_string_pretty(&profile.capture).expect("capture serializes");
+    capture_text.push('\n');
+    let mut files = vec![
+        SessionFile {
+            path: "params.sh".into(),
+            content: rendered.into_string().into_bytes(),
+        },
+        SessionFile {
+            path: "prompt.txt".into(),
+            content: spec.prompt.clone().into_bytes(),
+        },
+        SessionFile {
+            path: "capture.json".into(),
+            content: capture_text.into_bytes(),
+        },
+    ];
+    files.extend(profile.files);
+    let mut dirs: Vec<String> = COMMON_DIRS.iter().map(|d| (*d).to_owned()).collect();
+    dirs.extend(profile.dirs);
+    Ok(Session {
+        spec: spec.clone(),
+        api: ctx.api,
+        api_key_env: ctx.key_env.to_owned(),
+        params,
+        capture: profile.capture,
+        files,
+        dirs,
+    })
+}
+
+impl Session {
+    /// A file's content by relative path.
+    pub fn file(&self, path: &str) -> Option<&[u8]> {
+        self.files
+            .iter()
+            .find(|f| f.path == path)
+            .map(|f| f.content.as_slice())
+    }
+
+    /// Write the session into `out` on the host. `out` must not exist or be
+    /// an empty directory; the files are written into a sibling temporary
+    /// directory first and renamed into place, so `out` never holds half a
+    /// session.
+    pub fn write_into(&self, out: &Path) -> Result<(), HarnessError> {
+        let io = |path: &Path| {
+            let path = path.display().to_string();
+            move |source| HarnessError::Io { path, source }
+        };
+        if let Ok(mut entries) = std::fs::read_dir(out) {
+            if entries.next().is_some() {
+                return Err(HarnessError::Invalid {
+                    what: "--out",
+                    why: format!("{} exists and is not empty", out.display()),
+                });
+            }
+        } else if out.exists() || out.is_symlink() {
+            return Err(HarnessError::Invalid {
+                what: "--out",
+                why: format!("{} exists and is not a directory", out.display()),
+            });
+        }
+        let name = out
+            .file_name()
+            .ok_or_else(|| HarnessError::Invalid {
+                what: "--out",
+                why: format!("{} has no final name", out.display()),
+            })?
+            .to_string_lossy()
+            .into_owned();
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(io(&parent))?;
+        let tmp = parent.join(format!(".{name}.partial{}", std::process::id()));
+        let result = (|| {
+            let _ = std::fs::remove_dir_all(&tmp);
+            std::fs::create_dir(&tmp).map_err(io(&tmp))?;
+            for d in &self.dirs {
+                let p = tmp.join(d);
+                std::fs::create_dir_all(&p).map_err(io(&p))?;
+            }
+            for f in &self.files {
+                let p = tmp.join(&f.path);
+                if let Some(dir) = p.parent() {
+                    std::fs::create_dir_all(dir).map_err(io(dir))?;
+                }
+                std::fs::write(&p, &f.content).map_err(io(&p))?;
+            }
+            if out.is_dir() {
+                std::fs::remove_dir(out).map_err(io(out))?;
+            }
+            std::fs::rename(&tmp, out).map_err(io(out))
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        result
+    }
+}

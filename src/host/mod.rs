@@ -1,0 +1,13 @@
+//! Host side of the generated scripts: what a provider outside the sandbox
+//! needs to run them and read what they leave behind.
+//!
+//! - [`supervisor`]: the supervised launch command, the cleanup receipt and
+//!   the command that ends a receipt's preserved services later.
+
+pub mod supervisor;
+
+pub use supervisor::{
+    CLEARED_VARS, CgroupChoice, CleanupReceipt, Containment, LaunchError, ReceiptError, Service,
+    SupervisorOptions, end_services_launch, fixed_point_seconds, supervised_launch,
+    supervised_launch_line,
+};

@@ -1,0 +1,345 @@
+//! The checks of one smoke rollout, each a pure function of what the run
+//! left on disk and in /proc.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::harness::Capture;
+use crate::host::CleanupReceipt;
+
+/// One check: its name, whether it passed, and what was seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// Short name (a table column).
+    pub name: &'static str,
+    /// Passed.
+    pub ok: bool,
+    /// What was seen (shown for failures).
+    pub detail: String,
+}
+
+impl Check {
+    pub(crate) fn new(name: &'static str, ok: bool, detail: impl Into<String>) -> Self {
+        Check {
+            name,
+            ok,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The column names, in table order.
+pub const NAMES: [&str; 7] = [
+    "exit 0",
+    "deliverable",
+    "receipt",
+    "events",
+    "no process left",
+    "task HOME untouched",
+    "session captured",
+];
+
+/// The supervisor's exit status.
+pub fn exit_zero(status: Option<i32>) -> Check {
+    Check::new(
+        NAMES[0],
+        status == Some(0),
+        format!("supervisor exit {status:?}"),
+    )
+}
+
+/// The deliverable holds exactly the token.
+pub fn deliverable(path: &Path, token: &str) -> Check {
+    match std::fs::read(path) {
+        Ok(b) if b == token.as_bytes() => Check::new(NAMES[1], true, "token written"),
+        Ok(b) => Check::new(
+            NAMES[1],
+            false,
+            format!(
+                "{} holds {:?}",
+                path.display(),
+                String::from_utf8_lossy(&b[..b.len().min(80)])
+            ),
+        ),
+        Err(e) => Check::new(NAMES[1], false, format!("{}: {e}", path.display())),
+    }
+}
+
+/// The receipt is confirmed: return_code 0, not timed out, cleanup confirmed.
+pub fn receipt(path: &Path) -> Check {
+    match CleanupReceipt::from_file(path) {
+        Ok(r) => {
+            let ok = r.return_code == Some(0) && !r.timed_out && r.is_clean();
+            Check::new(
+                NAMES[2],
+                ok,
+                format!(
+                    "return_code {:?}, timed_out {}, cleanup_confirmed {}, error {:?}",
+                    r.return_code, r.timed_out, r.cleanup_confirmed, r.error
+                ),
+            )
+        }
+        Err(e) => Check::new(NAMES[2], false, e.to_string()),
+    }
+}
+
+/// Parse `text` as a stream of JSON values; the count, or the first error.
+fn json_stream(text: &str) -> Result<usize, String> {
+    let mut n = 0;
+    for v in serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>() {
+        v.map_err(|e| e.to_string())?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Events mode: every line of the events file is `SECONDS[.FRACTION]\tLINE`
+/// and the lines together are JSON values (one per line, or one object
+/// over many lines as OpenClaw prints). Direct mode: stdout is JSON values.
+pub fn events(file: &Path, events_mode: bool) -> Check {
+    let text = match std::fs::read(file) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => return Check::new(NAMES[3], false, format!("{}: {e}", file.display())),
+    };
+    let payload = if events_mode {
+        let mut payload = String::new();
+        for (i, line) in text.lines().enumerate() {
+            let Some((stamp, rest)) = line.split_once('\t') else {
+                return Check::new(NAMES[3], false, format!("line {}: no tab", i + 1));
+            };
+            let (secs, frac) = stamp.split_once('.').unwrap_or((stamp, "0"));
+            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+            if !digits(secs) || !digits(frac) {
+                return Check::new(NAMES[3], false, format!("line {}: stamp {stamp:?}", i + 1));
+            }
+            payload.push_str(rest);
+            payload.push('\n');
+        }
+        payload
+    } else {
+        text
+    };
+    match json_stream(&payload) {
+        Ok(0) => Check::new(NAMES[3], false, "no JSON value"),
+        Ok(n) => Check::new(
+            NAMES[3],
+            true,
+            format!("{n} JSON values, {} lines", payload.lines().count()),
+        ),
+        Err(e) => Check::new(NAMES[3], false, format!("not JSON: {e}")),
+    }
+}
+
+/// PIDs of live processes whose environment holds `VAR=marker`.
+pub fn marked_processes(var: &str, marker: &str) -> Vec<u32> {
+    let needle = format!("{var}={marker}");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z'));
+            !zombie
+                && std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
+        })
+        .collect()
+}
+
+/// No process of the run is alive: none carries the run's marker.
+pub fn no_process_left(var: &str, marker: &str) -> Check {
+    let left = marked_processes(var, marker);
+    Check::new(
+        NAMES[4],
+        left.is_empty(),
+        if left.is_empty() {
+            "no marked process".to_owned()
+        } else {
+            format!("alive: {left:?}")
+        },
+    )
+}
+
+/// What a directory tree holds: path → (kind, size, sha256, mode, mtime).
+pub type Tree = BTreeMap<String, String>;
+
+/// Record a tree (files hashed; symlinks by target), to compare later.
+pub fn tree(root: &Path) -> Tree {
+    fn walk(root: &Path, dir: &Path, out: &mut Tree) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap_or(&p).display().to_string();
+            let Ok(meta) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            use std::os::unix::fs::MetadataExt as _;
+            let stamp = format!(
+                "mode {:o} mtime {}.{}",
+                meta.mode(),
+                meta.mtime(),
+                meta.mtime_nsec()
+            );
+            if meta.is_dir() {
+                out.insert(rel, format!("dir {stamp}"));
+                walk(root, &p, out);
+            } else if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&p).unwrap_or_default();
+                out.insert(rel, format!("link {} {stamp}", target.display()));
+            } else {
+                let digest = super::artifacts::sha256_file(&p).unwrap_or_default();
+                out.insert(rel, format!("file {} {digest} {stamp}", meta.len()));
+            }
+        }
+    }
+    let mut out = Tree::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// The task's HOME is as it was: same entries, contents, modes and mtimes.
+pub fn home_untouched(before: &Tree, after: &Tree) -> Check {
+    let mut changes = Vec::new();
+    for (k, v) in after {
+        match before.get(k) {
+            None => changes.push(format!("new {k}")),
+            Some(b) if b != v => changes.push(format!("changed {k}")),
+            Some(_) => {}
+        }
+    }
+    for k in before.keys() {
+        if !after.contains_key(k) {
+            changes.push(format!("removed {k}"));
+        }
+    }
+    Check::new(
+        NAMES[5],
+        changes.is_empty(),
+        if changes.is_empty() {
+            format!("{} entries unchanged", before.len())
+        } else {
+            changes.join(", ")
+        },
+    )
+}
+
+/// Session data was captured and is not empty: `shforge snapshot` reads
+/// at least one session with messages and a tool call from what
+/// capture.json names. OpenClaw (no snapshot reader) needs a non-empty file
+/// in its state dir.
+pub fn captured(capture: &Capture) -> Check {
+    let fail = |why: String| Check::new(NAMES[6], false, why);
+    let Some(kind) = &capture.kind else {
+        let Some(dir) = &capture.dir else {
+            return fail("capture.json names no kind and no dir".into());
+        };
+        let hits = tree(Path::new(dir))
+            .values()
+            .filter(|d| d.starts_with("file ") && !d.starts_with("file 0 "))
+            .count();
+        return Check::new(NAMES[6], hits > 0, format!("{dir}: {hits} non-empty files"));
+    };
+    let kind: crate::snapshot::Kind = match kind.parse() {
+        Ok(k) => k,
+        Err(e) => return fail(format!("kind {kind:?}: {e}")),
+    };
+    let taken = match (&capture.db, &capture.dir) {
+        (Some(db), _) => crate::snapshot::snapshot_db(kind, Path::new(db)),
+        (None, Some(dir)) => crate::snapshot::snapshot_dir(kind, Path::new(dir)),
+        (None, None) => return fail("capture.json names no db and no dir".into()),
+    };
+    match taken {
+        Ok(snap) => {
+            let s = &snap.summary;
+            Check::new(
+                NAMES[6],
+                s.sessions > 0 && s.messages > 0 && !s.tool_calls.is_empty(),
+                format!(
+                    "snapshot: {} sessions, {} messages, {} tool calls, final text {:?}",
+                    s.sessions,
+                    s.messages,
+                    s.tool_calls.len(),
+                    s.final_text
+                ),
+            )
+        }
+        Err(e) => fail(format!("snapshot: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, text).unwrap();
+        (d, p)
+    }
+
+    #[test]
+    fn events_accept_stamped_json_lines_and_one_object_over_many_lines() {
+        let (_d, p) = file("1796114862.128665\t{\"type\":\"a\"}\n17\t{\"b\":1}\n");
+        assert!(events(&p, true).ok);
+        let (_d, p) = file("1.5\t{\n1.6\t  \"ok\": true\n1.7\t}\n");
+        let c = events(&p, true);
+        assert!(c.ok, "{}", c.detail);
+        let (_d, p) = file("{\"a\":1}\n{\"b\":2}\n");
+        assert!(events(&p, false).ok);
+    }
+
+    #[test]
+    fn events_refuse_bad_stamps_non_json_and_nothing() {
+        for text in ["x1.5\t{}\n", "1.5 {}\n", "1.\t{}\n", "1.5\tnot json\n", ""] {
+            let (_d, p) = file(text);
+            assert!(!events(&p, true).ok, "{text:?}");
+        }
+        let (_d, p) = file("Warning: text\n{}\n");
+        assert!(!events(&p, false).ok);
+        assert!(!events(Path::new("/nonexistent/events.log"), true).ok);
+    }
+
+    #[test]
+    fn home_changes_are_named() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join(".config")).unwrap();
+        std::fs::write(d.path().join(".config/marker"), "x").unwrap();
+        let before = tree(d.path());
+        assert!(home_untouched(&before, &tree(d.path())).ok);
+        std::fs::write(d.path().join(".config/marker"), "y").unwrap();
+        std::fs::create_dir(d.path().join(".cache")).unwrap();
+        let c = home_untouched(&before, &tree(d.path()));
+        assert!(!c.ok);
+        assert!(c.detail.contains("changed .config/marker"), "{}", c.detail);
+        assert!(c.detail.contains("new .cache"), "{}", c.detail);
+    }
+
+    #[test]
+    fn deliverable_must_be_exactly_the_token() {
+        let (_d, p) = file("tok");
+        assert!(deliverable(&p, "tok").ok);
+        assert!(!deliverable(&p, "tok\n").ok);
+        assert!(!deliverable(&p, "to").ok);
+    }
+
+    #[test]
+    fn a_marked_process_is_found_until_it_ends() {
+        let marker = format!("unit-{}", std::process::id());
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("SHFORGE_UNIT_MARK", &marker)
+            .spawn()
+            .unwrap();
+        assert!(!no_process_left("SHFORGE_UNIT_MARK", &marker).ok);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(no_process_left("SHFORGE_UNIT_MARK", &marker).ok);
+    }
+}

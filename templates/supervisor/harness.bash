@@ -1,0 +1,173 @@
+# ---------------------------------------------------------------- the harness
+
+# shellcheck disable=SC2317 # runs from the signal traps
+on_signal() {
+    got_signal=1
+    if [[ -z $stop_reason ]]; then
+        stop_reason=$1
+        # bash runs a trap between commands: one that lands just before
+        # `wait` starts would leave the wait blocked on a harness that may
+        # never end (bash 4.4+ returns from that wait, older ones do not).
+        # The stop helper, already running, sends USR2 until told to calm
+        # down: no fork here, the sandbox may have no process slot left.
+        kick_helper kick
+    else
+        hurry=1
+    fi
+}
+
+# Runs in the harness's own job: the marker goes into this environment only.
+harness_exec() {
+    trap - TERM INT HUP ALRM USR1 USR2 PIPE
+    join_cgroup
+    [[ -n $saved_globignore_set ]] && GLOBIGNORE=$saved_globignore
+    export "$marker_var=$token"
+    case ${cmd[0]} in
+        */*) [[ -e ${cmd[0]} ]] || {
+            say "${cmd[0]}: not found"
+            exit 127
+        } ;;
+        *) type -P -- "${cmd[0]}" >/dev/null || {
+            say "${cmd[0]}: command not found"
+            exit 127
+        } ;;
+    esac
+    restore_entry_options
+    exec -- "${cmd[@]}"
+}
+
+# Give the harness the caller's shell options back, in this subshell just
+# before exec: an exported SHELLOPTS then carries exactly what the caller's
+# did, none of this script's changes (monitor above all: a bash harness would
+# run with job control). Option names never contain glob characters.
+restore_entry_options() {
+    local o IFS=:
+    set +o monitor
+    # shellcheck disable=SC2086 # split on ':' on purpose
+    for o in $SHELLOPTS; do
+        case :$entry_opts: in *":$o:"*) ;; *) set +o "$o" 2>/dev/null ;; esac
+    done
+    # shellcheck disable=SC2086 # split on ':' on purpose
+    for o in $entry_opts; do
+        case $o in xtrace | verbose) continue ;; esac
+        case :$SHELLOPTS: in *":$o:"*) ;; *) set -o "$o" 2>/dev/null ;; esac
+    done
+    # Last, so that at most the exec itself is traced.
+    case :$entry_opts: in *:verbose:*) set -o verbose ;; esac
+    case :$entry_opts: in *:xtrace:*) set -o xtrace ;; esac
+}
+
+launch() {
+    pid_window_open
+    set -m
+    (harness_exec) </dev/null 52>&- 55>&- &
+    hpid=$!
+    set +m
+    # The group's identity: its leader's start time, or no leader at all.
+    if read_stat "$hpid"; then
+        rs[hpid]=$st_start
+        launch_tick=$st_start
+    else
+        rs[hpid]=gone
+        launch_tick=$self_start
+    fi
+    harness_start=${rs[hpid]}
+    harness_group=$hpid
+}
+
+# Collect the harness's status once it has ended, before this shell forks
+# again: a child of ours that got the same PID would make bash forget it.
+collect_harness() {
+    [[ -n $rc ]] && return 0
+    job_running "$hpid" "$harness_start" && return 0
+    wait_rc=''
+    while [[ -z $wait_rc ]]; do
+        wait_job "$hpid" "$harness_start"
+    done
+    rc=$wait_rc
+}
+
+# In the regrouped copy: a small job blocked on the lifeline (fd 58) until
+# the first shell, the only writer, is gone; then it sends USR1, a stop like
+# TERM. Started before the harness (so no scan reaches it) and nobody else
+# keeps fd 58: the harness and the other helpers never see the pipe.
+start_lifeline() {
+    [[ -n $regrouped ]] || return 0
+    {
+        : <&58
+    } 2>/dev/null || return 0
+    (
+        while IFS= read -r -d '' -u 58 _; do :; done
+        kill -s USR1 "$sup_pid"
+    ) </dev/null >/dev/null 2>&1 52>&- 55>&- &
+    lifeline_pid=$!
+    lifeline_start=
+    read_stat "$lifeline_pid" && lifeline_start=$st_start
+    # Out of the job table: bash would report its KILL as "Killed".
+    disown "$lifeline_pid" 2>/dev/null
+    exec 58<&-
+}
+
+# Once a stop is under way the lifeline has done its job: KILL it (a TERM
+# that lands before the new job has reset the inherited traps is lost).
+kill_lifeline() {
+    [[ -n $lifeline_pid && -z $lifeline_killed ]] || return 0
+    lifeline_killed=1
+    if job_running "$lifeline_pid" "$lifeline_start"; then
+        kill -s KILL "$lifeline_pid" 2>/dev/null
+    fi
+}
+
+# Before exit: the lifeline job must be dead. Disowned, it is reaped by
+# bash as any child; killed at the start of the stop, it is gone by now.
+end_lifeline() {
+    local end
+    [[ -n $lifeline_pid ]] || return 0
+    kill_lifeline
+    read_now
+    end=$((now_cs + 100))
+    while job_running "$lifeline_pid" "$lifeline_start"; do
+        nap 0.01
+        read_now
+        ((now_cs < end)) || break
+    done
+    lifeline_pid=''
+}
+
+# Tell the stop helper (when there is one) to start or stop its wake-ups.
+kick_helper() {
+    [[ -n $helper_pid ]] || return 0
+    { printf '%s\n' "$1" >&52; } 2>/dev/null
+}
+
+# A timer job for the deadline: no polling, one SIGALRM when it expires.
+# A group of its own, so that one KILL ends it and its sleep together (a
+# TERM trap in the job could be set too late: a harness that exits at once
+# left the timer and its sleep running). Disowned: bash would report the
+# KILL as "Killed".
+start_timer() {
+    local secs
+    [[ -n $deadline_cs ]] || return 0
+    printf -v secs '%d.%02d' "$((deadline_cs / 100))" "$((deadline_cs % 100))"
+    set -m
+    (
+        "$sleep_bin" "$secs" && kill -s ALRM "$sup_pid"
+    ) </dev/null >/dev/null 2>&1 52>&- 55>&- &
+    timer_pid=$!
+    set +m
+    disown "$timer_pid" 2>/dev/null
+    timer_start=
+    read_stat "$timer_pid" && timer_start=$st_start
+}
+
+# End the timer's group (the timer and its sleep). Only while its leader is
+# still the timer: once it has fired, its PID may belong to someone else.
+# No wait: bash reaps the disowned job by itself.
+stop_timer() {
+    [[ -n $timer_pid ]] || return 0
+    if [[ $stop_reason != ALRM ]] && read_stat "$timer_pid" && [[ $st_start == "$timer_start" ]]; then
+        kill -s KILL -- "-$timer_pid" 2>/dev/null
+    fi
+    timer_pid=''
+}
+

@@ -1,0 +1,159 @@
+# ---------------------------------------------------------------- main
+
+signal_status() {
+    case $1 in
+        HUP) sig_status=129 ;;
+        INT) sig_status=130 ;;
+        ALRM) sig_status=142 ;;
+        *) sig_status=143 ;;
+    esac
+}
+
+main() {
+    reset_shell_state
+    regrouped=${SHFORGE_SUPERVISOR_REGROUPED-}
+    restored=${SHFORGE_SUPERVISOR_RESTORED-}
+    # The caller's options: from the first line, or from the shell that
+    # started this copy (whose own SHELLOPTS no longer shows them).
+    entry_opts=$supervisor_entry_opts
+    if [[ -n $regrouped || -n $restored ]]; then
+        entry_opts=${SHFORGE_SUPERVISOR_SHELLOPTS-}
+    fi
+    unset SHFORGE_SUPERVISOR_REGROUPED SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
+    confirmed=true rc='' err='' timed_out=false containment=proc
+    stop_reason='' hurry='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
+    helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
+    rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
+    undecided=0
+    bash_major=${BASH_VERSINFO[0]}
+    # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
+    # takes whole seconds only.
+    kick_wait=1
+    ((bash_major >= 4)) && kick_wait=0.05
+    if [[ ${1-} == --end-services ]]; then
+        parse_end_args "$@"
+        check_proc
+        open_nap_pipe
+        end_services
+    fi
+    parse_args "$@"
+    receipt_tmp="$receipt.tmp.$$.$RANDOM"
+    check_proc
+    resolve_tools
+    restore_signals_if_needed "$@"
+    regroup_if_needed "$@"
+    shift "$args_used"
+    cmd=("$@")
+    sup_pid=$$
+    sup_start=$self_start
+    receipt_tmp="$receipt.tmp.$$.$RANDOM"
+    if [[ -z $token ]]; then
+        local uuid=''
+        read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
+        token="sv-$$-$self_start-$RANDOM$RANDOM-$uuid"
+    fi
+    marker_entry="$marker_var=$token"
+    check_pid_counters
+    open_nap_pipe
+
+    trap 'on_signal TERM' TERM
+    trap 'on_signal INT' INT
+    trap 'on_signal HUP' HUP
+    trap 'on_signal ALRM' ALRM
+    trap 'on_signal LOST' USR1
+    trap 'got_signal=1' USR2
+    # A write to a helper that is gone fails instead of killing this shell.
+    trap 'got_signal=1' PIPE
+    start_helper
+    setup_cgroup
+    start_lifeline
+
+    if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
+        timed_out=true
+        finish 124
+    fi
+    if [[ -n $stop_reason ]]; then
+        signal_status "$stop_reason"
+        finish "$sig_status"
+    fi
+
+    start_timer
+    launch
+    while :; do
+        wait_job "$hpid" "$harness_start"
+        if [[ -n $wait_rc ]]; then
+            rc=$wait_rc
+            break
+        fi
+        [[ -n $stop_reason ]] && break
+    done
+    kick_helper calm
+    # A wake-up still on its way is of no use now; ignored, it cannot
+    # interrupt a timed read either (bash 4.0 crashed once on a trap run
+    # inside `read -t`).
+    trap '' USR2
+    [[ $stop_reason == ALRM ]] && timed_out=true
+    # bash reports jobs that die of a signal ("Killed") at moments of its
+    # own choosing: not the supervisor's message to give.
+    stop_note=''
+    stop_everything 2>/dev/null
+    [[ -z $stop_note ]] || say "$stop_note"
+    # Unless it is still alive (a KILL that did not take effect in time).
+    collect_harness
+    stop_timer
+    if [[ -z $rc ]]; then
+        err="the harness could not be stopped"
+        finish 125
+    fi
+    finish "$rc"
+}
+
+# The end of every run that got as far as the stop helper: receipt, then
+# the (empty) cgroup, then exit $1 (125 when the receipt could not be
+# written).
+finish() {
+    local status=$1
+    end_lifeline
+    write_receipt || status=125
+    end_helper
+    remove_cgroup
+    exit "$status"
+}
+
+# When the receipt did not go through the stop helper (no receipt, or it
+# could not be written), tell it to quit and wait for it: nothing of this
+# supervisor outlives it.
+end_helper() {
+    local pid=$helper_pid
+    [[ -n $pid ]] || return 0
+    helper_pid=''
+    { printf 'quit\n' >&52; } 2>/dev/null
+    wait_rc=''
+    while [[ -z $wait_rc ]]; do
+        wait_job "$pid" "$helper_start"
+    done
+}
+
+# fd 55: a pipe this shell holds open at both ends and never writes to, for
+# nap's timed reads.
+open_nap_pipe() {
+    exec 55<> <(:) || fail 125 "cannot make a pipe"
+    end_substitution "$!"
+    # bash < 4 keeps the substitution's own end open (as fd 63).
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/55 ]]; then exec 63<&-; fi
+}
+
+# The process behind a `<(:)` exits at once; wait until it has, so that it
+# never outlives this shell. bash 4.4+ can `wait` for it; older ones reap it
+# unasked (and refuse the wait): watch its stat for a moment instead.
+end_substitution() {
+    local start='' end
+    wait "$1" 2>/dev/null
+    read_stat "$1" && start=$st_start
+    read_now
+    end=$((now_cs + 100))
+    while [[ -n $start ]] && read_stat "$1" && [[ $st_start == "$start" && $st_state != Z ]]; do
+        read_now
+        ((now_cs < end)) || break
+    done
+}

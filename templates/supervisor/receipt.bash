@@ -1,0 +1,179 @@
+# ---------------------------------------------------------------- receipt
+
+# Quote $1 as a JSON string into json_out, byte by byte, without forks.
+json_quote() {
+    local LC_ALL=C
+    local s=$1 out='' c i code hex
+    for ((i = 0; i < ${#s}; i++)); do
+        c=${s:i:1}
+        case $c in
+            '"') out+='\"' ;;
+            "\\") out+="\\\\" ;;
+            [\ -~]) out+=$c ;;
+            *)
+                # Control bytes as \u00XX; each byte of a non-ASCII character
+                # as '?': the receipt stays valid JSON whatever the bytes.
+                printf -v code '%d' "'$c"
+                code=$((code & 255))
+                if ((code < 128)); then
+                    printf -v hex '%04x' "$code"
+                    out+="\\u$hex"
+                else
+                    out+='?'
+                fi
+                ;;
+        esac
+    done
+    json_out="\"$out\""
+}
+
+# The preserved services as JSON objects into services_out: pid, start time
+# and argv[0] as recorded when the stop began. Listed last in the receipt, so
+# that --end-services finds every entry after the key.
+services_json() {
+    local pid sep=''
+    services_out=''
+    for pid in ${pv[@]+"${!pv[@]}"}; do
+        json_quote "${sv_argv0[pid]-}"
+        services_out+="$sep{\"pid\": $pid, \"start_time\": ${pv[pid]}, \"argv0\": $json_out}"
+        sep=', '
+    done
+}
+
+# Write the receipt atomically: a temporary file beside it, then a rename
+# by the stop helper (already running: no fork needed), else by mv, else,
+# when no rename works, in place (still one write).
+write_receipt() {
+    local rc_json=null err_json=null body
+    [[ -n $receipt ]] || return 0
+    [[ -n $rc ]] && rc_json=$rc
+    if [[ -n $err ]]; then
+        json_quote "$err"
+        err_json=$json_out
+    fi
+    services_json
+    body="{\"cleanup_confirmed\": $confirmed, \"return_code\": $rc_json, \"error\": $err_json, \"timed_out\": $timed_out, \"containment\": \"$containment\", \"services\": [$services_out]}"
+    if [[ -d $receipt ]]; then
+        say "the receipt path ${receipt:0:200} is a directory"
+        return 1
+    fi
+    if [[ -n $helper_pid ]]; then
+        receipt_tmp_file "$body" && receipt_by_helper && return 0
+    elif [[ -n $mv_bin ]]; then
+        receipt_tmp_file "$body" && "$mv_bin" -f -- "$receipt_tmp" "$receipt" 52>&- 2>/dev/null && return 0
+    fi
+    receipt_in_place "$body"
+}
+
+# The body into a fresh temporary file: noclobber, so it is created new,
+# never followed.
+receipt_tmp_file() {
+    local ok=0
+    set -o noclobber
+    { printf '%s\n' "$1" >"$receipt_tmp"; } 2>/dev/null || ok=1
+    set +o noclobber
+    return "$ok"
+}
+
+# Ask the stop helper to rename the temporary file and wait for its status.
+receipt_by_helper() {
+    local pid=$helper_pid
+    helper_pid=''
+    { printf 'go\n' >&52; } 2>/dev/null || return 1
+    wait_rc=''
+    while [[ -z $wait_rc ]]; do
+        wait_job "$pid" "$helper_start"
+    done
+    [[ $wait_rc == 0 ]]
+}
+
+# The last resort: the receipt written where it belongs, in one write.
+receipt_in_place() {
+    if { printf '%s\n' "$1" >"$receipt"; } 2>/dev/null; then
+        return 0
+    fi
+    say "cannot write the receipt ${receipt:0:200}"
+    return 1
+}
+
+# ---------------------------------------------------------------- stop helper
+
+# The stop helper: a child started before the harness and blocked on a pipe
+# from this shell, so that the stop needs no fork once the sandbox may be out
+# of process slots. On "kick" it sends USR2 every moment until "calm": a
+# signal whose trap ran just before `wait` began (bash < 4.4 then blocks)
+# is followed by another one. On "go" it becomes mv (exec: no new process)
+# and renames the receipt into place. At EOF (this shell is gone) it exits.
+start_helper() {
+    exec 54<> <(:) || fail 125 "cannot make a pipe for the stop helper"
+    end_substitution "$!"
+    # bash < 4 keeps the substitution's own end open (as fd 63).
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/54 ]]; then exec 63<&-; fi
+    (helper_main) 53</proc/self/fd/54 54>&- 55>&- 58<&- </dev/null >/dev/null 2>&1 &
+    helper_pid=$!
+    # Only this shell writes (fd 52), only the helper reads (fd 53).
+    exec 52>/proc/self/fd/54 54>&-
+    helper_start=''
+    read_stat "$helper_pid" && helper_start=$st_start
+    [[ -n $helper_start ]] || fail 125 "the stop helper did not start"
+}
+
+# shellcheck disable=SC2317 # runs in the helper's subshell
+helper_main() {
+    local line
+    trap '' TERM INT HUP QUIT
+    trap - ALRM USR1 USR2 PIPE
+    while read -r -u 53 line; do
+        helper_command "$line"
+    done
+    exit 0
+}
+
+# shellcheck disable=SC2317 # runs in the helper's subshell
+helper_command() {
+    local line st
+    case $1 in
+        go)
+            [[ -d $receipt || -z $mv_bin ]] && exit 1
+            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&-
+            ;;
+        kick)
+            while job_running "$sup_pid" "$sup_start"; do
+                kill -s USR2 "$sup_pid" 2>/dev/null
+                read -r -t "$kick_wait" -u 53 line
+                st=$?
+                ((st == 0)) && [[ $line != kick ]] && {
+                    helper_command "$line"
+                    return 0
+                }
+                # EOF (1 on bash >= 4; a timeout is above 128 there) ends it.
+                ((st == 1 && bash_major >= 4)) && exit 0
+            done
+            exit 0
+            ;;
+        calm) ;;
+        *) exit 0 ;;
+    esac
+}
+
+# A pause without a fork: a timed read on a pipe nobody writes to (fd 55).
+# bash 3.2 takes no fraction of a second there: it does not pause at all,
+# and the caller looks again at once (a busy wait, on 3.2 only).
+nap() {
+    ((bash_major >= 4)) || return 0
+    # bash may report a job that died meanwhile ("Killed") from inside
+    # read: not the supervisor's message to give.
+    read -r -t "$1" -u 55 _ 2>/dev/null
+}
+
+# Leave an error receipt (when the receipt path is known) and exit.
+fail() {
+    local status=$1
+    err=$2
+    say "$err"
+    write_receipt
+    end_helper
+    remove_cgroup
+    exit "$status"
+}
+

@@ -1,0 +1,114 @@
+# ---------------------------------------------------------------- regrouping
+
+# Started with `&` by a shell without job control, this shell ignores INT
+# and QUIT, and bash cannot trap or reset a signal ignored at entry (the
+# harness would inherit them ignored too). When /proc says so, start again in
+# place (same PID) through a program that restores the default dispositions:
+# env --default-signal (coreutils 8.31+), else perl. Without either, INT
+# stays ignored: stop with TERM or HUP instead.
+restore_signals_if_needed() {
+    local key mask rest
+    [[ -n $restored ]] && return 0
+    mask=
+    while read -r key mask rest; do
+        [[ $key == SigIgn: ]] && break
+        mask=
+    done 2>/dev/null </proc/self/status
+    case $mask in '' | *[!0-9a-fA-F]*) return 0 ;; esac
+    # INT is bit 2 (0x2). QUIT (0x4) cannot tell: bash ignores it in itself.
+    # `&` ignores both, so both are restored.
+    ((0x${mask:${#mask}-1} & 2)) || return 0
+    export SHFORGE_SUPERVISOR_RESTORED=1 SHFORGE_SUPERVISOR_SHELLOPTS="$entry_opts"
+    [[ -n $regrouped ]] && export SHFORGE_SUPERVISOR_REGROUPED=1
+    if [[ -n $env_bin ]] && "$env_bin" --default-signal=INT,QUIT true >/dev/null 2>&1; then
+        exec "$env_bin" --default-signal=INT,QUIT "$BASH" --noprofile --norc "$0" "$@"
+    fi
+    if [[ -n $perl_bin ]]; then
+        # shellcheck disable=SC2016 # perl code, not shell: no expansion wanted
+        exec "$perl_bin" -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec { $ARGV[0] } @ARGV; exit 127' \
+            "$BASH" --noprofile --norc "$0" "$@"
+    fi
+    unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS SHFORGE_SUPERVISOR_REGROUPED
+}
+
+# Without a process group of its own, a provider's group KILL would end the
+# supervisor before the receipt. Run again as a job in a new group; this shell
+# only passes signals on and exits with the same status. It also holds the
+# only write end of a pipe (the lifeline) whose read end the new copy gets:
+# when this shell dies (the provider KILLed its group), the copy reads EOF
+# and stops the harness as for TERM. The copy starts without monitor in an
+# exported SHELLOPTS and learns the caller's options from a variable.
+regroup_if_needed() {
+    local child
+    [[ $self_pgid == "$$" ]] && return 0
+    if [[ -n $regrouped ]]; then
+        fail 125 "could not get a process group of its own"
+    fi
+    # An anonymous pipe, open for reading and writing on fd 57.
+    exec 57<> <(:) || fail 125 "cannot make a pipe for the lifeline"
+    # bash < 4 keeps the substitution's own end open (as fd 63): no child
+    # should inherit it.
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/57 ]]; then exec 63<&-; fi
+    set -m
+    (
+        set +m
+        SHFORGE_SUPERVISOR_REGROUPED=1 SHFORGE_SUPERVISOR_SHELLOPTS=$entry_opts \
+            exec "$BASH" --noprofile --norc "$0" "$@"
+    ) 58</proc/self/fd/57 57>&- &
+    child=$!
+    set +m
+    child_start=
+    read_stat "$child" && child_start=$st_start
+    # Known before the traps exist: a TERM that lands between them would
+    # otherwise be passed to no one and lost.
+    forward_to=$child
+    trap 'forward TERM' TERM
+    trap 'forward INT' INT
+    trap 'forward HUP' HUP
+    wait_rc=
+    while [[ -z $wait_rc ]]; do
+        wait_job "$child" "$child_start"
+    done
+    exit "$wait_rc"
+}
+
+# Whether PID $1 is still the process that started at tick $2, not yet dead.
+job_running() {
+    read_stat "$1" && [[ $st_start == "$2" && $st_state != Z && $st_state != X ]]
+}
+
+# shellcheck disable=SC2317 # runs from the TERM/INT/HUP traps
+forward() {
+    got_signal=1
+    kill -s "$1" "$forward_to" 2>/dev/null
+}
+
+# Wait for job $1 (started at tick $2). wait_rc is its status, or empty when
+# a trapped signal interrupted the wait while the job still runs.
+wait_job() {
+    local st again
+    got_signal=
+    # bash reports a job killed by a signal ("Killed", "Terminated") on
+    # stderr when it reaps it: not the supervisor's message to give.
+    wait "$1" 2>/dev/null
+    st=$?
+    # Not only when got_signal says so: bash 4.4 to 5.3 remember a trapped
+    # signal that lands after one `wait` returns and before the next builtin,
+    # run its trap then, and make the next `wait` return 128+N at once while
+    # the job still runs. A status above 128 is the job's only once it ended.
+    if [[ -z $got_signal ]] && ((st <= 128)); then
+        wait_rc=$st
+        return 0
+    fi
+    # A trapped signal arrived: it either interrupted the wait or came just
+    # after the job ended (and its status was already collected).
+    if job_running "$1" "$2"; then
+        wait_rc=
+        return 0
+    fi
+    wait "$1" 2>/dev/null
+    again=$?
+    [[ $again == 127 ]] && again=$st
+    wait_rc=$again
+}
+

@@ -1,0 +1,181 @@
+# ---------------------------------------------------------------- signalling
+
+# Signal $1 to each reached PID given, after checking its start time again
+# (the list may be older than the last exit: the PID may be someone else's).
+# The check costs a read per process (seconds in a storm) and is skipped when
+# it cannot fail: the list comes from the last scan, with nothing waited for
+# since, and the PID window still holds (no PID handed out since the launch
+# can have been handed out again, and ns_last_pid never went back).
+signal_pids() {
+    local sig=$1 pid ok=()
+    shift
+    if [[ -n $live_fresh ]]; then
+        pid_window_floor
+        if ((pw_floor > 0)); then
+            kill -s "$sig" "$@" 2>/dev/null
+            return 0
+        fi
+    fi
+    for pid in "$@"; do
+        read_stat "$pid" || continue
+        [[ $st_start == "${rs[pid]}" ]] && ok+=("$pid")
+    done
+    ((${#ok[@]} > 0)) && kill -s "$sig" "${ok[@]}" 2>/dev/null
+    return 0
+}
+
+# Signal $1 to each reached group, only while its ID still belongs to the
+# recorded leader (same start time) or to no process at all. A group seen
+# empty is retired for good: its ID is free to be reused from then on.
+signal_groups() {
+    local sig=$1 g
+    shift
+    for g in "$@"; do
+        [[ -n ${empty_groups[g]} ]] && continue
+        if read_stat "$g"; then
+            [[ $st_start == "${rs[g]}" ]] || continue
+        elif ! kill -s 0 -- "-$g" 2>/dev/null; then
+            empty_groups[g]=1
+            continue
+        fi
+        kill -s "$sig" -- "-$g" 2>/dev/null
+    done
+    return 0
+}
+
+# Whether the first reached process of the last scan still runs (signal 0,
+# then its stat: a zombie or a recycled PID has ended). While it runs, the
+# stop cannot be over before the grace period is: nothing else needs a look.
+reached_alive() {
+    local pid
+    for pid in ${live[@]+"${live[@]}"}; do
+        kill -s 0 "$pid" 2>/dev/null || return 1
+        read_stat "$pid" && [[ $st_start == "${rs[pid]}" && $st_state != Z ]] || return 1
+        return 0
+    done
+    return 1
+}
+
+# Groups first (one signal stops a whole group at once), but for CONT the
+# groups last: what runs again competes with the checks.
+signal_reached() {
+    if [[ $1 == CONT ]]; then
+        signal_pids "$1" ${live[@]+"${live[@]}"}
+        signal_groups "$1" ${groups[@]+"${groups[@]}"}
+        return 0
+    fi
+    signal_groups "$1" ${groups[@]+"${groups[@]}"}
+    signal_pids "$1" ${live[@]+"${live[@]}"}
+}
+
+# The stop: freeze the harness group (and cgroup), record services, TERM
+# then CONT (and thaw) and wait until nothing reached is alive or the grace
+# period ends; then STOP (and freeze), rescan to a fixed point, KILL, CONT
+# and verify, within a bound. Nothing here forks: it runs to the end and the
+# receipt is written even when the sandbox has no process slot left.
+stop_everything() {
+    local grace_end kill_end pid g pass
+    local -a termed gtermed new
+    stop_timer
+    kill_lifeline
+    groups=("$harness_group") live=()
+    cgroup_freeze 1
+    signal_groups STOP "$harness_group"
+    scan
+    classify 1
+    cgroup_release_services
+    # Members of the cgroup get TERM once, while frozen; a fork during the
+    # grace period is left for the KILL.
+    cgroup_signal TERM
+    read_now
+    grace_end=$((now_cs + grace_cs))
+    while :; do
+        if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
+            confirmed=true
+            return 0
+        fi
+        new=()
+        for pid in ${live[@]+"${live[@]}"}; do
+            [[ ${termed[pid]} == "${rs[pid]}" ]] && continue
+            termed[pid]=${rs[pid]}
+            new+=("$pid")
+        done
+        for g in ${groups[@]+"${groups[@]}"}; do
+            [[ ${gtermed[g]} == "${rs[g]}" ]] && continue
+            gtermed[g]=${rs[g]}
+            signal_groups TERM "$g"
+        done
+        ((${#new[@]} > 0)) && signal_pids TERM "${new[@]}"
+        signal_reached CONT
+        cgroup_freeze 0
+        read_now
+        ((now_cs >= grace_end)) && break
+        [[ -n $hurry ]] && break
+        collect_harness
+        # Until a reached process is gone, look at nothing else: a scan
+        # competes for the CPU with everything still running (a fork storm
+        # starves it for seconds), a check of one known PID hardly does.
+        while stop_pending && ((now_cs < grace_end)) && [[ -z $hurry ]]; do
+            live_fresh=''
+            nap "$poll_seconds"
+            collect_harness
+            read_now
+        done
+        ((now_cs >= grace_end)) && break
+        # An exec takes a moment: look at an undecided process again after one.
+        ((undecided > 0)) && nap "$poll_seconds"
+        scan
+        classify 0
+    done
+
+    # Forced: nothing reached may run while the last of them are found. The
+    # groups and the cgroup stop at once; single processes on the first pass,
+    # from a fresh scan (the list from before the wait would need a re-read
+    # of every PID first).
+    cgroup_freeze 1
+    signal_groups STOP ${groups[@]+"${groups[@]}"}
+    for ((pass = 0; pass < 100; pass++)); do
+        scan
+        classify 0
+        signal_reached STOP
+        # Done when a scan made after every reached process was stopped
+        # finds nothing new (pass 0's scan came before the single STOPs).
+        ((added == 0 && undecided == 0 && pass > 0)) && break
+        ((undecided > 0)) && nap "$poll_seconds"
+    done
+    cgroup_kill
+    signal_reached KILL
+    signal_reached CONT
+    cgroup_freeze 0
+    read_now
+    kill_end=$((now_cs + kill_wait_cs))
+    while :; do
+        scan
+        classify 0
+        if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
+            confirmed=true
+            return 0
+        fi
+        cgroup_kill
+        signal_reached KILL
+        signal_reached CONT
+        cgroup_freeze 0
+        read_now
+        if ((now_cs >= kill_end)); then
+            confirmed=false
+            stop_note="cleanup not confirmed: still alive after KILL: ${live[*]}"
+            [[ -n $cg ]] && cgroup_event 'populated 1' && stop_note+=" (and the cgroup is not empty)"
+            return 1
+        fi
+        collect_harness
+        nap 0.01
+    done
+}
+
+# Whether the graceful wait has nothing new to look at: the first reached
+# process still runs, or none is left but the cgroup still has members.
+# (An undecided process is looked at again by the next scan.)
+stop_pending() {
+    reached_alive && return 0
+    ((${#live[@]} == 0 && undecided == 0)) && ! cgroup_empty
+}

@@ -1,0 +1,879 @@
+//! `shforge harness`: every profile × every API it allows (params, config,
+//! capture.json), API mismatches, hostile prompts delivered byte for byte
+//! through the real runner, and the API key never written anywhere.
+
+use crate::support as common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use shforge::harness::{Api, Harness};
+
+const SECRET: &str = "sk-shforge-test-SECRET-9f8e7d";
+
+fn shforge_harness(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(common::shforge());
+    c.arg("harness").args(args);
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    common::run(c)
+}
+
+struct Made {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    work: PathBuf,
+}
+
+/// Write a session for `h`/`api` into a fresh temp dir; the session dir
+/// inside the "sandbox" is the host dir itself, so the runner can use it.
+fn make(h: Harness, api: Option<Api>, mode: &str, prompt_file: &Path, entry: &str) -> Made {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("session");
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let mut args = vec![
+        h.name().to_owned(),
+        "--out".into(),
+        dir.display().to_string(),
+        "--session-dir".into(),
+        dir.display().to_string(),
+        "--workdir".into(),
+        work.display().to_string(),
+        "--entry".into(),
+        entry.into(),
+        "--base-url".into(),
+        "http://127.0.0.1:4321/".into(),
+        "--model".into(),
+        "fake-model".into(),
+        "--mode".into(),
+        mode.into(),
+        "--prompt-file".into(),
+        prompt_file.display().to_string(),
+    ];
+    if let Some(api) = api {
+        args.extend(["--api".into(), api.name().into()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // The key is in shforge's own environment under every name it could
+    // read: it must still never be written.
+    let out = shforge_harness(
+        &args,
+        &[("OPENAI_API_KEY", SECRET), ("ANTHROPIC_API_KEY", SECRET)],
+    );
+    assert!(
+        out.status.success(),
+        "{h} {api:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Made {
+        _tmp: tmp,
+        dir,
+        work,
+    }
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Source params.sh under bash and print each RUNNER_* value NUL-separated.
+fn sourced(params: &Path) -> Vec<(String, Vec<String>)> {
+    let script = r#"
+set -u
+source "$1"
+for n in RUNNER_ARGV RUNNER_ENV; do
+  eval "set -- \"\${$n[@]}\""
+  printf '%s\0' "$n" "$#"; printf '%s\0' "$@"
+done
+for n in RUNNER_MODE RUNNER_CWD RUNNER_STDIN RUNNER_STDOUT RUNNER_STDERR RUNNER_EVENTS; do
+  if [[ -n ${!n+set} ]]; then printf '%s\0' "$n" 1 "${!n}"; fi
+done
+"#;
+    let out = Command::new("bash")
+        .args(["-c", script, "x"])
+        .arg(params)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut fields = out
+        .stdout
+        .split(|b| *b == 0)
+        .map(|f| String::from_utf8(f.to_vec()).unwrap());
+    let mut vars = Vec::new();
+    while let Some(name) = fields.next() {
+        if name.is_empty() {
+            break;
+        }
+        let n: usize = fields.next().unwrap().parse().unwrap();
+        vars.push((name, (0..n).map(|_| fields.next().unwrap()).collect()));
+    }
+    vars
+}
+
+fn var<'a>(vars: &'a [(String, Vec<String>)], name: &str) -> Option<&'a [String]> {
+    vars.iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_slice())
+}
+
+fn env_of(vars: &[(String, Vec<String>)], name: &str) -> Option<String> {
+    var(vars, "RUNNER_ENV")?
+        .iter()
+        .rev()
+        .find_map(|e| e.strip_prefix(&format!("{name}=")).map(String::from))
+}
+
+/// Every file under `dir`, recursively.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_profile_and_api_writes_params_config_and_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prompt = tmp.path().join("prompt");
+    std::fs::write(&prompt, "write the token").unwrap();
+    for h in Harness::ALL {
+        for &api in h.apis() {
+            for mode in ["events", "direct"] {
+                let m = make(h, Some(api), mode, &prompt, "/opt/harness/bin/cli");
+                let d = m.dir.display().to_string();
+                let vars = sourced(&m.dir.join("params.sh"));
+                let ctx = format!("{h} {api} {mode}");
+                // Only RUNNER_* names are assigned.
+                let text = std::fs::read_to_string(m.dir.join("params.sh")).unwrap();
+                for line in text.lines() {
+                    assert!(line.starts_with("RUNNER_"), "{ctx}: {line}");
+                }
+                let argv = var(&vars, "RUNNER_ARGV").unwrap();
+                assert_eq!(argv[0], "/opt/harness/bin/cli", "{ctx}");
+                assert!(
+                    !argv.iter().any(|a| a.contains("write the token")),
+                    "{ctx}: prompt in argv"
+                );
+                assert_eq!(var(&vars, "RUNNER_MODE").unwrap(), [mode], "{ctx}");
+                assert_eq!(
+                    var(&vars, "RUNNER_CWD").unwrap(),
+                    [m.work.display().to_string()],
+                    "{ctx}"
+                );
+                assert_eq!(
+                    var(&vars, "RUNNER_STDERR").unwrap(),
+                    [format!("{d}/stderr.log")],
+                    "{ctx}"
+                );
+                match mode {
+                    "events" => {
+                        assert_eq!(
+                            var(&vars, "RUNNER_EVENTS").unwrap(),
+                            [format!("{d}/events.log")]
+                        );
+                        assert!(var(&vars, "RUNNER_STDOUT").is_none());
+                    }
+                    _ => assert_eq!(
+                        var(&vars, "RUNNER_STDOUT").unwrap(),
+                        [format!("{d}/stdout.log")]
+                    ),
+                }
+                // The prompt reaches the CLI from prompt.txt: as stdin, or as
+                // OpenClaw's message file.
+                let prompt_path = format!("{d}/prompt.txt");
+                if h == Harness::OpenClaw {
+                    assert!(var(&vars, "RUNNER_STDIN").is_none(), "{ctx}");
+                    let i = argv.iter().position(|a| a == "--message-file").unwrap();
+                    assert_eq!(argv[i + 1], prompt_path);
+                } else {
+                    assert_eq!(
+                        var(&vars, "RUNNER_STDIN").unwrap(),
+                        std::slice::from_ref(&prompt_path),
+                        "{ctx}"
+                    );
+                }
+                assert_eq!(std::fs::read(&prompt_path).unwrap(), b"write the token");
+                // Isolated dirs exist, are empty, and the env points at them.
+                for (name, rel) in [
+                    ("HOME", "home"),
+                    ("TMPDIR", "tmp"),
+                    ("XDG_CONFIG_HOME", "xdg/config"),
+                    ("XDG_CACHE_HOME", "xdg/cache"),
+                    ("XDG_DATA_HOME", "xdg/data"),
+                    ("XDG_STATE_HOME", "xdg/state"),
+                ] {
+                    assert_eq!(
+                        env_of(&vars, name).unwrap(),
+                        format!("{d}/{rel}"),
+                        "{ctx} {name}"
+                    );
+                    // Empty, but for the (empty) dir of OpenCode's/Kilo's DB.
+                    for e in std::fs::read_dir(m.dir.join(rel)).unwrap() {
+                        let p = e.unwrap().path();
+                        let name = p.file_name().unwrap().to_str().unwrap().to_owned();
+                        assert!(
+                            rel == "xdg/data" && name == h.name(),
+                            "{ctx}: {} in {rel}",
+                            p.display()
+                        );
+                        assert_eq!(std::fs::read_dir(&p).unwrap().count(), 0, "{ctx}");
+                    }
+                }
+                // Every path in the params points into the session dir, the
+                // workdir, or is the entry.
+                for v in argv.iter().chain(var(&vars, "RUNNER_ENV").unwrap()) {
+                    let v = v.split_once('=').map_or(v.as_str(), |(_, v)| v);
+                    if v.starts_with('/') {
+                        assert!(
+                            v.starts_with(&d)
+                                || v == m.work.to_str().unwrap()
+                                || v.starts_with("/opt/harness"),
+                            "{ctx}: {v} outside the session dir"
+                        );
+                    }
+                }
+                check_profile(h, api, &m.dir, &vars, &ctx);
+            }
+        }
+    }
+}
+
+/// Per-harness config and capture.json.
+fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)], ctx: &str) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let capture = json(&dir.join("capture.json"));
+    assert_eq!(capture["harness"], h.name(), "{ctx}");
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    let key = api.default_key_env();
+    match h {
+        Harness::ClaudeCode => {
+            assert!(
+                has(&["-p", "--output-format", "stream-json", "--verbose"]),
+                "{ctx}"
+            );
+            // The variadic --allowedTools is followed by another option.
+            let i = argv.iter().position(|a| a == "--allowedTools").unwrap();
+            assert!(argv[i + 2].starts_with("--"), "{ctx}");
+            assert_eq!(
+                env_of(vars, "ANTHROPIC_BASE_URL").unwrap(),
+                "http://127.0.0.1:4321"
+            );
+            assert_eq!(
+                env_of(vars, "CLAUDE_CONFIG_DIR").unwrap(),
+                format!("{d}/claude")
+            );
+            assert_eq!(env_of(vars, "DISABLE_TELEMETRY").unwrap(), "1");
+            let settings = json(&dir.join("claude/settings.json"));
+            assert!(
+                settings["permissions"]["allow"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&"Write".into())
+            );
+            assert_eq!(capture["kind"], "claude-code");
+            assert_eq!(capture["dir"], format!("{d}/claude"));
+        }
+        Harness::OpenCode | Harness::Kilo => {
+            let (name, up) = if h == Harness::Kilo {
+                ("kilo", "KILO")
+            } else {
+                ("opencode", "OPENCODE")
+            };
+            assert!(has(&["run", "--format", "json"]), "{ctx}");
+            assert!(has(&["-m", "shforge/fake-model"]), "{ctx}");
+            assert_eq!(
+                env_of(vars, &format!("{up}_CONFIG")).unwrap(),
+                format!("{d}/{name}.json")
+            );
+            let db = format!("{d}/xdg/data/{name}/{name}.db");
+            assert_eq!(env_of(vars, &format!("{up}_DB")).unwrap(), db);
+            assert_eq!(
+                env_of(vars, &format!("{up}_DISABLE_AUTOUPDATE")).unwrap(),
+                "1"
+            );
+            assert_eq!(
+                env_of(vars, &format!("{up}_DISABLE_MODELS_FETCH")).unwrap(),
+                "1"
+            );
+            let cfg = json(&dir.join(format!("{name}.json")));
+            let p = &cfg["provider"]["shforge"];
+            let npm = match api {
+                Api::Chat => "@ai-sdk/openai-compatible",
+                Api::Responses => "@ai-sdk/openai",
+                Api::Anthropic => "@ai-sdk/anthropic",
+            };
+            assert_eq!(p["npm"], npm, "{ctx}");
+            assert_eq!(p["options"]["baseURL"], "http://127.0.0.1:4321/v1");
+            assert_eq!(p["options"]["apiKey"], format!("{{env:{key}}}"));
+            assert!(p["models"]["fake-model"].is_object());
+            assert_eq!(cfg["permission"]["external_directory"], "allow");
+            assert_eq!(cfg["permission"]["bash"], "allow");
+            assert_eq!(cfg["permission"]["edit"], "allow");
+            assert_eq!(cfg["autoupdate"], false);
+            if h == Harness::Kilo {
+                assert_eq!(env_of(vars, "KILO_TELEMETRY_LEVEL").unwrap(), "off");
+            }
+            assert_eq!(capture["kind"], name);
+            assert_eq!(capture["db"], db);
+        }
+        Harness::Pi => {
+            assert!(
+                has(&[
+                    "--provider",
+                    "shforge",
+                    "--model",
+                    "fake-model",
+                    "--mode",
+                    "json",
+                    "-p"
+                ]),
+                "{ctx}"
+            );
+            assert_eq!(
+                env_of(vars, "PI_CODING_AGENT_DIR").unwrap(),
+                format!("{d}/pi-agent")
+            );
+            assert_eq!(env_of(vars, "PI_OFFLINE").unwrap(), "1");
+            let models = json(&dir.join("pi-agent/models.json"));
+            let p = &models["providers"]["shforge"];
+            let (wire, base) = match api {
+                Api::Chat => ("openai-completions", "http://127.0.0.1:4321/v1"),
+                Api::Responses => ("openai-responses", "http://127.0.0.1:4321/v1"),
+                Api::Anthropic => ("anthropic-messages", "http://127.0.0.1:4321"),
+            };
+            assert_eq!(p["api"], wire, "{ctx}");
+            assert_eq!(p["baseUrl"], base, "{ctx}");
+            assert_eq!(p["apiKey"], key);
+            assert_eq!(p["models"][0]["id"], "fake-model");
+            assert_eq!(capture["kind"], "pi");
+            assert_eq!(capture["dir"], format!("{d}/pi-agent"));
+        }
+        Harness::OpenClaw => {
+            assert!(
+                has(&["agent", "exec", "--config", &format!("{d}/openclaw.json")]),
+                "{ctx}"
+            );
+            assert!(
+                has(&["--state-dir", &format!("{d}/openclaw-state")]),
+                "{ctx}"
+            );
+            assert!(dir.join("openclaw-state").is_dir());
+            let cfg = json(&dir.join("openclaw.json"));
+            let p = &cfg["models"]["providers"]["shforge"];
+            let (wire, base) = match api {
+                Api::Chat => ("openai-completions", "http://127.0.0.1:4321/v1"),
+                Api::Responses => ("openai-responses", "http://127.0.0.1:4321/v1"),
+                Api::Anthropic => ("anthropic-messages", "http://127.0.0.1:4321"),
+            };
+            assert_eq!(p["api"], wire, "{ctx}");
+            assert_eq!(p["baseUrl"], base, "{ctx}");
+            assert_eq!(p["apiKey"], format!("${{{key}}}"));
+            assert_eq!(cfg["models"]["mode"], "replace");
+            assert_eq!(
+                cfg["agents"]["defaults"]["model"]["primary"],
+                "shforge/fake-model"
+            );
+            assert_eq!(capture["kind"], Value::Null);
+            assert_eq!(capture["dir"], format!("{d}/openclaw-state"));
+        }
+        Harness::Codex => {
+            assert!(
+                has(&[
+                    "exec",
+                    "--json",
+                    "--dangerously-bypass-approvals-and-sandbox"
+                ]),
+                "{ctx}"
+            );
+            assert_eq!(argv.last().unwrap(), "-");
+            assert_eq!(env_of(vars, "CODEX_HOME").unwrap(), format!("{d}/codex"));
+            let cfg: toml::Table =
+                toml::from_str(&std::fs::read_to_string(dir.join("codex/config.toml")).unwrap())
+                    .unwrap();
+            assert_eq!(cfg["model"].as_str(), Some("fake-model"));
+            assert_eq!(cfg["model_provider"].as_str(), Some("shforge"));
+            let p = &cfg["model_providers"]["shforge"];
+            assert_eq!(p["base_url"].as_str(), Some("http://127.0.0.1:4321/v1"));
+            assert_eq!(p["wire_api"].as_str(), Some("responses"));
+            assert_eq!(p["env_key"].as_str(), Some(key));
+            assert_eq!(capture["kind"], "codex");
+            assert_eq!(capture["dir"], format!("{d}/codex"));
+        }
+    }
+    // The key's value is in no written file (it was in shforge's env).
+    for f in files(dir) {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+            "{ctx}: the key is in {}",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn api_mismatch_exits_2_naming_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (h, api) in [
+        ("claude-code", "chat"),
+        ("claude-code", "responses"),
+        ("codex", "chat"),
+        ("codex", "anthropic"),
+    ] {
+        let out_dir = tmp.path().join(format!("{h}-{api}"));
+        let out = shforge_harness(
+            &[
+                h,
+                "--out",
+                out_dir.to_str().unwrap(),
+                "--session-dir",
+                "/s",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                "http://127.0.0.1:1",
+                "--model",
+                "m",
+                "--api",
+                api,
+                "--prompt",
+                "p",
+            ],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(2), "{h} {api}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(h) && err.contains(api), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!out_dir.exists(), "{h} {api}: something was written");
+    }
+}
+
+#[test]
+fn bad_input_exits_2_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("s");
+    let base = |extra: &[&'static str]| {
+        let mut v: Vec<String> = vec!["pi".into(), "--out".into(), out_dir.display().to_string()];
+        v.extend(extra.iter().map(|s| (*s).to_owned()));
+        v
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            base(&[
+                "--session-dir",
+                "rel",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                "http://h",
+                "--model",
+                "m",
+                "--prompt",
+                "p",
+            ]),
+            "absolute",
+        ),
+        (
+            base(&[
+                "--session-dir",
+                "/w/s",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                "http://h",
+                "--model",
+                "m",
+                "--prompt",
+                "p",
+            ]),
+            "overlap",
+        ),
+        (
+            base(&[
+                "--session-dir",
+                "/s",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                "ftp://h",
+                "--model",
+                "m",
+                "--prompt",
+                "p",
+            ]),
+            "URL",
+        ),
+        (
+            base(&[
+                "--session-dir",
+                "/s",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                "http://h/v1",
+                "--model",
+                "m",
+                "--prompt",
+                "p",
+            ]),
+            "/v1",
+        ),
+        (
+            base(&[
+                "--session-dir",
+                "/s",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                "http://h",
+                "--model",
+                "m",
+                "--prompt",
+                "",
+            ]),
+            "empty",
+        ),
+        (
+            base(&[
+                "--session-dir",
+                "/s",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                "http://h",
+                "--model",
+                "m",
+                "--prompt",
+                "p",
+                "--api-key-env",
+                "BAD-NAME",
+            ]),
+            "variable",
+        ),
+        (
+            base(&[
+                "--session-dir",
+                "/s",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                "http://h",
+                "--model",
+                "m",
+                "--prompt",
+                "p",
+                "--mode",
+                "both",
+            ]),
+            "mode",
+        ),
+        (
+            base(&[
+                "--session-dir",
+                "/s/../w",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                "http://h",
+                "--model",
+                "m",
+                "--prompt",
+                "p",
+            ]),
+            "..",
+        ),
+        (
+            base(&[
+                "--session-dir",
+                "/s",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                "http://h",
+                "--model",
+                "m",
+                "--prompt",
+                "p",
+                "--api-key-env",
+                "PI_CODING_AGENT_DIR",
+            ]),
+            "set by the session",
+        ),
+        (
+            vec![
+                "nope".into(),
+                "--out".into(),
+                out_dir.display().to_string(),
+                "--session-dir".into(),
+                "/s".into(),
+                "--workdir".into(),
+                "/w".into(),
+                "--entry".into(),
+                "/e".into(),
+                "--base-url".into(),
+                "http://h".into(),
+                "--model".into(),
+                "m".into(),
+                "--prompt".into(),
+                "p".into(),
+            ],
+            "unknown harness",
+        ),
+    ];
+    for (args, what) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = shforge_harness(&args, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert!(err.contains(what), "{what}: {err}");
+        assert!(!out_dir.exists(), "{what}: something was written");
+    }
+    // A non-empty --out is refused and left alone.
+    std::fs::create_dir(&out_dir).unwrap();
+    std::fs::write(out_dir.join("keep"), "x").unwrap();
+    let out = shforge_harness(
+        &[
+            "pi",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--session-dir",
+            "/s",
+            "--workdir",
+            "/w",
+            "--entry",
+            "/e",
+            "--base-url",
+            "http://h",
+            "--model",
+            "m",
+            "--prompt",
+            "p",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1);
+}
+
+/// A stand-in CLI: copies the prompt it was given (its stdin, or the file
+/// after --message-file) and the key variables it sees into the files
+/// named by SHFORGE_TEST_OUT.
+const FAKE_CLI: &str = r#"#!/bin/bash
+out=$SHFORGE_TEST_OUT
+prev=
+for a in "$@"; do
+  if [[ $prev == --message-file ]]; then cat -- "$a" > "$out.prompt"; fi
+  prev=$a
+done
+if [[ ! -e $out.prompt ]]; then cat > "$out.prompt"; fi
+printf '%s' "${ANTHROPIC_API_KEY-unset}" > "$out.anthropic"
+printf '{"type":"done"}\n'
+"#;
+
+fn hostile_prompts() -> Vec<(&'static str, String)> {
+    let mut big = String::new();
+    while big.len() < 1024 * 1024 {
+        big.push_str("line with 'quotes' \"dq\" $(touch /tmp/pwned) `id` \\ ${HOME} é\n");
+    }
+    big.truncate(1024 * 1024);
+    vec![
+        ("quotes", "it's \"quoted\" and 'single'".into()),
+        ("newlines", "first\nsecond\n\nthird\n".into()),
+        (
+            "substitution",
+            "$(touch /tmp/shforge-pwned) `touch /tmp/shforge-pwned2` ${HOME}".into(),
+        ),
+        ("leading dash", "--help -p".into()),
+        ("leading at", "@/etc/passwd".into()),
+        ("control bytes", "\u{1}\u{7f}\t\r\u{1b}[31m".into()),
+        ("1 MiB", big),
+    ]
+}
+
+#[test]
+fn hostile_prompts_reach_the_cli_byte_for_byte_through_the_runner() {
+    let runner = common::root().join("generated/harness_runner.sh");
+    let tmp = tempfile::tempdir().unwrap();
+    let cli = tmp.path().join("fake-cli");
+    std::fs::write(&cli, FAKE_CLI).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bashes = common::bashes();
+    for (what, prompt) in hostile_prompts() {
+        let prompt_file = tmp.path().join("prompt");
+        std::fs::write(&prompt_file, &prompt).unwrap();
+        for h in Harness::ALL {
+            let m = make(h, None, "events", &prompt_file, cli.to_str().unwrap());
+            for bash in &bashes {
+                let out_base = tmp.path().join("seen");
+                let _ = std::fs::remove_file(out_base.with_extension("prompt"));
+                let mut c = bash.command(&runner);
+                c.arg(m.dir.join("params.sh"))
+                    .env("SHFORGE_TEST_OUT", &out_base);
+                let out = common::run(c);
+                assert!(
+                    out.status.success(),
+                    "{what} {h} {}: {}",
+                    bash.name,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let seen = std::fs::read(tmp.path().join("seen.prompt")).unwrap();
+                assert!(
+                    seen == prompt.as_bytes(),
+                    "{what} {h} {}: prompt changed",
+                    bash.name
+                );
+                let _ = std::fs::remove_file(tmp.path().join("seen.prompt"));
+            }
+        }
+        assert!(!Path::new("/tmp/shforge-pwned").exists());
+    }
+    common::report("hostile prompts through harness_runner.sh", &bashes);
+}
+
+#[test]
+fn claude_code_copies_another_key_variable_without_writing_it() {
+    let runner = common::root().join("generated/harness_runner.sh");
+    let tmp = tempfile::tempdir().unwrap();
+    let cli = tmp.path().join("fake-cli");
+    std::fs::write(&cli, FAKE_CLI).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("s");
+    let out = shforge_harness(
+        &[
+            "claude-code",
+            "--out",
+            dir.to_str().unwrap(),
+            "--session-dir",
+            dir.to_str().unwrap(),
+            "--workdir",
+            "/",
+            "--entry",
+            cli.to_str().unwrap(),
+            "--base-url",
+            "http://127.0.0.1:1",
+            "--model",
+            "m",
+            "--api-key-env",
+            "MY_GATEWAY_KEY",
+            "--prompt",
+            "p",
+        ],
+        &[("MY_GATEWAY_KEY", SECRET)],
+    );
+    // "/" as workdir overlaps every session dir.
+    assert_eq!(out.status.code(), Some(2));
+    let work = tmp.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let out = shforge_harness(
+        &[
+            "claude-code",
+            "--out",
+            dir.to_str().unwrap(),
+            "--session-dir",
+            dir.to_str().unwrap(),
+            "--workdir",
+            work.to_str().unwrap(),
+            "--entry",
+            cli.to_str().unwrap(),
+            "--base-url",
+            "http://127.0.0.1:1",
+            "--model",
+            "m",
+            "--api-key-env",
+            "MY_GATEWAY_KEY",
+            "--prompt",
+            "p",
+        ],
+        &[("MY_GATEWAY_KEY", SECRET)],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for f in files(&dir) {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+            "{}",
+            f.display()
+        );
+    }
+    for bash in common::bashes() {
+        let base = tmp.path().join("seen");
+        let mut c = bash.command(&runner);
+        c.arg(dir.join("params.sh"))
+            .env("SHFORGE_TEST_OUT", &base)
+            .env("MY_GATEWAY_KEY", SECRET)
+            .env_remove("ANTHROPIC_API_KEY");
+        let out = common::run(c);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            bash.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("seen.anthropic")).unwrap(),
+            SECRET,
+            "{}",
+            bash.name
+        );
+        // Without the variable, the CLI gets none (not an empty key).
+        let mut c = bash.command(&runner);
+        c.arg(dir.join("params.sh"))
+            .env("SHFORGE_TEST_OUT", &base)
+            .env_remove("MY_GATEWAY_KEY")
+            .env_remove("ANTHROPIC_API_KEY");
+        let out = common::run(c);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            bash.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("seen.anthropic")).unwrap(),
+            "unset"
+        );
+        let _ = std::fs::remove_file(tmp.path().join("seen.prompt"));
+    }
+}
