@@ -1,82 +1,102 @@
-//! The catalog: every script `shforge generate` writes.
-//!
-//! Each entry names its output path under `generated/`, the template it comes
-//! from, its dialect and a one-line purpose, and knows how to render its body
-//! (everything after the generated header).
+//! The catalog: every script `shforge generate` writes, in output-path
+//! order. Each one is a [`Script`]; this module only lists them.
 
-use crate::dialect::Dialect;
+use crate::script::Script;
+use crate::scripts::bootstrap::BootstrapBuilder;
+use crate::scripts::installer::{self, FromSpec, Installer, SpecError};
+use crate::scripts::runner::HarnessRunner;
+use crate::scripts::supervisor::ProcessSupervisor;
 
-/// Rendering a script body failed.
+/// The catalog could not be built.
 #[derive(Debug, thiserror::Error)]
-pub enum RenderError {
-    /// askama failed (a value could not be written).
-    #[error("rendering templates/{template}: {source}")]
-    Template {
-        /// The template being rendered.
-        template: String,
-        /// askama's error.
-        source: askama::Error,
-    },
-    /// A value could not be quoted or a name was invalid.
-    #[error("rendering templates/{template}: {source}")]
-    Quote {
-        /// The template being rendered.
-        template: String,
-        /// The quoting error.
-        source: crate::quote::QuoteError,
-    },
-    /// Any other problem, explained.
-    #[error("rendering templates/{template}: {message}")]
-    Other {
-        /// The template being rendered.
-        template: String,
-        /// What went wrong.
-        message: String,
+pub enum CatalogError {
+    /// A harness spec compiled into the crate does not parse.
+    #[error("{spec}: {source}")]
+    Spec {
+        /// The spec file, relative to the crate root.
+        spec: String,
+        /// Why it does not parse.
+        source: SpecError,
     },
 }
 
-/// A function that renders a script body.
-pub type Render = Box<dyn Fn() -> Result<String, RenderError> + Send + Sync>;
-
-/// One script of the catalog.
-pub struct Entry {
-    /// Output path relative to the output directory (`bootstrap.sh`,
-    /// `installers/pi.sh`).
-    pub path: String,
-    /// The template it is rendered from, relative to `templates/`.
-    pub template: String,
-    /// The spec file that parameterizes the template, relative to the crate
-    /// root (`installers/pi.toml`), when there is one.
-    pub spec: Option<String>,
-    /// The script's dialect.
-    pub dialect: Dialect,
-    /// One line saying what it is for.
-    pub purpose: String,
-    /// Renders the body.
-    pub render: Render,
-}
-
-impl std::fmt::Debug for Entry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Entry")
-            .field("path", &self.path)
-            .field("template", &self.template)
-            .field("dialect", &self.dialect)
-            .finish_non_exhaustive()
+/// Every script, in output-path order: the generic bootstrap, the
+/// supervisor, the runner and one installer per harness spec.
+pub fn catalog() -> Result<Vec<Box<dyn Script>>, CatalogError> {
+    let mut scripts: Vec<Box<dyn Script>> = vec![
+        Box::new(BootstrapBuilder::new()),
+        Box::new(ProcessSupervisor),
+        Box::new(HarnessRunner),
+    ];
+    for (name, text) in installer::HARNESS_SPECS {
+        let spec = format!("installers/{name}.toml");
+        match Installer::from_toml(text) {
+            Ok(installer) => scripts.push(Box::new(FromSpec { installer, spec })),
+            Err(source) => return Err(CatalogError::Spec { spec, source }),
+        }
     }
+    scripts.sort_by(|a, b| a.path().cmp(&b.path()));
+    Ok(scripts)
 }
 
-/// Render an askama template, naming it in the error.
-pub fn render_template<T: askama::Template>(template: &str, t: &T) -> Result<String, RenderError> {
-    t.render().map_err(|source| RenderError::Template {
-        template: template.to_owned(),
-        source,
-    })
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::render_all;
+    use std::path::Path;
 
-/// Every script, in output-path order.
-pub fn catalog() -> Vec<Entry> {
-    let mut entries = crate::scripts::entries();
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    entries
+    #[test]
+    fn every_spec_builds_and_paths_are_sorted_and_unique() {
+        let scripts = catalog().expect("the compiled-in specs parse");
+        let paths: Vec<String> = scripts.iter().map(|s| s.path().into_owned()).collect();
+        let mut sorted = paths.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(paths, sorted);
+        assert_eq!(paths.len(), 3 + installer::HARNESS_SPECS.len());
+    }
+
+    fn second_line(content: &str) -> &str {
+        content.lines().nth(1).expect("a header line")
+    }
+
+    /// Every way a script is made goes through `finish`; only the second
+    /// header line differs.
+    #[test]
+    fn each_origin_has_its_header() {
+        let head = "# Generated by shforge from templates/";
+        let tail = ". Do not edit: change the source and regenerate with ";
+        let boot = BootstrapBuilder::new().script().unwrap();
+        assert_eq!(
+            second_line(&boot.content),
+            format!("{head}bootstrap.sh{tail}the adapter's BootstrapBuilder.")
+        );
+        let pi = installer::harness("pi").unwrap().unwrap();
+        assert_eq!(
+            second_line(&pi.script().unwrap()),
+            format!("{head}installer.sh{tail}the adapter's Installer builder.")
+        );
+        let from_spec = pi
+            .script_from_spec(Path::new("/somewhere/private/my-pi.toml"))
+            .unwrap();
+        assert_eq!(
+            second_line(&from_spec),
+            format!(
+                "{head}installer.sh and my-pi.toml{tail}`shforge installer --spec my-pi.toml`."
+            )
+        );
+        let catalog = catalog().unwrap();
+        let outputs = render_all(&catalog).unwrap();
+        let listed = outputs
+            .iter()
+            .find(|o| o.path == "installers/pi.sh")
+            .unwrap();
+        assert_eq!(
+            second_line(&listed.content),
+            format!("{head}installer.sh and installers/pi.toml{tail}`shforge generate`.")
+        );
+        // The bodies are the same whichever way they were made.
+        let body = |c: &str| c.split_once(".\n").unwrap().1.to_owned();
+        assert_eq!(body(&listed.content), body(&from_spec));
+    }
 }

@@ -4,7 +4,8 @@
 //! zsh's sh emulation and bash; `bash` scripts under every bash from 3.2 on.
 //! Each [`Rule`] is a pattern over the script's *code* (see [`crate::lex`]: text
 //! in quotes, comments and here-documents is masked first), with the reason
-//! and what to write instead, from `PORTABILITY.md`.
+//! and what to write instead; the measurements behind them are in
+//! `docs/portability.md`.
 //!
 //! A line may carry a reviewed exception, with a reason, either on the line
 //! itself or on the line just above:
@@ -78,9 +79,10 @@ enum Scope {
 enum Target {
     /// The line with quoted text and comments masked.
     Code,
-    /// The raw line, but only when `also_code` matches the masked line too
-    /// (for constructs that live inside a quoted string, like a printf format).
-    RawWhenCode(&'static str),
+    /// The line with comments masked but quoted text kept, only when
+    /// `also_code` matches the code of the line too (for constructs that live
+    /// inside a quoted string, like a printf format).
+    TextWhenCode(&'static str),
 }
 
 /// One construct the guard refuses.
@@ -474,7 +476,7 @@ pub static RULES: &[Rule] = &[
     rule!(
         "bash32-printf-time",
         Both,
-        Target::RawWhenCode(r"\bprintf\b"),
+        Target::TextWhenCode(r"\bprintf\b"),
         r"%\([^)]*\)T",
         "printf '%(fmt)T'",
         "needs bash 4.2",
@@ -546,7 +548,7 @@ pub static RULES: &[Rule] = &[
     rule!(
         "bash32-unicode-escape",
         Both,
-        Target::RawWhenCode(r"\$'"),
+        Target::TextWhenCode(r"\$'"),
         r"\$'(?:[^'\\]|\\.)*\\[uU][0-9A-Fa-f]",
         "$'\\u...'",
         "needs bash 4.2",
@@ -577,7 +579,7 @@ static COMPILED: LazyLock<Vec<Compiled>> = LazyLock::new(|| {
             re: Regex::new(rule.pattern).expect("rule pattern compiles"),
             also: match rule.target {
                 Target::Code => None,
-                Target::RawWhenCode(p) => Some(Regex::new(p).expect("rule pattern compiles")),
+                Target::TextWhenCode(p) => Some(Regex::new(p).expect("rule pattern compiles")),
             },
         })
         .collect()
@@ -622,6 +624,7 @@ pub fn check(src: &str, dialect: Dialect) -> Vec<Finding> {
     let lexed = lex::lex(src);
     let masked = lexed.masked_lines(src);
     let raw: Vec<&str> = src.split('\n').collect();
+    let uncommented = lexed.uncommented_lines(src);
     let nounset = masked.iter().any(|l| NOUNSET.is_match(l));
     let mut findings = Vec::new();
     for (n, code) in masked.iter().enumerate() {
@@ -636,7 +639,7 @@ pub fn check(src: &str, dialect: Dialect) -> Vec<Finding> {
             }
             let hit = match &c.also {
                 None => c.re.is_match(code),
-                Some(also) => also.is_match(code) && c.re.is_match(raw[n]),
+                Some(also) => also.is_match(code) && c.re.is_match(&uncommented[n]),
             };
             if hit {
                 findings.push(Finding {

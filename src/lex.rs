@@ -33,12 +33,24 @@ impl Lexed {
     /// The input with every byte that is not code or expansion replaced by
     /// `_` (newlines are kept), split into lines. Rules match against this.
     pub fn masked_lines(&self, src: &str) -> Vec<String> {
+        self.mask(src, |c| matches!(c, Class::Code | Class::Expansion))
+    }
+
+    /// The input with comments and here-document bodies replaced by `_`
+    /// (newlines are kept), split into lines: code and quoted text, for
+    /// rules about what a string means to the command that gets it (a
+    /// `printf` format), which must not see a trailing comment.
+    pub fn uncommented_lines(&self, src: &str) -> Vec<String> {
+        self.mask(src, |c| !matches!(c, Class::Comment | Class::HereDoc))
+    }
+
+    fn mask(&self, src: &str, keep: impl Fn(Class) -> bool) -> Vec<String> {
         let masked: Vec<u8> = src
             .bytes()
             .zip(&self.classes)
-            .map(|(b, c)| match c {
+            .map(|(b, &c)| match c {
                 _ if b == b'\n' => b'\n',
-                Class::Code | Class::Expansion => b,
+                c if keep(c) => b,
                 _ => b'_',
             })
             .collect();
@@ -428,6 +440,20 @@ mod tests {
         assert_eq!(masked(r#"echo "a $b [[""#), r#"echo "__$b___""#);
         assert_eq!(masked(r#"x="${y:-"q"}""#), r#"x="${y:-"_"}""#);
         assert_eq!(masked("echo $'a\\'b' [["), "echo $'____' [[");
+    }
+
+    #[test]
+    fn uncommented_keeps_quoted_text_and_drops_comments() {
+        let src = "printf '%s\\n' x # printf '%(%s)T' -1\ncat <<E\n[[\nE";
+        assert_eq!(
+            lex(src).uncommented_lines(src),
+            [
+                "printf '%s\\n' x ____________________",
+                "cat <<E",
+                "__",
+                "_"
+            ]
+        );
     }
 
     #[test]

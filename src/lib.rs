@@ -6,8 +6,13 @@
 //! * [`lex`] and [`dialect`] — the static guard that keeps a script inside
 //!   `posix` or `bash` (3.2).
 //! * [`template_lint`] — where `{{ }}` may stand in a shell template.
-//! * [`catalog`] and [`generate`] — the scripts, and writing/checking
-//!   `generated/`.
+//! * [`script`] — the [`script::Script`] trait every generated script
+//!   implements; [`scripts`] — the scripts themselves (bootstrap,
+//!   supervisor, runner, installer).
+//! * [`catalog`] lists the scripts; [`generate`] turns any `&dyn Script`
+//!   into a file and writes/checks `generated/`.
+//! * [`diff`] — unified diffs with a hunk shared by several files shown
+//!   once (`shforge check`).
 //! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
 //!   real harness CLIs in tests.
 //! * [`snapshot`] — a harness's session data (SQLite or JSONL) as one JSON
@@ -17,20 +22,25 @@
 
 pub mod catalog;
 pub mod dialect;
+pub mod diff;
 pub mod generate;
 pub mod harness;
 pub mod host;
-pub mod installer;
 pub mod lex;
 pub mod model_server;
 pub mod musl;
 pub mod names;
 pub mod params;
 pub mod quote;
+pub mod script;
 pub mod scripts;
 pub mod smoke;
 pub mod snapshot;
 pub mod template_lint;
+
+/// The installer API adapters use (`shforge::installer::Installer`); the
+/// module lives with the other scripts in [`scripts::installer`].
+pub use scripts::installer;
 
 // Lets `askama.toml` name the escaper as `::shforge::quote::ShEscaper`, a path
 // that resolves both inside this crate and in its tests and users.

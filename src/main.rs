@@ -29,7 +29,7 @@ enum Command {
         #[arg(long, default_value = "generated")]
         out: PathBuf,
     },
-    /// Exit 1, with a diff per stale file, when DIR differs from a fresh generation.
+    /// Exit 1, with a diff of the stale files, when DIR differs from a fresh generation.
     Check {
         /// Directory to check.
         #[arg(long, default_value = "generated")]
@@ -45,6 +45,12 @@ enum Command {
         /// Scripts to check.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+    /// Run the template lint on askama shell templates (every file under each DIR).
+    LintTemplates {
+        /// Template directories.
+        #[arg(default_value = "templates")]
+        dirs: Vec<PathBuf>,
     },
     /// Turn a JSON object of strings and string arrays into a parameter file.
     Params {
@@ -180,7 +186,7 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<u8> {
     match command {
         Command::Generate { out } => {
-            let outputs = generate::render_all(&catalog())?;
+            let outputs = generate::render_all(&catalog()?)?;
             generate::write_dir(&out, &outputs)
                 .with_context(|| format!("writing {}", out.display()))?;
             eprintln!(
@@ -192,12 +198,12 @@ fn run(command: Command) -> Result<u8> {
             Ok(0)
         }
         Command::Check { out } => {
-            let outputs = generate::render_all(&catalog())?;
+            let outputs = generate::render_all(&catalog()?)?;
             let report = generate::check_dir(&out, &outputs)?;
-            for (path, diff) in &report.stale {
-                println!("stale: {path}");
-                print!("{diff}");
+            for change in &report.stale {
+                println!("stale: {}", change.path);
             }
+            print!("{}", report.diff());
             for path in &report.missing {
                 println!("missing: {path}");
             }
@@ -217,12 +223,13 @@ fn run(command: Command) -> Result<u8> {
             Ok(1)
         }
         Command::List => {
-            for e in catalog() {
-                println!("{}\t{}\t{}", e.path, e.dialect, e.purpose);
+            for s in catalog()? {
+                println!("{}\t{}\t{}", s.path(), s.dialect(), s.purpose());
             }
             Ok(0)
         }
         Command::Lint { dialect, files } => lint(dialect, &files),
+        Command::LintTemplates { dirs } => lint_templates(&dirs),
         Command::Params { file } => {
             let json = read_input(file.as_deref())?;
             match params::shell_assignments(&json) {
@@ -408,6 +415,19 @@ fn lint(dialect: Dialect, files: &[PathBuf]) -> Result<u8> {
             clean = false;
             println!("{}", f.render(&file.display().to_string()));
         }
+    }
+    Ok(if clean { 0 } else { 1 })
+}
+
+fn lint_templates(dirs: &[PathBuf]) -> Result<u8> {
+    let mut clean = true;
+    for dir in dirs {
+        let problems = shforge::template_lint::check_dir(dir)
+            .map_err(|e| Usage(format!("cannot read {}: {e}", dir.display())))?;
+        for p in &problems {
+            println!("{p}");
+        }
+        clean &= problems.is_empty();
     }
     Ok(if clean { 0 } else { 1 })
 }

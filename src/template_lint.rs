@@ -11,6 +11,8 @@
 //! Template comments are `<%# … #%>` (askama.toml): askama's default `{#`
 //! would open a comment inside the shell's `${#x}`.
 
+use std::path::{Path, PathBuf};
+
 use crate::lex::{self, Class};
 
 /// One problem in a template.
@@ -71,6 +73,48 @@ pub fn check(src: &str) -> Vec<TemplateFinding> {
         }
     }
     out
+}
+
+/// Lint every file under `dir` (recursively, in path order): its name, its
+/// text, and that it is ASCII (a generated script must be: yash drops other
+/// bytes under the C locale, see `docs/portability.md`). Each problem is one
+/// line, `DIR/REL:LINE: message`.
+pub fn check_dir(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut files = Vec::new();
+    walk(dir, &mut files)?;
+    files.sort();
+    let mut problems = Vec::new();
+    for path in &files {
+        let shown = path.display();
+        let rel = path.strip_prefix(dir).unwrap_or(path).display().to_string();
+        if let Some(p) = check_name(&rel) {
+            problems.push(format!("{shown}: {p}"));
+        }
+        let bytes = std::fs::read(path)?;
+        let text = String::from_utf8_lossy(&bytes);
+        if let Some(n) = text.lines().position(|l| !l.is_ascii()) {
+            problems.push(format!(
+                "{shown}:{}: non-ASCII text; generated scripts must be ASCII",
+                n + 1
+            ));
+        }
+        for f in check(&text) {
+            problems.push(format!("{shown}:{}: {}", f.line, f.message));
+        }
+    }
+    Ok(problems)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// Replace askama syntax with shell-neutral text of the same length:

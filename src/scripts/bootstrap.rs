@@ -9,10 +9,12 @@
 //! Which package provides which command under which package manager is the
 //! one table [`PACKAGES`]; the musl libraries come from [`crate::musl`].
 
-use crate::catalog::{Entry, RenderError, render_template};
+use std::borrow::Cow;
+
 use crate::dialect::Dialect;
 use crate::generate::{self, GenerateError, Output};
 use crate::quote::{QuoteError, Value};
+use crate::script::{RenderError, Script, render_template};
 
 /// Output path in `generated/`.
 pub const PATH: &str = "bootstrap.sh";
@@ -235,12 +237,7 @@ impl BootstrapBuilder {
 
     /// The whole script, header included, held to the posix dialect.
     pub fn script(&self) -> Result<Output, GenerateError> {
-        let origin = generate::Origin {
-            template: TEMPLATE,
-            spec: None,
-            regenerate: "the adapter's BootstrapBuilder",
-        };
-        generate::finish(PATH, &origin, Dialect::Posix, &self.render()?)
+        generate::finish(self, "the adapter's BootstrapBuilder")
     }
 }
 
@@ -339,16 +336,24 @@ pub struct BootstrapTemplate {
     pub baked_musl_libs: Vec<Value>,
 }
 
-/// Catalog entries of this script: the generic bootstrap.
-pub fn entries() -> Vec<Entry> {
-    vec![Entry {
-        path: PATH.to_owned(),
-        template: TEMPLATE.to_owned(),
-        spec: None,
-        dialect: Dialect::Posix,
-        purpose: "POSIX sh bootstrap: install a missing command or musl library, refuse an overlapping session dir".to_owned(),
-        render: Box::new(|| BootstrapBuilder::new().render()),
-    }]
+/// The bootstrap with whatever the builder baked in; the catalog lists
+/// `BootstrapBuilder::new()`, the generic one.
+impl Script for BootstrapBuilder {
+    fn path(&self) -> Cow<'_, str> {
+        PATH.into()
+    }
+    fn template(&self) -> &str {
+        TEMPLATE
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Posix
+    }
+    fn purpose(&self) -> Cow<'_, str> {
+        "POSIX sh bootstrap: install a missing command or musl library, refuse an overlapping session dir".into()
+    }
+    fn body(&self) -> Result<String, RenderError> {
+        self.render()
+    }
 }
 
 #[cfg(test)]

@@ -8,11 +8,13 @@
 //! renders through [`crate::params::render`] (the same code as
 //! `shforge params`), so nobody writes the JSON or the shell by hand.
 
-use crate::catalog::{Entry, RenderError, render_template};
+use std::borrow::Cow;
+
 use crate::dialect::Dialect;
 use crate::names::VarName;
 use crate::params::{self, ParamValue, ParamsError};
 use crate::quote::Raw;
+use crate::script::{RenderError, Script, render_template};
 
 /// Output path of the runner under `generated/`, and its template.
 pub const PATH: &str = "harness_runner.sh";
@@ -31,20 +33,22 @@ pub const EXIT_NOT_FOUND: i32 = 127;
 #[template(path = "harness_runner.sh")]
 pub struct HarnessRunner;
 
-fn render() -> Result<String, RenderError> {
-    render_template(PATH, &HarnessRunner)
-}
-
-/// Catalog entries of this script.
-pub fn entries() -> Vec<Entry> {
-    vec![Entry {
-        path: PATH.to_owned(),
-        template: PATH.to_owned(),
-        spec: None,
-        dialect: Dialect::Bash,
-        purpose: "start a harness CLI from a parameter file: exec it (direct) or stamp each stdout line into an events file (events)".to_owned(),
-        render: Box::new(render),
-    }]
+impl Script for HarnessRunner {
+    fn path(&self) -> Cow<'_, str> {
+        PATH.into()
+    }
+    fn template(&self) -> &str {
+        PATH
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Bash
+    }
+    fn purpose(&self) -> Cow<'_, str> {
+        "start a harness CLI from a parameter file: exec it (direct) or stamp each stdout line into an events file (events)".into()
+    }
+    fn body(&self) -> Result<String, RenderError> {
+        render_template(PATH, self)
+    }
 }
 
 /// How the runner starts the CLI.

@@ -6,9 +6,11 @@
 //! `templates/supervisor/*.bash`. The host side (launch argv, receipt
 //! parsing, ending services) is in [`crate::host::supervisor`].
 
-use crate::catalog::{Entry, RenderError, render_template};
+use std::borrow::Cow;
+
 use crate::dialect::Dialect;
 use crate::quote::Value;
+use crate::script::{RenderError, Script, render_template};
 
 /// Output path of the supervisor under `generated/`.
 pub const PATH: &str = "process_supervisor.sh";
@@ -53,14 +55,24 @@ fn render() -> Result<String, RenderError> {
     render_template(PATH, &t)
 }
 
-/// Catalog entries of this script.
-pub fn entries() -> Vec<Entry> {
-    vec![Entry {
-        path: PATH.to_owned(),
-        template: PATH.to_owned(),
-        spec: None,
-        dialect: Dialect::Bash,
-        purpose: "run a harness in its own process group under a deadline, stop all it started, write a cleanup receipt".to_owned(),
-        render: Box::new(render),
-    }]
+/// `process_supervisor.sh` as the catalog lists it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessSupervisor;
+
+impl Script for ProcessSupervisor {
+    fn path(&self) -> Cow<'_, str> {
+        PATH.into()
+    }
+    fn template(&self) -> &str {
+        PATH
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Bash
+    }
+    fn purpose(&self) -> Cow<'_, str> {
+        "run a harness in its own process group under a deadline, stop all it started, write a cleanup receipt".into()
+    }
+    fn body(&self) -> Result<String, RenderError> {
+        render()
+    }
 }

@@ -146,8 +146,9 @@ struct Scripts {
 
 fn write_scripts(work: &Path) -> Result<Scripts, SmokeError> {
     let dir = work.join("scripts");
-    let outputs = crate::generate::render_all(&crate::catalog::catalog())
-        .map_err(|e| SmokeError::Render(e.to_string()))?;
+    let catalog = crate::catalog::catalog().map_err(|e| SmokeError::Render(e.to_string()))?;
+    let outputs =
+        crate::generate::render_all(&catalog).map_err(|e| SmokeError::Render(e.to_string()))?;
     for o in &outputs {
         let p = dir.join(&o.path);
         crate::generate::write_file_atomic(&p, o.content.as_bytes(), true)

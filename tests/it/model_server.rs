@@ -3,7 +3,7 @@
 //! send (HARNESS-NOTES.md), and the shell commands it hands out are run
 //! under every POSIX shell of the matrix.
 
-mod common;
+use crate::support as common;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
@@ -18,19 +18,7 @@ use shforge::model_server::{Directives, Prefer, RunningServer, ServerConfig};
 
 /// curl, or a loud skip (a failure under SHFORGE_REQUIRE_SHELLS=1).
 fn have_curl(test: &str) -> bool {
-    let ok = Command::new("curl")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var("SHFORGE_REQUIRE_SHELLS").as_deref() != Ok("1"),
-            "{test} needs curl (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)"
-        );
-        common::loud(&format!("SKIPPING {test}: curl not installed"));
-    }
-    ok
+    common::require_tool(test, "curl")
 }
 
 /// A response as curl saw it.

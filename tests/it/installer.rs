@@ -6,19 +6,18 @@
 //! The artifacts are made here: a tar.gz holding a fake runtime whose entry
 //! prints its version. Every installer test runs under every bash of the matrix.
 
-mod common;
+use crate::support as common;
 
-use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write as _;
 use std::os::unix::fs::{PermissionsExt as _, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::Shell;
+use common::chroot::copy_with_libs;
+use common::http::Server;
+use common::{Shell, code, run_shforge as shforge, text, which};
 use sha2::{Digest as _, Sha256};
 use shforge::installer::{Artifact, Installer, Libc};
 
@@ -167,13 +166,6 @@ fn tools(dir: &Path, without: &[&str], wget_busybox: bool) -> PathBuf {
     bin
 }
 
-fn which(name: &str) -> Option<PathBuf> {
-    ["/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
-        .iter()
-        .map(|d| Path::new(d).join(name))
-        .find(|p| p.exists())
-}
-
 fn install_cmd(sh: &Shell, w: &World, path: &Path, source: &[&str], extra: &[&str]) -> Command {
     let mut c = sh.command(&w.script);
     c.arg("--prefix").arg(w.prefix());
@@ -186,19 +178,6 @@ fn install_cmd(sh: &Shell, w: &World, path: &Path, source: &[&str], extra: &[&st
 
 fn run_install(sh: &Shell, w: &World, path: &Path, source: &[&str], extra: &[&str]) -> Output {
     common::run(install_cmd(sh, w, path, source, extra))
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn last_line(o: &Output) -> String {
@@ -246,112 +225,6 @@ fn assert_nothing_installed(sh: &Shell, w: &World) {
 
 fn path_of(dir: &Path) -> String {
     dir.to_string_lossy().into_owned()
-}
-
-// ---------------------------------------------------------------- HTTP server
-
-#[derive(Default)]
-struct ServerState {
-    files: BTreeMap<String, Vec<u8>>,
-    /// Paths served with a full Content-Length but only half the body.
-    truncate: Vec<String>,
-    /// While true, requests stall after the headers.
-    stall: bool,
-    log: Vec<String>,
-}
-
-/// A tiny HTTP/1.0 file server on 127.0.0.1 with a request log.
-struct Server {
-    port: u16,
-    state: Arc<Mutex<ServerState>>,
-}
-
-impl Server {
-    fn start() -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let state = Arc::new(Mutex::new(ServerState::default()));
-        let st = state.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(conn) = conn else { continue };
-                let st = st.clone();
-                std::thread::spawn(move || serve(conn, &st));
-            }
-        });
-        Server { port, state }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn put(&self, path: &str, body: &[u8]) {
-        self.state
-            .lock()
-            .unwrap()
-            .files
-            .insert(path.to_owned(), body.to_vec());
-    }
-
-    fn requests(&self, path: &str) -> usize {
-        self.state
-            .lock()
-            .unwrap()
-            .log
-            .iter()
-            .filter(|p| p.as_str() == path)
-            .count()
-    }
-
-    fn set_stall(&self, on: bool) {
-        self.state.lock().unwrap().stall = on;
-    }
-}
-
-fn serve(mut conn: TcpStream, st: &Mutex<ServerState>) {
-    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut reader = BufReader::new(conn.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
-    }
-    // Drain the headers.
-    loop {
-        let mut h = String::new();
-        match reader.read_line(&mut h) {
-            Ok(0) | Err(_) => break,
-            Ok(_) if h == "\r\n" || h == "\n" => break,
-            Ok(_) => {}
-        }
-    }
-    let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-    let (body, truncate) = {
-        let mut s = st.lock().unwrap();
-        s.log.push(path.clone());
-        (s.files.get(&path).cloned(), s.truncate.contains(&path))
-    };
-    let Some(body) = body else {
-        let _ = conn.write_all(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n");
-        return;
-    };
-    let head = format!(
-        "HTTP/1.0 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    if conn.write_all(head.as_bytes()).is_err() {
-        return;
-    }
-    let start = Instant::now();
-    while st.lock().unwrap().stall && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if st.lock().unwrap().stall {
-        return;
-    }
-    let n = if truncate { body.len() / 2 } else { body.len() };
-    let _ = conn.write_all(&body[..n]);
-    let _ = conn.flush();
 }
 
 // ---------------------------------------------------------------- tests
@@ -987,28 +860,6 @@ struct Chroot {
     dir: tempfile::TempDir,
 }
 
-fn copy_with_libs(root: &Path, bin: &Path) {
-    let dest = root.join(bin.strip_prefix("/").unwrap());
-    fs::create_dir_all(dest.parent().unwrap()).unwrap();
-    fs::copy(bin, &dest).unwrap();
-    let out = common::run({
-        let mut c = Command::new("ldd");
-        c.arg(bin);
-        c
-    });
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let lib = line
-            .split_whitespace()
-            .find(|w| w.starts_with('/'))
-            .map(PathBuf::from);
-        if let Some(lib) = lib {
-            let d = root.join(lib.strip_prefix("/").unwrap());
-            fs::create_dir_all(d.parent().unwrap()).unwrap();
-            fs::copy(&lib, &d).unwrap();
-        }
-    }
-}
-
 /// Root and what the musl chroots are made of (a static busybox, chroot,
 /// mknod, ldd); anything missing skips the test loudly, or fails it under
 /// SHFORGE_REQUIRE_SHELLS=1.
@@ -1284,12 +1135,6 @@ fn adapter_specs_with_command_like_values_are_shellcheck_clean() {
         c
     });
     assert!(sc.status.success(), "{}", text(&sc));
-}
-
-fn shforge(args: &[&str]) -> Output {
-    let mut c = Command::new(common::shforge());
-    c.args(args);
-    common::run(c)
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! (SERVICE_DEAD). The receipt is parsed with `shforge::host::CleanupReceipt`.
 //! Runs are spread over a few threads; the namespaces keep them apart.
 
-mod common;
+use crate::support as common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

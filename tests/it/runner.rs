@@ -2,14 +2,14 @@
 //! UTF-8 locale, with parameter files written by the real `shforge params`
 //! and fake harness CLIs from tests/fixtures/runner/.
 
-mod common;
+use crate::support as common;
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::Shell;
+use common::{Shell, code};
 use serde_json::json;
 
 /// A hang guard, not a timing assertion: a runner that went quadratic on the
@@ -139,13 +139,6 @@ fn pairs(shells: &[Shell]) -> Vec<(&Shell, &'static str)> {
         .iter()
         .flat_map(|s| common::LOCALES.iter().map(move |l| (s, *l)))
         .collect()
-}
-
-fn code(out: &Output) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    out.status
-        .code()
-        .unwrap_or_else(|| 128 + out.status.signal().unwrap_or(0))
 }
 
 fn err(out: &Output) -> String {

@@ -1,48 +1,51 @@
 //! The askama shell templates: the template lint over templates/, and the
 //! escaper traps the design rules out, each shown with a real template.
 
-mod common;
+use crate::support as common;
 
 use std::fmt;
 use std::fs;
-use std::path::Path;
 
 use askama::Template;
 // `filters` must be in scope where a template uses `|raw`.
 use shforge::quote::{Raw, Value, filters};
 
-fn templates(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            templates(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn every_template_passes_the_template_lint() {
     let root = common::root().join("templates");
-    let mut files = Vec::new();
-    if root.exists() {
-        templates(&root, &mut files);
-    }
-    let mut problems = Vec::new();
-    for path in &files {
-        let rel = path.strip_prefix(&root).unwrap().display().to_string();
-        if let Some(p) = shforge::template_lint::check_name(&rel) {
-            problems.push(p);
-        }
-        let text = fs::read_to_string(path).unwrap();
-        for f in shforge::template_lint::check(&text) {
-            problems.push(format!("templates/{rel}:{}: {}", f.line, f.message));
-        }
-        assert!(text.is_ascii(), "templates/{rel} holds non-ASCII text");
-    }
+    let problems = shforge::template_lint::check_dir(&root).expect("templates/ is readable");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    common::loud(&format!("template lint: {} templates clean", files.len()));
+}
+
+/// `shforge lint-templates` runs the same lint: names, positions, ASCII.
+#[test]
+fn lint_templates_command_reports_each_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("lib")).unwrap();
+    fs::write(dir.path().join("ok.sh"), "x={{ v }}\n").unwrap();
+    fs::write(dir.path().join("lib/bad.sh"), "echo \"{{ v }}\"\n").unwrap();
+    fs::write(dir.path().join("x.sh.j2"), "x=1\n").unwrap();
+    fs::write(dir.path().join("utf.bash"), "# caf\u{e9}\n").unwrap();
+    let mut c = std::process::Command::new(common::shforge());
+    c.arg("lint-templates").arg(dir.path());
+    let out = common::run(c);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(
+        text.contains("lib/bad.sh:1: `{{ v }}` inside a quoted string"),
+        "{text}"
+    );
+    assert!(text.contains("x.sh.j2: "), "{text}");
+    assert!(text.contains("utf.bash:1: non-ASCII"), "{text}");
+
+    let mut c = std::process::Command::new(common::shforge());
+    c.arg("lint-templates")
+        .arg(common::root().join("templates"));
+    assert_eq!(common::run(c).status.code(), Some(0));
+    let mut c = std::process::Command::new(common::shforge());
+    c.arg("lint-templates").arg(dir.path().join("missing"));
+    assert_eq!(common::run(c).status.code(), Some(2));
 }
 
 /// A value whose Display writes in three pieces.

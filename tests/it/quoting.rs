@@ -2,7 +2,7 @@
 //! escaper, and through `shforge params`) and printed by a real shell comes
 //! back byte for byte, under every shell of the matrix, in C and UTF-8.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::process::Command;

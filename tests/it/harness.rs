@@ -2,7 +2,7 @@
 //! capture.json), API mismatches, hostile prompts delivered byte for byte
 //! through the real runner, and the API key never written anywhere.
 
-mod common;
+use crate::support as common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! Every generated script passes the real shellcheck for its dialect with no
 //! findings, and every disable comment carries a reason on the same line.
 
-mod common;
+use crate::support as common;
 
 use std::process::Command;
 
@@ -19,10 +19,10 @@ fn generated_scripts_are_shellcheck_clean() {
         return;
     }
     let dir = common::root().join("generated");
-    let catalog = shforge::catalog::catalog();
+    let catalog = shforge::catalog::catalog().expect("catalog builds");
     for e in &catalog {
-        let path = dir.join(&e.path);
-        let shell = match e.dialect {
+        let path = dir.join(e.path().as_ref());
+        let shell = match e.dialect() {
             shforge::dialect::Dialect::Posix => "sh",
             shforge::dialect::Dialect::Bash => "bash",
         };
@@ -32,7 +32,7 @@ fn generated_scripts_are_shellcheck_clean() {
         assert!(
             out.status.success(),
             "shellcheck finds issues in {}:\n{}",
-            e.path,
+            e.path(),
             String::from_utf8_lossy(&out.stdout)
         );
         let text = std::fs::read_to_string(&path).unwrap();
@@ -45,7 +45,7 @@ fn generated_scripts_are_shellcheck_clean() {
                 assert!(
                     !reason.trim().is_empty(),
                     "{}:{}: disable without a reason",
-                    e.path,
+                    e.path(),
                     n + 1
                 );
             }

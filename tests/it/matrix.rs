@@ -2,7 +2,7 @@
 //! and the run says which shells it used (fails under
 //! SHFORGE_REQUIRE_SHELLS=1 when one is missing).
 
-mod common;
+use crate::support as common;
 
 #[test]
 fn every_shell_of_the_matrix_runs() {

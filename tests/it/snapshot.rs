@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::SystemTime;
 
+use crate::support::copy_tree;
 use serde_json::Value;
 use shforge::snapshot::{
     self, Kind, PartKind, Snapshot, SnapshotError, ToolCallSummary, ToolStatus,
@@ -34,19 +35,6 @@ fn state(dir: &Path) -> Vec<(PathBuf, Vec<u8>, SystemTime)> {
     }
     out.sort();
     out
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &target);
-        } else {
-            fs::copy(e.path(), &target).unwrap();
-        }
-    }
 }
 
 fn shforge(args: &[&str]) -> Output {

@@ -2,7 +2,7 @@
 //! a clean twin (often the same text inside a string or a comment), through
 //! the real `shforge lint` command.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::process::Command;
@@ -336,4 +336,25 @@ fn unreadable_file_is_a_usage_error() {
 fn library_check_agrees_with_cli() {
     assert!(shforge::dialect::check("[[ x ]]\n", Dialect::Posix).len() == 1);
     assert!(shforge::dialect::check("[[ x ]]\n", Dialect::Bash).is_empty());
+}
+
+#[test]
+fn constructs_in_a_trailing_comment_are_not_code() {
+    let (code, out) = lint("bash", "printf '%s\\n' x # printf '%(%s)T' -1");
+    assert_eq!(code, 0, "{out}");
+    for &(rule, dialect, bad, _) in CASES {
+        if bad.contains('\n') {
+            continue;
+        }
+        let dialect: Dialect = dialect.parse().unwrap();
+        for code in [": ok", "printf '%s\\n' x", "echo \"$x\""] {
+            let text = format!("{code} # {bad}\n");
+            let findings = shforge::dialect::check(&text, dialect);
+            assert!(
+                findings.is_empty(),
+                "{rule}: {text:?} gave {:?}",
+                findings.iter().map(|f| f.render("t")).collect::<Vec<_>>()
+            );
+        }
+    }
 }

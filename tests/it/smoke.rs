@@ -6,7 +6,7 @@
 //! skips loudly, and fails under SHFORGE_REQUIRE_SHELLS=1 only when
 //! SHFORGE_SMOKE_ARTIFACTS names a dir (CI runs the full smoke anyway).
 
-mod common;
+use crate::support as common;
 
 use std::path::PathBuf;
 use std::process::Command;

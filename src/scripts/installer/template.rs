@@ -4,8 +4,8 @@
 use askama::Template;
 
 use super::builder::{Installer, Launcher};
-use crate::catalog::{RenderError, render_template};
 use crate::quote::{QuoteError, Value, filters, quote};
+use crate::script::{RenderError, render_template};
 
 /// The template's view of one artifact: every field one shell word.
 struct ArtifactView {
@@ -153,7 +153,7 @@ impl Installer {
     /// The whole script, built in Rust: the generated header, the body,
     /// held to the bash dialect.
     pub fn script(&self) -> Result<String, crate::generate::GenerateError> {
-        self.finish(None, "the adapter's Installer builder")
+        Ok(crate::generate::finish(self, "the adapter's Installer builder")?.content)
     }
 
     /// The whole script as `shforge installer --spec SPEC` writes it; the
@@ -166,25 +166,10 @@ impl Installer {
             .file_name()
             .map_or_else(|| "the spec".into(), |n| n.to_string_lossy());
         let regenerate = format!("`shforge installer --spec {name}`");
-        self.finish(Some(&name), &regenerate)
-    }
-
-    fn finish(
-        &self,
-        spec: Option<&str>,
-        regenerate: &str,
-    ) -> Result<String, crate::generate::GenerateError> {
-        let origin = crate::generate::Origin {
-            template: TEMPLATE,
-            spec,
-            regenerate,
+        let script = super::FromSpec {
+            installer: self.clone(),
+            spec: name.into_owned(),
         };
-        let out = crate::generate::finish(
-            &format!("install_{}.sh", self.name),
-            &origin,
-            crate::dialect::Dialect::Bash,
-            &self.render()?,
-        )?;
-        Ok(out.content)
+        Ok(crate::generate::finish(&script, &regenerate)?.content)
     }
 }

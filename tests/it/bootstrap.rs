@@ -3,7 +3,7 @@
 //! the overlap check on real directory trees, and, as root, a bash-less
 //! busybox chroot and a musl chroot with a fake apk.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::os::unix::ffi::OsStrExt as _;
@@ -11,6 +11,7 @@ use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::chroot::copy_with_libs;
 use common::{Kind, Shell};
 use shforge::scripts::bootstrap::{BootstrapBuilder, PackageManager};
 
@@ -701,37 +702,6 @@ fn generated_script_is_clean() {
 }
 
 // ---- chroots (root) --------------------------------------------------------
-
-/// Copy a dynamically linked program and the libraries `ldd` names into the
-/// chroot at the same paths.
-fn copy_with_libs(root: &Path, program: &str) {
-    let real = fs::canonicalize(program).unwrap();
-    let mut files = vec![(PathBuf::from(program), real.clone())];
-    let out = common::run({
-        let mut c = Command::new("ldd");
-        c.arg(&real);
-        c
-    });
-    for line in text(&out.stdout).lines() {
-        let lib = line
-            .split("=>")
-            .last()
-            .unwrap()
-            .split_whitespace()
-            .next()
-            .unwrap_or("");
-        if lib.starts_with('/') {
-            files.push((PathBuf::from(lib), fs::canonicalize(lib).unwrap()));
-        }
-    }
-    for (dest, src) in files {
-        let d = root.join(dest.strip_prefix("/").unwrap());
-        fs::create_dir_all(d.parent().unwrap()).unwrap();
-        if !d.exists() {
-            fs::copy(&src, &d).unwrap();
-        }
-    }
-}
 
 /// Root, and what the chroots are made of: a static busybox at
 /// /bin/busybox (Debian's busybox-static), Debian's bash-static as the "bash"

@@ -1,7 +1,7 @@
 //! generated/ is exactly what `shforge generate` writes; `check` reports
 //! stale, missing and extra files; output is deterministic.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::path::Path;
@@ -20,14 +20,15 @@ fn stdout(o: &std::process::Output) -> String {
 #[test]
 fn golden_generated_dir_is_fresh() {
     let outputs =
-        shforge::generate::render_all(&shforge::catalog::catalog()).expect("catalog renders");
+        shforge::generate::render_all(&shforge::catalog::catalog().expect("catalog builds"))
+            .expect("catalog renders");
     let report = shforge::generate::check_dir(&common::root().join("generated"), &outputs).unwrap();
     assert!(
         report.is_clean(),
-        "generated/ is stale: run `cargo run -- generate`\n{:?} missing {:?} extra {:?}",
-        report.stale.iter().map(|s| &s.0).collect::<Vec<_>>(),
+        "generated/ is stale: run `cargo run -- generate`\nmissing {:?} extra {:?}\n{}",
         report.missing,
-        report.extra
+        report.extra,
+        report.diff()
     );
 }
 
@@ -37,32 +38,30 @@ fn generation_is_deterministic_and_headed() {
     let b = tempfile::tempdir().unwrap();
     assert!(shforge(&["generate"], a.path()).status.success());
     assert!(shforge(&["generate"], b.path()).status.success());
-    let catalog = shforge::catalog::catalog();
+    let catalog = shforge::catalog::catalog().expect("catalog builds");
     for e in &catalog {
-        let x = fs::read(a.path().join(&e.path)).unwrap();
-        let y = fs::read(b.path().join(&e.path)).unwrap();
-        assert_eq!(x, y, "{} differs between runs", e.path);
+        let x = fs::read(a.path().join(e.path().as_ref())).unwrap();
+        let y = fs::read(b.path().join(e.path().as_ref())).unwrap();
+        assert_eq!(x, y, "{} differs between runs", e.path());
         let text = String::from_utf8(x).unwrap();
         let mut lines = text.lines();
         assert!(
             lines.next().unwrap().starts_with("#!"),
             "{}: no shebang",
-            e.path
+            e.path()
         );
         let header = lines.next().unwrap();
         assert!(
-            header.contains(&format!("templates/{}", e.template))
+            header.contains(&format!("templates/{}", e.template()))
                 && header.contains("shforge generate")
-                && e.spec
-                    .as_ref()
-                    .is_none_or(|spec| header.contains(spec.as_str())),
+                && e.spec().is_none_or(|spec| header.contains(spec)),
             "{}: header {header:?}",
-            e.path
+            e.path()
         );
         assert!(
             !text.contains(a.path().to_str().unwrap()),
             "{}: absolute path leaked",
-            e.path
+            e.path()
         );
     }
     assert_eq!(
@@ -79,7 +78,10 @@ fn manifest_lists_file_dialect_and_sha256() {
         serde_json::from_str(&fs::read_to_string(dir.path().join("manifest.json")).unwrap())
             .unwrap();
     let files = manifest["files"].as_array().unwrap();
-    assert_eq!(files.len(), shforge::catalog::catalog().len());
+    assert_eq!(
+        files.len(),
+        shforge::catalog::catalog().expect("catalog builds").len()
+    );
     for f in files {
         let path = f["file"].as_str().unwrap();
         let content = fs::read(dir.path().join(path)).unwrap();
@@ -116,8 +118,9 @@ fn check_reports_stale_missing_and_extra_files() {
 
     // Edit: the manifest always exists, so edit it (and a script when there is one).
     let target = shforge::catalog::catalog()
+        .expect("catalog builds")
         .first()
-        .map_or("manifest.json".to_owned(), |e| e.path.clone());
+        .map_or("manifest.json".to_owned(), |e| e.path().into_owned());
     let path = dir.path().join(&target);
     let mut text = fs::read_to_string(&path).unwrap();
     text = text.replacen('\n', "\nHAND EDIT\n", 1);
@@ -172,9 +175,41 @@ fn list_prints_every_entry() {
     });
     assert!(out.status.success());
     let s = stdout(&out);
-    let catalog = shforge::catalog::catalog();
+    let catalog = shforge::catalog::catalog().expect("catalog builds");
     assert_eq!(s.lines().count(), catalog.len());
     for e in catalog {
-        assert!(s.contains(&format!("{}\t{}\t", e.path, e.dialect)), "{s}");
+        assert!(
+            s.contains(&format!("{}\t{}\t", e.path(), e.dialect())),
+            "{s}"
+        );
     }
+}
+
+/// One edit to a shared `templates/lib/` line shows up in every installer:
+/// `check` prints that hunk once and names the other files.
+#[test]
+fn check_folds_a_hunk_shared_by_several_files() {
+    let dir = fresh_with_script();
+    let line = "# tool means failure: a digest is never skipped.\n";
+    let mut edited = Vec::new();
+    for e in shforge::catalog::catalog().expect("catalog builds") {
+        let path = dir.path().join(e.path().as_ref());
+        let text = fs::read_to_string(&path).unwrap();
+        if text.contains(line) {
+            fs::write(&path, text.replacen(line, "# HAND EDIT\n", 1)).unwrap();
+            edited.push(e.path().into_owned());
+        }
+    }
+    assert!(edited.len() >= 2, "the line is in {edited:?}");
+    let out = shforge(&["check"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let s = stdout(&out);
+    for p in &edited {
+        assert!(s.contains(&format!("stale: {p}\n")), "{s}");
+    }
+    assert_eq!(s.matches("-# HAND EDIT\n").count(), 1, "{s}");
+    assert!(
+        s.contains(&format!(" @@ also in: {}\n", edited[1..].join(", "))),
+        "{s}"
+    );
 }

@@ -1,7 +1,7 @@
 //! `shforge params`: bad input exits 2 with a one-line message naming the key
 //! and prints nothing on stdout.
 
-mod common;
+use crate::support as common;
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};

@@ -1,4 +1,5 @@
-//! The shell matrix shared by every integration test.
+//! The shell matrix shared by every integration test, and the other things
+//! a test may find missing on this machine (root, a tool).
 //!
 //! `posix_shells()` are the shells a `posix` script must run under; `bashes()`
 //! the bash binaries a `bash` script must run under (the `bash` on PATH,
@@ -6,13 +7,14 @@
 //! `SHFORGE_TEST_BASHES`, colon-separated). A shell that is not installed is
 //! skipped with a loud line on the real stderr (not captured by the test
 //! harness); with `SHFORGE_REQUIRE_SHELLS=1` a missing shell fails the test.
-#![allow(dead_code)] // each test binary uses its own part of this module
 
 use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+
+use super::world::root;
 
 /// Whether a shell runs only POSIX scripts or also bash ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +66,8 @@ fn require_all() -> bool {
     std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1")
 }
 
-fn which(name: &str) -> Option<PathBuf> {
+/// The first executable `name` on PATH.
+pub fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(name))
@@ -262,21 +265,6 @@ pub fn report(test: &str, shells: &[Shell]) {
 
 /// The locales every round trip runs in: C and a UTF-8 one.
 pub const LOCALES: [&str; 2] = ["C", "C.UTF-8"];
-
-/// Path of the built `shforge` binary.
-pub fn shforge() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_shforge"))
-}
-
-/// The crate root (where `generated/` and `templates/` live).
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Run a command to completion with stdin from /dev/null.
-pub fn run(mut c: Command) -> Output {
-    c.stdin(Stdio::null()).output().expect("command starts")
-}
 
 /// Whether this process is root (chroot, unshare and namespaces need it).
 pub fn is_root() -> bool {

@@ -1,0 +1,52 @@
+//! Installers: one generic, crash-safe mechanism (`templates/installer.sh`
+//! and the shared functions in `templates/lib/`), many specs.
+//!
+//! * [`builder`] — [`Installer::builder`], the typed API adapters use.
+//! * [`spec`] — the TOML format that maps one to one onto the builder.
+//! * [`template`] — rendering; the [`crate::script::Script`] impls of an
+//!   [`Installer`] and of [`FromSpec`] are in `script.rs`.
+//!
+//! The five harness specs live in `installers/NAME.toml`, are compiled in
+//! here and generated to `generated/installers/NAME.sh`.
+
+pub mod builder;
+mod script;
+pub mod spec;
+pub mod template;
+
+pub use builder::{Artifact, Installer, InstallerBuilder, Launcher, Libc, SpecError, Unpack};
+pub use script::FromSpec;
+pub use spec::InstallerSpec;
+
+/// The harness specs kept in the repository: (name, TOML text).
+pub const HARNESS_SPECS: &[(&str, &str)] = &[
+    (
+        "claude-code",
+        include_str!("../../../installers/claude-code.toml"),
+    ),
+    ("codex", include_str!("../../../installers/codex.toml")),
+    ("kilo", include_str!("../../../installers/kilo.toml")),
+    (
+        "openclaw",
+        include_str!("../../../installers/openclaw.toml"),
+    ),
+    (
+        "opencode",
+        include_str!("../../../installers/opencode.toml"),
+    ),
+    ("pi", include_str!("../../../installers/pi.toml")),
+];
+
+/// Parse one of [`HARNESS_SPECS`].
+pub fn harness(name: &str) -> Option<Result<Installer, SpecError>> {
+    HARNESS_SPECS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| Installer::from_toml(text))
+}
+
+/// Write a generated script atomically and executable (see
+/// [`crate::generate::write_file_atomic`]).
+pub fn write_script(path: &std::path::Path, script: &str) -> std::io::Result<()> {
+    crate::generate::write_file_atomic(path, script.as_bytes(), true)
+}

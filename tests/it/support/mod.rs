@@ -1,0 +1,21 @@
+//! Helpers shared by the integration tests. Test files name them
+//! `common::` (`use crate::support as common;`), or a module of them
+//! (`support::http::Server`).
+//!
+//! * [`matrix`] — the shells to run under, and skipping loudly when a shell,
+//!   a tool or root is missing.
+//! * [`output`] — running commands (`shforge` among them) and reading the
+//!   result.
+//! * [`world`] — the crate's files and copies of them.
+//! * [`http`] — a file server on 127.0.0.1.
+//! * [`chroot`] — building chroots from the host's programs.
+
+pub mod chroot;
+pub mod http;
+pub mod matrix;
+pub mod output;
+pub mod world;
+
+pub use matrix::*;
+pub use output::*;
+pub use world::*;

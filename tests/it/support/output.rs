@@ -1,0 +1,39 @@
+//! Running commands and reading what they did.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// Path of the built `shforge` binary.
+pub fn shforge() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_shforge"))
+}
+
+/// Run a command to completion with stdin from /dev/null.
+pub fn run(mut c: Command) -> Output {
+    c.stdin(Stdio::null()).output().expect("command starts")
+}
+
+/// `shforge ARGS...`, run to completion.
+pub fn run_shforge(args: &[&str]) -> Output {
+    let mut c = Command::new(shforge());
+    c.args(args);
+    run(c)
+}
+
+/// The exit status as a shell reports it: the code, or 128+N after signal N.
+pub fn code(o: &Output) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    o.status
+        .code()
+        .unwrap_or_else(|| 128 + o.status.signal().unwrap_or(0))
+}
+
+/// Status, stdout and stderr, for an assertion message.
+pub fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
