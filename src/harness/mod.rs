@@ -1,4 +1,4 @@
-//! Harness profiles (SPEC §6, `shforge harness NAME …`): for each harness CLI,
+//! Harness profiles (`shforge harness NAME …`): for each harness CLI,
 //! everything that must sit in a session dir inside the sandbox before the
 //! supervisor starts `harness_runner.sh SESSION/params.sh`.
 //!

@@ -1,6 +1,6 @@
 //! `shforge smoke [NAME...]`: the real harness CLIs, from their pinned
 //! artifacts, through the generated installer, supervisor and runner,
-//! against the fake model server (SPEC §6).
+//! against the fake model server.
 //!
 //! For each harness:
 //! 1. its artifacts for this machine in the artifacts dir, fetched with the

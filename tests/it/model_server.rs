@@ -1,6 +1,7 @@
 //! The fake model server over real loopback HTTP: curl (an independent
 //! client) and raw sockets drive it with the request shapes the real CLIs
-//! send (HARNESS-NOTES.md), and the shell commands it hands out are run
+//! send (as captured from Pi, OpenCode, Kilo, Claude Code, OpenClaw and
+//! Codex against this server; README, "Fake model server"), and the shell commands it hands out are run
 //! under every POSIX shell of the matrix.
 
 use crate::support as common;
@@ -122,7 +123,7 @@ enum Outcome {
 }
 
 /// Read the answer out of a reply, checking its shape: the event sequence
-/// each client accepted (HARNESS-NOTES.md), ids, the echoed model and
+/// every real client accepted, ids, the echoed model and
 /// non-zero usage.
 fn outcome(api: Api, stream: bool, include_usage: bool, model: &str, r: &Reply) -> Outcome {
     assert_eq!(r.status, 200, "{}", r.body);

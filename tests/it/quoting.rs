@@ -134,7 +134,7 @@ fn all_strings() -> Vec<String> {
     v
 }
 
-/// yash cannot hold non-ASCII bytes under the C locale (PORTABILITY.md): its
+/// yash cannot hold non-ASCII bytes under the C locale (docs/portability.md): its
 /// C-locale runs cover the ASCII strings only, and say so.
 fn usable(shell: &Shell, locale: &str, s: &str) -> bool {
     !(shell.name == "yash" && locale == "C" && !s.is_ascii())
