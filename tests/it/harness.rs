@@ -784,54 +784,35 @@ fn claude_code_copies_another_key_variable_without_writing_it() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
     let dir = tmp.path().join("s");
-    let out = shforge_harness(
-        &[
-            "claude-code",
-            "--out",
-            dir.to_str().unwrap(),
-            "--session-dir",
-            dir.to_str().unwrap(),
-            "--workdir",
-            "/",
-            "--entry",
-            cli.to_str().unwrap(),
-            "--base-url",
-            "http://127.0.0.1:1",
-            "--model",
-            "m",
-            "--api-key-env",
-            "MY_GATEWAY_KEY",
-            "--prompt",
-            "p",
-        ],
-        &[("MY_GATEWAY_KEY", SECRET)],
-    );
+    let session = |workdir: &Path| {
+        shforge_harness(
+            &[
+                "claude-code",
+                "--out",
+                dir.to_str().unwrap(),
+                "--session-dir",
+                dir.to_str().unwrap(),
+                "--workdir",
+                workdir.to_str().unwrap(),
+                "--entry",
+                cli.to_str().unwrap(),
+                "--base-url",
+                "http://127.0.0.1:1",
+                "--model",
+                "m",
+                "--api-key-env",
+                "MY_GATEWAY_KEY",
+                "--prompt",
+                "p",
+            ],
+            &[("MY_GATEWAY_KEY", SECRET)],
+        )
+    };
     // "/" as workdir overlaps every session dir.
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(session(Path::new("/")).status.code(), Some(2));
     let work = tmp.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let out = shforge_harness(
-        &[
-            "claude-code",
-            "--out",
-            dir.to_str().unwrap(),
-            "--session-dir",
-            dir.to_str().unwrap(),
-            "--workdir",
-            work.to_str().unwrap(),
-            "--entry",
-            cli.to_str().unwrap(),
-            "--base-url",
-            "http://127.0.0.1:1",
-            "--model",
-            "m",
-            "--api-key-env",
-            "MY_GATEWAY_KEY",
-            "--prompt",
-            "p",
-        ],
-        &[("MY_GATEWAY_KEY", SECRET)],
-    );
+    let out = session(&work);
     assert!(
         out.status.success(),
         "{}",
