@@ -3,6 +3,11 @@
 # shellcheck disable=SC2317 # runs from the signal traps
 on_signal() {
     got_signal=1
+    # bash 4.2 was seen running this trap a second time from inside itself
+    # (from kick_helper's printf) for one USR1 the lifeline sent once: a
+    # nested run is that signal again, not a second request to hurry.
+    [[ -n $in_on_signal ]] && return 0
+    in_on_signal=1
     if [[ -z $stop_reason ]]; then
         stop_reason=$1
         # bash runs a trap between commands: one that lands just before
@@ -14,6 +19,7 @@ on_signal() {
     else
         hurry=1
     fi
+    in_on_signal=''
 }
 
 # Runs in the harness's own job: the marker goes into this environment only.

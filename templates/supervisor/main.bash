@@ -21,7 +21,7 @@ main() {
     fi
     unset SHFORGE_SUPERVISOR_REGROUPED SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
     confirmed=true rc='' err='' timed_out=false containment=proc
-    stop_reason='' hurry='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
+    stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
     helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
     rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
     undecided=0

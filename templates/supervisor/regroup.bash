@@ -80,7 +80,12 @@ job_running() {
 # shellcheck disable=SC2317 # runs from the TERM/INT/HUP traps
 forward() {
     got_signal=1
+    # A nested run of this trap (see on_signal) would pass one signal on
+    # twice, and a second one makes the copy skip the grace period.
+    [[ -n $in_on_signal ]] && return 0
+    in_on_signal=1
     kill -s "$1" "$forward_to" 2>/dev/null
+    in_on_signal=''
 }
 
 # Wait for job $1 (started at tick $2). wait_rc is its status, or empty when

@@ -118,6 +118,14 @@ stop_everything() {
         while stop_pending && ((now_cs < grace_end)) && [[ -z $hurry ]]; do
             live_fresh=''
             nap "$poll_seconds"
+            # A fork that spans the STOP and the CONT above hands the STOP
+            # to the new child after the CONT (Linux gives a group signal
+            # that lands during fork to the child too). Measured with STOP,
+            # TERM and CONT sent back to back to a shell that forks all the
+            # time: 9 stops in 200 left a child stopped and its parent
+            # waiting on it; a second CONT freed every one. A large process
+            # (node) forks for milliseconds: CONT the groups at every poll.
+            signal_groups CONT ${groups[@]+"${groups[@]}"}
             collect_harness
             read_now
         done

@@ -488,6 +488,23 @@ fn provider_group_kill_still_leaves_a_receipt() {
     });
 }
 
+/// A harness that forks all the time, stopped 30 times: the STOP a fork in
+/// flight hands to its child after the CONT must not hold the harness past
+/// the grace period (its TERM trap's exit 7, every time).
+#[test]
+fn harness_forking_all_the_time_exits_through_its_term_trap() {
+    scenario("fork_loop", |o| {
+        assert!(
+            o.notes
+                .iter()
+                .any(|n| n == "fork_loop stops that missed the TERM trap: 0"),
+            "{}",
+            o.context()
+        );
+        expect_receipt(o, Some(7), false);
+    });
+}
+
 #[test]
 fn deadline_stops_a_long_sleep() {
     scenario("deadline", |o| {
