@@ -45,12 +45,9 @@ pub enum QuoteError {
         /// Byte offset of the first NUL.
         offset: usize,
     },
-    /// A variable name does not match `[A-Za-z_][A-Za-z0-9_]*`.
-    #[error("invalid shell variable name {name:?}: expected [A-Za-z_][A-Za-z0-9_]*")]
-    BadName {
-        /// The rejected name.
-        name: String,
-    },
+    /// A name did not pass its check.
+    #[error(transparent)]
+    Name(#[from] crate::names::NameError),
 }
 
 /// Characters that never need quoting in any shell, in any position.
@@ -122,16 +119,6 @@ fn check_nul(value: &str) -> Result<(), QuoteError> {
         }),
         None => Ok(()),
     }
-}
-
-/// Check that `name` is a valid shell variable name (kept for callers;
-/// new code takes a [`crate::names::VarName`]).
-pub fn check_name(name: &str) -> Result<(), QuoteError> {
-    crate::names::VarName::new(name)
-        .map(drop)
-        .map_err(|_| QuoteError::BadName {
-            name: name.to_owned(),
-        })
 }
 
 /// Exactly one shell word, already quoted. Only [`quote`] makes one.

@@ -555,7 +555,7 @@ impl SessionSpec {
             .api_key_env
             .clone()
             .unwrap_or_else(|| api.default_key_env().into());
-        if crate::quote::check_name(&key_env).is_err() || key_env.starts_with("RUNNER_") {
+        if crate::names::VarName::new(key_env.as_str()).is_err() || key_env.starts_with("RUNNER_") {
             return Err(HarnessError::Invalid {
                 what: "--api-key-env",
                 why: format!("{key_env:?} is not a variable name outside RUNNER_*"),

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 
 use crate::dialect::Dialect;
 use crate::generate::{self, GenerateError, Output};
+use crate::names::PkgName;
 use crate::quote::{QuoteError, Value};
 use crate::script::{RenderError, Script, render_template};
 
@@ -138,13 +139,6 @@ pub enum BootstrapError {
     Quote(#[from] QuoteError),
 }
 
-/// The same check the script's `check_name` makes: letters, digits and
-/// `. _ + -`, starting with a letter or digit and not ending in `-` (which
-/// apt-get reads as "remove").
-pub fn valid_name(name: &str) -> bool {
-    crate::names::PkgName::new(name).is_ok()
-}
-
 /// Builds a bootstrap with needs baked in; the default is the generic script.
 ///
 /// ```
@@ -167,7 +161,7 @@ impl BootstrapBuilder {
 
     /// Always need `command` (as if `--need COMMAND` were given).
     pub fn need(mut self, command: &str) -> Result<Self, BootstrapError> {
-        if !valid_name(command) {
+        if PkgName::new(command).is_err() {
             return Err(BootstrapError::BadCommand(command.to_owned()));
         }
         if !self.needs.iter().any(|n| n == command) {
@@ -377,9 +371,9 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for r in PACKAGES {
             assert!(seen.insert(r.command), "{} listed twice", r.command);
-            assert!(valid_name(r.command));
+            assert!(PkgName::new(r.command).is_ok());
             for p in r.packages {
-                assert!(valid_name(p), "{p}");
+                assert!(PkgName::new(p.to_string()).is_ok(), "{p}");
             }
         }
     }

@@ -38,7 +38,7 @@ pub struct Supervisor {
 impl Supervisor {
     /// The supervisor as shipped.
     pub fn standard() -> Result<Self, crate::quote::QuoteError> {
-        crate::quote::check_name(MARKER_VAR)?;
+        crate::names::VarName::new(MARKER_VAR)?;
         Ok(Supervisor {
             marker_var: Value::new(MARKER_VAR)?,
             default_grace_cs: Value::display(&DEFAULT_GRACE_CS)?,
