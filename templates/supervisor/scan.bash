@@ -30,10 +30,12 @@ scan() {
 # Whether process $1 (started at $2) holds the marker. Cached per pid+start,
 # but only once decided. An environment that reads as empty is decided only
 # when the process has one that is empty (env -i: its stat shows where it
-# starts and ends) or is a kernel thread; in the middle of an exec it reads
-# empty too, with no place yet (both 0), and such a process is undecided
-# (counted in undecided): the stop is not over while one is. Undecided for
-# a whole second (a process this shell may not look into): unmarked.
+# starts and ends), is a kernel thread, or cannot be opened (another user's
+# process, or gone); in the middle of an exec it reads empty too, with no
+# place yet (both 0), and such a process is undecided (counted in
+# undecided): the stop is not over while one is. In a fork storm an exec
+# can take seconds of wall time: after 3 s such a process counts as
+# unmarked for this look only, and the next scan looks again.
 is_marked() {
     local kv hit=0 any=''
     if [[ ${mk[$1]%:*} == "$2" ]]; then
@@ -48,6 +50,7 @@ is_marked() {
         fi
     done 2>/dev/null <"/proc/$1/environ"
     if [[ -z $any ]] && ! environ_settled "$1" "$2"; then
+        ((settle_waited)) && return 1
         undecided=$((undecided + 1))
         return 1
     fi
@@ -56,22 +59,26 @@ is_marked() {
 }
 
 # Whether PID $1 (started at $2), whose environment read empty, has an
-# empty one for good: env_start/env_end (stat fields 50 and 51) set, or a
-# kernel thread (flag 0x200000), or undecided since a second (me[PID] holds
+# empty one for good: env_start/env_end (stat fields 50 and 51) set, a
+# kernel thread (flag 0x200000), or an environ this shell cannot open. If
+# not, settle_waited says whether it has been so for 3 s (me[PID] holds
 # START:CENTISECONDS of the first empty read).
 environ_settled() {
     local f v
+    settle_waited=0
     if read_stat_fields "$1" && [[ ${f[21]} == "$2" ]]; then
         case ${f[8]} in '' | *[!0-9]*) ;; *) ((10#${f[8]} & 0x200000)) && return 0 ;; esac
         [[ ${f[49]:-0}${f[50]:-0} != 00 ]] && return 0
     fi
+    { : <"/proc/$1/environ"; } 2>/dev/null || return 0
     read_now
     v=${me[$1]-}
     if [[ ${v%%:*} != "$2" ]]; then
         me[$1]=$2:$now_cs
         return 1
     fi
-    ((now_cs - ${v##*:} >= 100))
+    ((now_cs - ${v##*:} >= 300)) && settle_waited=1
+    return 1
 }
 
 # Decide who is reached, from the last scan, to a fixed point. With $1 = 1
