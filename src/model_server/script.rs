@@ -6,8 +6,10 @@
 //! 3. Otherwise exactly one tool call that writes the token to the target,
 //!    through a write-style tool (`path` + `content`) or a shell-style tool
 //!    (`command`/`cmd` running `printf '%s' TOKEN > TARGET`), with argument
-//!    names read from the tool's own JSON schema. Without a token or target,
-//!    or without a usable tool, the answer is `done` and the log says why.
+//!    names read from the tool's own JSON schema. The token and target come
+//!    from the user text, else the server's defaults, else [`DEFAULT_TOKEN`]
+//!    and [`DEFAULT_TARGET`]. Without a usable tool, the answer is `done` and
+//!    the log says why.
 
 use serde_json::{Map, Value, json};
 
@@ -17,6 +19,11 @@ use crate::quote::{CommandLine, QuoteError, Raw, quote};
 pub const PLAIN_TEXT: &str = "shforge fake model reply";
 /// The text of a reply that ends the task.
 pub const DONE_TEXT: &str = "done";
+/// The token written when neither the user text nor the server names one.
+pub const DEFAULT_TOKEN: &str = "shforge-fake-model-token";
+/// The file written when neither names one: a relative path, so it lands in
+/// the working directory of the CLI that runs the tool.
+pub const DEFAULT_TARGET: &str = "shforge-fake-model-token.txt";
 
 /// Which kind of tool writes the file when both kinds are offered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,13 +167,12 @@ pub fn decide(conv: &Conversation, defaults: &Directives) -> Decision {
     let d = defaults
         .clone()
         .overridden_by(conv.user_texts.iter().map(String::as_str));
-    let target = d.target.as_deref().filter(|t| !t.is_empty());
-    let (Some(token), Some(target)) = (d.token.as_deref(), target) else {
-        return Decision::Done {
-            reason: "no shforge-token/shforge-target in the user text or the server defaults"
-                .into(),
-        };
-    };
+    let token = d.token.as_deref().unwrap_or(DEFAULT_TOKEN);
+    let target = d
+        .target
+        .as_deref()
+        .filter(|t| !t.is_empty())
+        .unwrap_or(DEFAULT_TARGET);
     let writer = conv.tools.iter().find_map(WriteTool::of);
     let shell = conv.tools.iter().find_map(ShellTool::of);
     let call = match (d.prefer, writer, shell) {
@@ -495,10 +501,14 @@ mod tests {
             ),
             Decision::Text
         );
-        assert_eq!(
-            decide(&conv(pi_tools(), "no directives"), &Directives::default()).label(),
-            "done"
-        );
+        // No token or target anywhere: the built-in ones.
+        let Decision::Tool(call) =
+            decide(&conv(pi_tools(), "no directives"), &Directives::default())
+        else {
+            panic!("a tool call with the default token and target");
+        };
+        assert_eq!(call.arguments["path"], json!(DEFAULT_TARGET));
+        assert_eq!(call.arguments["content"], json!(DEFAULT_TOKEN));
         let other = vec![tool("read", json!({"properties":{"path":{}}}))];
         assert_eq!(
             decide(

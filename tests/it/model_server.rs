@@ -1037,7 +1037,9 @@ fn log_lines_routes_and_errors() {
         outcome(Api::Chat, false, false, "logged-model", &chunked),
         Outcome::Tool { .. }
     ));
-    let blind = request(Api::Anthropic, true, "m", &claude_tools(), "no directives");
+    // Only a tool that writes nothing: `done`, and the log says why.
+    let agent_only: Vec<ToolDef> = claude_tools().into_iter().take(1).collect();
+    let blind = request(Api::Anthropic, true, "m", &agent_only, "no directives");
     ask(&server, Api::Anthropic, &blind);
     assert_eq!(server.requests(), 6);
 
@@ -1085,7 +1087,10 @@ fn log_lines_routes_and_errors() {
     assert_eq!(done["decision"], "done");
     assert_eq!(done["tool"], Value::Null);
     assert!(
-        done["reason"].as_str().unwrap().contains("shforge-token"),
+        done["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no write-style or shell-style tool"),
         "the log says why: {done}"
     );
 }
