@@ -139,7 +139,7 @@ struct HarnessArgs {
     /// The installed entry program (the installer's last line).
     #[arg(long)]
     entry: String,
-    /// The model server's root URL, without /v1.
+    /// The model server's root URL (a trailing /v1 is dropped).
     #[arg(long)]
     base_url: String,
     /// The model ID.
@@ -168,7 +168,10 @@ struct HarnessArgs {
 struct Usage(String);
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e),
+    };
     match run(cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
@@ -354,6 +357,27 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     let session = spec.build().map_err(usage)?;
     session.write_into(&a.out).map_err(usage)?;
     Ok(0)
+}
+
+/// clap's own usage errors as one line, like every other usage error (exit
+/// 2); help and --version print as usual.
+fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit()
+    }
+    // The first paragraph says what is wrong; the rest is usage and tips.
+    let text = e.render().to_string();
+    let first = text.split("\n\n").next().unwrap_or_default();
+    let what = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    let what = what.strip_prefix("error: ").unwrap_or(&what);
+    eprintln!("shforge: {what} (see shforge --help)");
+    ExitCode::from(2)
 }
 
 fn snapshot(

@@ -434,6 +434,59 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
     }
 }
 
+/// `--base-url` with `/v1` (as HARNESS-NOTES writes OpenAI-style URLs) and
+/// with a trailing slash means the server root: every file is the same.
+#[test]
+fn base_url_with_v1_means_the_root() {
+    for h in Harness::ALL {
+        let tmp = tempfile::tempdir().unwrap();
+        let write = |url: &str, out: &str| {
+            let out = tmp.path().join(out);
+            let o = out.display().to_string();
+            let args = [
+                h.name(),
+                "--out",
+                &o,
+                "--session-dir",
+                "/s",
+                "--workdir",
+                "/w",
+                "--entry",
+                "/e",
+                "--base-url",
+                url,
+                "--model",
+                "m",
+                "--prompt",
+                "p",
+            ];
+            let run = shforge_harness(&args, &[]);
+            assert!(run.status.success(), "{h} {url}: {run:?}");
+            let mut all: Vec<_> = files(&out)
+                .into_iter()
+                .map(|f| {
+                    (
+                        f.strip_prefix(&out).unwrap().to_owned(),
+                        std::fs::read(&f).unwrap(),
+                    )
+                })
+                .collect();
+            all.sort();
+            all
+        };
+        let root = write("http://127.0.0.1:4321", "root");
+        assert!(!root.is_empty(), "{h}");
+        let others = [
+            "http://127.0.0.1:4321/v1",
+            "http://127.0.0.1:4321/v1/",
+            "http://127.0.0.1:4321/",
+        ];
+        for (i, url) in others.into_iter().enumerate() {
+            assert_eq!(write(url, &format!("other{i}")), root, "{h} {url}");
+        }
+    }
+}
+
 #[test]
 fn api_mismatch_exits_2_naming_both() {
     let tmp = tempfile::tempdir().unwrap();
@@ -534,23 +587,6 @@ fn bad_input_exits_2_and_writes_nothing() {
                 "p",
             ]),
             "URL",
-        ),
-        (
-            base(&[
-                "--session-dir",
-                "/s",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                "http://h/v1",
-                "--model",
-                "m",
-                "--prompt",
-                "p",
-            ]),
-            "/v1",
         ),
         (
             base(&[
