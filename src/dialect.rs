@@ -293,6 +293,15 @@ pub static RULES: &[Rule] = &[
         "write the words out"
     ),
     rule!(
+        "posix-brace-sequence",
+        Posix,
+        Target::Code,
+        r"(?:^|[^$\w{])\{(?:-?\d+\.\.-?\d+(?:\.\.-?\d+)?|[A-Za-z]\.\.[A-Za-z])\}",
+        "brace sequence {1..3}",
+        "dash and posh do not expand braces",
+        "a while loop with i=$((i + 1))"
+    ),
+    rule!(
         "posix-bash-variables",
         Posix,
         Target::Code,
@@ -535,6 +544,15 @@ pub static RULES: &[Rule] = &[
         "$EPOCHREALTIME / $EPOCHSECONDS / $SRANDOM",
         "need bash 5.0 or later",
         "date +%s once, then $SECONDS"
+    ),
+    rule!(
+        "bash32-brace-sequence-step",
+        Both,
+        Target::Code,
+        r"\{-?\d+\.\.-?\d+\.\.-?\d+\}|\{-?0\d+\.\.-?\d+\}|\{-?\d+\.\.-?0\d+\}",
+        "{a..b..step} or a zero-padded {01..10}",
+        "need bash 4.0 (3.2 leaves the step form as it is and drops the zeros)",
+        "a while loop with i=$((i + step)); printf '%02d'"
     ),
     rule!(
         "bash32-braced-at",

@@ -223,6 +223,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "t=$(date +%s) # EPOCHREALTIME",
     ),
     ("bash32-braced-at", "bash", "f \"${@}\"", "f \"$@\""),
+    (
+        "bash32-brace-sequence-step",
+        "bash",
+        "echo {1..9..2} {01..03}",
+        "echo {1..9} x{1..3}",
+    ),
+    (
+        "posix-brace-sequence",
+        "posix",
+        "for i in {1..3}; do :; done",
+        "for i in 1 2 3; do :; done # {1..3}",
+    ),
     ("bash32-unicode-escape", "bash", "x=$'\\u00e9'", "x=$'\\t'"),
     (
         "bash32-empty-array-nounset",
