@@ -379,8 +379,8 @@ parse_args() {
     (($# > 0)) || usage_error "no COMMAND after --"
     [[ -n $1 ]] || usage_error "COMMAND is empty"
     [[ -n $grace_cs ]] || grace_cs=$default_grace_cs
-    if [[ -n $max_procs && ( -z $cgroup_opt || $cgroup_opt == none ) ]]; then
-        usage_error "--max-procs needs --cgroup DIR"
+    if [[ -n $max_procs && $cgroup_opt == none ]]; then
+        usage_error "--max-procs needs a cgroup, and --cgroup none turns them off"
     fi
 }
 
@@ -1254,35 +1254,42 @@ stop_pending() {
 # Without one (or with --cgroup none) containment is by /proc alone.
 
 # Sets cg (the child cgroup) and containment, or refuses (125) when a
-# named cgroup cannot be used.
+# cgroup is needed (--cgroup DIR, or --max-procs, which only a cgroup can
+# enforce) and cannot be used.
 setup_cgroup() {
-    local parent='' named=''
+    local parent='' named='' needed=''
     cg='' containment=proc cg_has_kill=''
+    [[ -n $max_procs ]] && needed=1
     case $cgroup_opt in
         none) return 0 ;;
-        '') find_own_cgroup || return 0 ;;
-        *) named=1 ;;
+        '')
+            if ! find_own_cgroup; then
+                [[ -n $needed ]] && fail 125 "--max-procs needs a cgroup: no --cgroup DIR given, and this shell's own cgroup v2 is not delegated and writable: refusing to launch"
+                return 0
+            fi
+            ;;
+        *) named=1 needed=1 ;;
     esac
     [[ -n $named ]] && parent=$cgroup_opt || parent=$cg_found
     if [[ ! -f $parent/cgroup.controllers || ! -w $parent/cgroup.procs ]]; then
-        [[ -n $named ]] && fail 125 "--cgroup ${parent:0:200} is not a writable cgroup v2 directory: refusing to launch"
+        [[ -n $needed ]] && fail 125 "--cgroup ${parent:0:200} is not a writable cgroup v2 directory: refusing to launch"
         return 0
     fi
     if [[ -z $mkdir_bin || -z $rmdir_bin ]]; then
-        [[ -n $named ]] && fail 125 "mkdir and rmdir are needed for --cgroup and not found on PATH: refusing to launch"
+        [[ -n $needed ]] && fail 125 "mkdir and rmdir are needed for --cgroup and not found on PATH: refusing to launch"
         return 0
     fi
     cg="$parent/shforge-supervisor-$$-$self_start"
     if ! "$mkdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&-; then
         cg=''
-        [[ -n $named ]] && fail 125 "cannot make a cgroup in ${parent:0:200}: refusing to launch"
+        [[ -n $needed ]] && fail 125 "cannot make a cgroup in ${parent:0:200}: refusing to launch"
         return 0
     fi
     cg_parent=$parent
     # The freezer (cgroup.freeze, Linux 5.2+) is what makes a stop sure.
     if [[ ! -f $cg/cgroup.freeze || ! -f $cg/cgroup.events ]]; then
         remove_cgroup
-        [[ -n $named ]] && fail 125 "cgroup ${parent:0:200} has no freezer (Linux 5.2+ needed): refusing to launch"
+        [[ -n $needed ]] && fail 125 "cgroup ${parent:0:200} has no freezer (Linux 5.2+ needed): refusing to launch"
         return 0
     fi
     [[ -f $cg/cgroup.kill ]] && cg_has_kill=1

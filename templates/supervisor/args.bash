@@ -121,8 +121,8 @@ parse_args() {
     (($# > 0)) || usage_error "no COMMAND after --"
     [[ -n $1 ]] || usage_error "COMMAND is empty"
     [[ -n $grace_cs ]] || grace_cs=$default_grace_cs
-    if [[ -n $max_procs && ( -z $cgroup_opt || $cgroup_opt == none ) ]]; then
-        usage_error "--max-procs needs --cgroup DIR"
+    if [[ -n $max_procs && $cgroup_opt == none ]]; then
+        usage_error "--max-procs needs a cgroup, and --cgroup none turns them off"
     fi
 }
 

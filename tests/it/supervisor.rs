@@ -666,7 +666,6 @@ fn malformed_arguments_exit_2() {
             vec!["--receipt", r, "--cgroup", "relative/dir", "--"],
             vec!["--receipt", r, "--cgroup", "", "--"],
             vec!["--receipt", r, "--cgroup", "none", "--cgroup", "none", "--"],
-            vec!["--receipt", r, "--max-procs", "5", "--"],
             vec!["--receipt", r, "--cgroup", "none", "--max-procs", "5", "--"],
             vec!["--receipt", r, "--cgroup", "/x", "--max-procs", "0", "--"],
             vec![
@@ -975,6 +974,41 @@ fn max_procs_without_a_pids_controller_is_refused_with_125() {
             );
         }
     });
+}
+
+/// `--max-procs` without `--cgroup` uses the cgroup the supervisor finds
+/// (its own, when delegated); with none found it refuses to launch (125).
+#[test]
+fn max_procs_without_a_cgroup_is_refused_with_125() {
+    for shell in &common::bashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let receipt = dir.path().join("r.json");
+        let started = dir.path().join("started");
+        let mut c = shell.command(&supervisor());
+        c.args([
+            "--receipt",
+            receipt.to_str().unwrap(),
+            "--max-procs",
+            "50",
+            "--",
+        ])
+        .args(["touch", started.to_str().unwrap()]);
+        let out = common::run(c);
+        let ctx = format!("{}: {:?}", shell.name, out);
+        let rec = CleanupReceipt::from_file(&receipt).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        if out.status.code() == Some(0) {
+            // A delegated cgroup with the pids controller was found.
+            assert_eq!(rec.containment, Containment::Cgroup, "{ctx}");
+            assert!(started.exists(), "{ctx}");
+            common::loud("max-procs: this machine's own cgroup was usable");
+        } else {
+            assert_eq!(out.status.code(), Some(125), "{ctx}");
+            let err = rec.error.as_deref().unwrap_or("");
+            assert!(err.contains("--max-procs needs"), "{ctx}");
+            assert!(!started.exists(), "{ctx}: the command ran");
+        }
+    }
+    common::report("max_procs_no_cgroup", &common::bashes());
 }
 
 /// A harness whose processes double every 50 ms and ignore TERM, in a pids
