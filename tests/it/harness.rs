@@ -434,6 +434,32 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
     }
 }
 
+/// A minimal valid `shforge harness` command line for `name` into `out`,
+/// with `extra` arguments after it.
+fn minimal_args(name: &str, out: &Path, base_url: &str, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = [name, "--out"].map(String::from).to_vec();
+    v.push(out.display().to_string());
+    v.extend(
+        [
+            "--session-dir",
+            "/s",
+            "--workdir",
+            "/w",
+            "--entry",
+            "/e",
+            "--base-url",
+            base_url,
+            "--model",
+            "m",
+            "--prompt",
+            "p",
+        ]
+        .map(String::from),
+    );
+    v.extend(extra.iter().map(|s| (*s).to_owned()));
+    v
+}
+
 /// `--base-url` with `/v1` (as HARNESS-NOTES writes OpenAI-style URLs) and
 /// with a trailing slash means the server root: every file is the same.
 #[test]
@@ -442,24 +468,8 @@ fn base_url_with_v1_means_the_root() {
         let tmp = tempfile::tempdir().unwrap();
         let write = |url: &str, out: &str| {
             let out = tmp.path().join(out);
-            let o = out.display().to_string();
-            let args = [
-                h.name(),
-                "--out",
-                &o,
-                "--session-dir",
-                "/s",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                url,
-                "--model",
-                "m",
-                "--prompt",
-                "p",
-            ];
+            let args = minimal_args(h.name(), &out, url, &[]);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let run = shforge_harness(&args, &[]);
             assert!(run.status.success(), "{h} {url}: {run:?}");
             let mut all: Vec<_> = files(&out)
@@ -497,28 +507,9 @@ fn api_mismatch_exits_2_naming_both() {
         ("codex", "anthropic"),
     ] {
         let out_dir = tmp.path().join(format!("{h}-{api}"));
-        let out = shforge_harness(
-            &[
-                h,
-                "--out",
-                out_dir.to_str().unwrap(),
-                "--session-dir",
-                "/s",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                "http://127.0.0.1:1",
-                "--model",
-                "m",
-                "--api",
-                api,
-                "--prompt",
-                "p",
-            ],
-            &[],
-        );
+        let args = minimal_args(h, &out_dir, "http://127.0.0.1:1", &["--api", api]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = shforge_harness(&args, &[]);
         assert_eq!(out.status.code(), Some(2), "{h} {api}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(h) && err.contains(api), "{err}");
