@@ -568,58 +568,78 @@ record_lines() {
 }
 
 # record_blocks SIZE: bash 4.4 and later. `read -N` reads a pipe in blocks
-# (one system call per pipe chunk instead of one per byte). It returns once
-# it has SIZE bytes or the output ends, so the lines of a block are written,
-# and stamped, when the block is complete: a CLI that prints slowly sees
-# its events late, by at most the time it takes to print one more block.
-# (`read -t`, which would bound that wait, reads byte by byte again on bash
-# 5.1 and later, and loses bytes on 4.4.)
+# (one system call per pipe chunk instead of one per byte), but it returns
+# only once it has SIZE bytes or the output ends. So it is timed (`read -t`):
+# what arrived within 0.1 s goes out then, its whole lines stamped, and a
+# line not yet ended waits for the rest. A timed read costs about one system
+# call per byte on bash 5.2 and 5.3 (16 MiB: 20 s instead of 0.9 s), so
+# while the output flows (a quarter of a block or more per read, and more
+# already waiting) the reads are untimed, until a block finds nothing more
+# waiting. The price: the end of a burst of output longer than a block can
+# wait, unwritten, for the next output or the end.
 #
-# A block rarely ends at a newline: the rest of its last line is read with
-# `read -r -n 1024` (byte by byte, but only to the end of that line). When
-# that finds no newline either, the line is long: it is kept in pieces and
-# joined once it ends (appending to one string would copy it again for
-# every block), and blocks without a newline go straight to the pieces.
-# Finding the last newline of a block by pattern (${x%$'\n'*}) would cost
-# a pattern match per byte after it, and more than linear time on 4.4.
+# A full block rarely ends at a newline: while output flows, the rest of its
+# last line is read with `read -r -n 1024` (byte by byte, but only to the end
+# of that line). When that finds no newline either, the line is long: it is
+# kept in pieces and joined once it ends (appending to one string would copy
+# it again for every block), and blocks without a newline go straight to the
+# pieces. Finding the last newline of a block by pattern (${x%$'\n'*}) would
+# cost a pattern match per byte after it, and more than linear time on 4.4.
 #
 # The lines of a block then cost a few whole-string expansions and no step
 # per line: CRLF becomes LF in one substitution (of "x\r\r\n" only the last
 # CR goes) and every newline but the last gets the stamp in another. NUL
 # bytes are dropped by `read` and do not count towards SIZE or 1024.
 record_blocks() {
-    local rb_text rb_rest rb_status rb_joined rb_body rb_tail
+    local rb_text rb_rest rb_status rb_joined rb_body rb_tail rb_fast=''
     local -a rb_pending=() rb_parts
     set -f
     # IFS empty: ${rb_pending[*]} joins the pieces with nothing between.
     local IFS=''
     while :; do
         rb_text=''
-        # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 4.4 only
-        read -r -N "$1" rb_text
+        if [[ -n $rb_fast ]]; then
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 4.4 only
+            read -r -N "$1" rb_text
+        else
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 4.4 only
+            read -r -t 0.1 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 4.4 only
+        fi
         rb_status=$?
+        if ((rb_status > 128)); then
+            # The time is up: what came goes out, if anything did.
+            [[ -n $rb_text ]] || continue
+            if ((${#rb_text} * 4 >= $1)) && read -r -t 0; then
+                rb_fast=1
+            fi
+            emit_lines || return 1
+            continue
+        fi
         [[ -n $rb_text ]] || break
+        rb_fast=''
+        if ((rb_status == 0)) && read -r -t 0; then
+            rb_fast=1
+        fi
         if ((${#rb_pending[@]} > 0)) && [[ $rb_text != *$'\n'* ]]; then
             # Still inside a long line.
             rb_pending+=("$rb_text")
             continue
         fi
         if [[ $rb_status == 0 && ${rb_text: -1} != $'\n' ]]; then
+            if [[ -z $rb_fast ]]; then
+                # Nothing more is waiting: the whole lines go out now.
+                emit_lines || return 1
+                continue
+            fi
             rb_rest=''
             # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 4.4 only
             read -r -n 1024 rb_rest
             rb_status=$?
             if [[ $rb_status == 0 && ${#rb_rest} -ge 1024 ]]; then
                 # A long line begins in this block: the lines before it
-                # go out now (split_block), the rest waits in pieces.
+                # go out now, the rest waits in pieces.
                 rb_text=$rb_text$rb_rest
-                rb_tail=$rb_text
-                if [[ $rb_text == *$'\n'* ]]; then
-                    split_block
-                    event_stamp
-                    emit_block || return 1
-                fi
-                rb_pending+=("$rb_tail")
+                emit_lines || return 1
                 continue
             fi
             rb_text=$rb_text$rb_rest
@@ -631,12 +651,26 @@ record_blocks() {
         ((rb_status == 0)) || break
     done
     if ((${#rb_pending[@]} > 0)); then
-        # The output ended inside a long line.
+        # The output ended inside a line.
         event_stamp
         rb_text=''
         emit_block || return 1
     fi
     return 0
+}
+
+# emit_lines: write the whole lines of rb_text (and the pieces before them)
+# now; a last line not yet ended goes to the pieces.
+emit_lines() {
+    if [[ $rb_text != *$'\n'* ]]; then
+        rb_pending+=("$rb_text")
+        return 0
+    fi
+    rb_tail=''
+    [[ ${rb_text: -1} == $'\n' ]] || split_block
+    event_stamp
+    emit_block || return 1
+    [[ -z $rb_tail ]] || rb_pending+=("$rb_tail")
 }
 
 # split_block: cut rb_text after its last newline; what follows goes to

@@ -280,6 +280,77 @@ fn events_mode_passes_every_byte_through() {
     common::report("events_mode_passes_every_byte_through", &shells);
 }
 
+/// Output that arrives in pieces, with pauses longer than the recorder's
+/// 0.1 s wait: a line and a CR LF pair cut across pieces, a burst longer
+/// than a block among them. Every byte comes through as from one piece, and
+/// the first and last lines, printed 1.8 s apart, are stamped at least 1 s
+/// apart (a recorder that waits for a full block stamps them together).
+#[test]
+fn events_mode_stamps_slow_output_as_it_arrives() {
+    let shells = common::bashes();
+    let mut burst = Vec::new();
+    for i in 0..3000 {
+        burst.extend_from_slice(format!("{{\"n\":{i},\"text\":\"burst line {i}\"}}\n").as_bytes());
+    }
+    let mut tail = b"\nafter the burst".to_vec();
+    tail.extend_from_slice(&mixed_input());
+    let pieces: Vec<Vec<u8>> = vec![
+        b"first line\n".to_vec(),
+        b"a line cut in two, ".to_vec(),
+        b"and its end with CR\r".to_vec(),
+        [
+            b"\n".as_slice(),
+            &burst,
+            b"a line the burst cuts".as_slice(),
+        ]
+        .concat(),
+        tail,
+    ];
+    let input = pieces.concat();
+    let want = expected_events(&input);
+    for shell in &shells {
+        let d = tmp();
+        let mut argv = vec![fixture("drip.sh"), "0.45".to_owned()];
+        for (i, piece) in pieces.iter().enumerate() {
+            let f = d.path().join(format!("piece{i}"));
+            std::fs::write(&f, piece).unwrap();
+            argv.push(p(&f));
+        }
+        let events = d.path().join("events.log");
+        let file = params(
+            d.path(),
+            &json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": p(&events)}),
+        );
+        let what = shell.name.clone();
+        let t0 = now();
+        let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
+        let t1 = now();
+        assert_eq!(code(&out), 0, "{what}: {}", err(&out));
+        let raw = std::fs::read(&events).unwrap();
+        let got = check_events(&raw, shell, t0, t1, &what);
+        assert!(
+            got == want,
+            "{what}: events differ:\n got {:?}\nwant {:?}",
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want)
+        );
+        let stamps: Vec<f64> = raw
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                let tab = l.iter().position(|&b| b == b'\t').unwrap();
+                std::str::from_utf8(&l[..tab]).unwrap().parse().unwrap()
+            })
+            .collect();
+        let gap = stamps.last().unwrap() - stamps.first().unwrap();
+        assert!(
+            gap >= 1.0,
+            "{what}: first and last line stamped {gap} s apart"
+        );
+    }
+    common::report("events_mode_stamps_slow_output_as_it_arrives", &shells);
+}
+
 #[test]
 fn events_mode_handles_json_streams_and_empty_output() {
     let shells = common::bashes();
