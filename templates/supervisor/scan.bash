@@ -33,15 +33,22 @@ scan() {
 # starts and ends), is a kernel thread, or cannot be opened (another user's
 # process, or gone); in the middle of an exec it reads empty too, with no
 # place yet (both 0), and such a process is undecided (counted in
-# undecided): the stop is not over while one is. In a fork storm an exec
-# can take seconds of wall time: after 3 s such a process counts as
-# unmarked for this look only, and the next scan looks again.
+# undecided): the stop is not over while one is. A read that an exec cut
+# short (the old image's environment is gone half way) lacks the marker
+# without saying so: an environment without it counts only when its place
+# and the process's name were the same before and after the read (seen: a
+# storm's detached sleep decided unmarked for good, left running). In a
+# fork storm an exec can take seconds of wall time: after 3 s undecided a
+# process counts as unmarked for this look only, and the next scan looks
+# again.
 is_marked() {
-    local kv hit=0 any=''
+    local kv hit=0 any='' before
     if [[ ${mk[$1]%:*} == "$2" ]]; then
         [[ ${mk[$1]##*:} == 1 ]]
         return
     fi
+    env_fingerprint "$1"
+    before=$env_at
     while IFS= read -r -d '' kv; do
         any=1
         if [[ $kv == "$marker_entry" ]]; then
@@ -54,30 +61,53 @@ is_marked() {
         undecided=$((undecided + 1))
         return 1
     fi
+    if ((hit == 0)) && [[ -n $any ]]; then
+        env_fingerprint "$1"
+        if [[ -n $env_at && $env_at != "$before" ]]; then
+            waited_long "$1" "$2" && return 1
+            undecided=$((undecided + 1))
+            return 1
+        fi
+    fi
     mk[$1]=$2:$hit
     [[ $hit == 1 ]]
 }
 
-# Whether PID $1 (started at $2), whose environment read empty, has an
-# empty one for good: env_start/env_end (stat fields 50 and 51) set, a
-# kernel thread (flag 0x200000), or an environ this shell cannot open. If
-# not, settle_waited says whether it has been so for 3 s (me[PID] holds
-# START:CENTISECONDS of the first empty read).
-environ_settled() {
-    local f v
-    settle_waited=0
-    if read_stat_fields "$1" && [[ ${f[21]} == "$2" ]]; then
-        case ${f[8]} in '' | *[!0-9]*) ;; *) ((10#${f[8]} & 0x200000)) && return 0 ;; esac
-        [[ ${f[49]:-0}${f[50]:-0} != 00 ]] && return 0
-    fi
-    { : <"/proc/$1/environ"; } 2>/dev/null || return 0
+# PID $1's name and the place of its environment (stat fields 2, 50 and
+# 51) into env_at, empty when its stat cannot be read: an exec changes them.
+env_fingerprint() {
+    local f
+    env_at=''
+    read_stat_fields "$1" || return 0
+    env_at="${f[1]} ${f[49]:-0}:${f[50]:-0}"
+}
+
+# Whether PID $1 (started at $2) has been undecided for 3 s: me[PID] holds
+# START:CENTISECONDS of the first undecided look.
+waited_long() {
+    local v
     read_now
     v=${me[$1]-}
     if [[ ${v%%:*} != "$2" ]]; then
         me[$1]=$2:$now_cs
         return 1
     fi
-    ((now_cs - ${v##*:} >= 300)) && settle_waited=1
+    ((now_cs - ${v##*:} >= 300))
+}
+
+# Whether PID $1 (started at $2), whose environment read empty, has an
+# empty one for good: env_start/env_end (stat fields 50 and 51) set, a
+# kernel thread (flag 0x200000), or an environ this shell cannot open. If
+# not, settle_waited says whether it has been undecided for 3 s.
+environ_settled() {
+    local f
+    settle_waited=0
+    if read_stat_fields "$1" && [[ ${f[21]} == "$2" ]]; then
+        case ${f[8]} in '' | *[!0-9]*) ;; *) ((10#${f[8]} & 0x200000)) && return 0 ;; esac
+        [[ ${f[49]:-0}${f[50]:-0} != 00 ]] && return 0
+    fi
+    { : <"/proc/$1/environ"; } 2>/dev/null || return 0
+    waited_long "$1" "$2" && settle_waited=1
     return 1
 }
 
