@@ -12,7 +12,7 @@ use shforge::harness::{Api, Harness};
 
 const SECRET: &str = "sk-shforge-test-SECRET-9f8e7d";
 
-fn shforge_harness(args: &[&str], envs: &[(&str, &str)]) -> Output {
+fn shforge_harness<S: AsRef<std::ffi::OsStr>>(args: &[S], envs: &[(&str, &str)]) -> Output {
     let mut c = Command::new(common::shforge());
     c.arg("harness").args(args);
     for (k, v) in envs {
@@ -434,29 +434,31 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
     }
 }
 
-/// A minimal valid `shforge harness` command line for `name` into `out`,
-/// with `extra` arguments after it.
-fn minimal_args(name: &str, out: &Path, base_url: &str, extra: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = [name, "--out"].map(String::from).to_vec();
-    v.push(out.display().to_string());
-    v.extend(
-        [
-            "--session-dir",
-            "/s",
-            "--workdir",
-            "/w",
-            "--entry",
-            "/e",
-            "--base-url",
-            base_url,
-            "--model",
-            "m",
-            "--prompt",
-            "p",
-        ]
-        .map(String::from),
-    );
-    v.extend(extra.iter().map(|s| (*s).to_owned()));
+/// A valid `shforge harness` command line for `name` into `out`: `set`
+/// replaces the value of a flag that is there, or adds the flag at the end.
+fn harness_args(name: &str, out: &Path, set: &[(&str, &str)]) -> Vec<String> {
+    let mut flags = vec![
+        ("--session-dir", "/s"),
+        ("--workdir", "/w"),
+        ("--entry", "/e"),
+        ("--base-url", "http://h"),
+        ("--model", "m"),
+        ("--prompt", "p"),
+    ];
+    for &(flag, value) in set {
+        match flags.iter_mut().find(|(f, _)| *f == flag) {
+            Some(pair) => pair.1 = value,
+            None => flags.push((flag, value)),
+        }
+    }
+    let mut v = vec![
+        name.to_owned(),
+        "--out".to_owned(),
+        out.display().to_string(),
+    ];
+    for (flag, value) in flags {
+        v.extend([flag.to_owned(), value.to_owned()]);
+    }
     v
 }
 
@@ -468,9 +470,7 @@ fn base_url_with_v1_means_the_root() {
         let tmp = tempfile::tempdir().unwrap();
         let write = |url: &str, out: &str| {
             let out = tmp.path().join(out);
-            let args = minimal_args(h.name(), &out, url, &[]);
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let run = shforge_harness(&args, &[]);
+            let run = shforge_harness(&harness_args(h.name(), &out, &[("--base-url", url)]), &[]);
             assert!(run.status.success(), "{h} {url}: {run:?}");
             let mut all: Vec<_> = files(&out)
                 .into_iter()
@@ -507,8 +507,11 @@ fn api_mismatch_exits_2_naming_both() {
         ("codex", "anthropic"),
     ] {
         let out_dir = tmp.path().join(format!("{h}-{api}"));
-        let args = minimal_args(h, &out_dir, "http://127.0.0.1:1", &["--api", api]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let args = harness_args(
+            h,
+            &out_dir,
+            &[("--base-url", "http://127.0.0.1:1"), ("--api", api)],
+        );
         let out = shforge_harness(&args, &[]);
         assert_eq!(out.status.code(), Some(2), "{h} {api}");
         let err = String::from_utf8_lossy(&out.stderr);
@@ -522,177 +525,22 @@ fn api_mismatch_exits_2_naming_both() {
 fn bad_input_exits_2_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("s");
-    let base = |extra: &[&'static str]| {
-        let mut v: Vec<String> = vec!["pi".into(), "--out".into(), out_dir.display().to_string()];
-        v.extend(extra.iter().map(|s| (*s).to_owned()));
-        v
-    };
+    let pi = |set: &[(&str, &str)]| harness_args("pi", &out_dir, set);
     let cases: Vec<(Vec<String>, &str)> = vec![
+        (pi(&[("--session-dir", "rel")]), "absolute"),
+        (pi(&[("--session-dir", "/w/s")]), "overlap"),
+        (pi(&[("--base-url", "ftp://h")]), "URL"),
+        (pi(&[("--prompt", "")]), "empty"),
+        (pi(&[("--api-key-env", "BAD-NAME")]), "variable"),
+        (pi(&[("--mode", "both")]), "mode"),
+        (pi(&[("--session-dir", "/s/../w")]), ".."),
         (
-            base(&[
-                "--session-dir",
-                "rel",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                "http://h",
-                "--model",
-                "m",
-                "--prompt",
-                "p",
-            ]),
-            "absolute",
-        ),
-        (
-            base(&[
-                "--session-dir",
-                "/w/s",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                "http://h",
-                "--model",
-                "m",
-                "--prompt",
-                "p",
-            ]),
-            "overlap",
-        ),
-        (
-            base(&[
-                "--session-dir",
-                "/s",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                "ftp://h",
-                "--model",
-                "m",
-                "--prompt",
-                "p",
-            ]),
-            "URL",
-        ),
-        (
-            base(&[
-                "--session-dir",
-                "/s",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                "http://h",
-                "--model",
-                "m",
-                "--prompt",
-                "",
-            ]),
-            "empty",
-        ),
-        (
-            base(&[
-                "--session-dir",
-                "/s",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                "http://h",
-                "--model",
-                "m",
-                "--prompt",
-                "p",
-                "--api-key-env",
-                "BAD-NAME",
-            ]),
-            "variable",
-        ),
-        (
-            base(&[
-                "--session-dir",
-                "/s",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                "http://h",
-                "--model",
-                "m",
-                "--prompt",
-                "p",
-                "--mode",
-                "both",
-            ]),
-            "mode",
-        ),
-        (
-            base(&[
-                "--session-dir",
-                "/s/../w",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                "http://h",
-                "--model",
-                "m",
-                "--prompt",
-                "p",
-            ]),
-            "..",
-        ),
-        (
-            base(&[
-                "--session-dir",
-                "/s",
-                "--workdir",
-                "/w",
-                "--entry",
-                "/e",
-                "--base-url",
-                "http://h",
-                "--model",
-                "m",
-                "--prompt",
-                "p",
-                "--api-key-env",
-                "PI_CODING_AGENT_DIR",
-            ]),
+            pi(&[("--api-key-env", "PI_CODING_AGENT_DIR")]),
             "set by the session",
         ),
-        (
-            vec![
-                "nope".into(),
-                "--out".into(),
-                out_dir.display().to_string(),
-                "--session-dir".into(),
-                "/s".into(),
-                "--workdir".into(),
-                "/w".into(),
-                "--entry".into(),
-                "/e".into(),
-                "--base-url".into(),
-                "http://h".into(),
-                "--model".into(),
-                "m".into(),
-                "--prompt".into(),
-                "p".into(),
-            ],
-            "unknown harness",
-        ),
+        (harness_args("nope", &out_dir, &[]), "unknown harness"),
     ];
     for (args, what) in cases {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = shforge_harness(&args, &[]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{what}: {err}");
@@ -702,26 +550,7 @@ fn bad_input_exits_2_and_writes_nothing() {
     // A non-empty --out is refused and left alone.
     std::fs::create_dir(&out_dir).unwrap();
     std::fs::write(out_dir.join("keep"), "x").unwrap();
-    let out = shforge_harness(
-        &[
-            "pi",
-            "--out",
-            out_dir.to_str().unwrap(),
-            "--session-dir",
-            "/s",
-            "--workdir",
-            "/w",
-            "--entry",
-            "/e",
-            "--base-url",
-            "http://h",
-            "--model",
-            "m",
-            "--prompt",
-            "p",
-        ],
-        &[],
-    );
+    let out = shforge_harness(&pi(&[]), &[]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1);
 }
