@@ -330,8 +330,7 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     let prompt = match (a.prompt, a.prompt_file) {
         (Some(p), _) => p,
         (None, Some(file)) => {
-            let bytes = std::fs::read(&file)
-                .map_err(|e| Usage(format!("cannot read {}: {e}", file.display())))?;
+            let bytes = read_prompt_file(&file)?;
             String::from_utf8(bytes)
                 .map_err(|_| Usage(format!("{}: the prompt is not UTF-8", file.display())))?
         }
@@ -357,6 +356,29 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     let session = spec.build().map_err(usage)?;
     session.write_into(&a.out).map_err(usage)?;
     Ok(0)
+}
+
+/// The most a prompt file may hold: far above any real prompt, and a bound
+/// on what a device or FIFO given as the file (`/dev/zero`) can make us read.
+const PROMPT_MAX: u64 = 64 << 20;
+
+fn read_prompt_file(file: &Path) -> Result<Vec<u8>, Usage> {
+    use std::io::Read as _;
+    let cannot = |e: std::io::Error| Usage(format!("cannot read {}: {e}", file.display()));
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .map_err(cannot)?
+        .take(PROMPT_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > PROMPT_MAX {
+        return Err(Usage(format!(
+            "{}: the prompt is larger than {} MiB",
+            file.display(),
+            PROMPT_MAX >> 20
+        )));
+    }
+    Ok(bytes)
 }
 
 /// clap's own usage errors as one line, like every other usage error (exit
