@@ -533,10 +533,6 @@ record_events() {
     LC_ALL=C
     if ((BASH_VERSINFO[0] >= 5)); then
         record_blocks 65536
-    elif ((BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4)); then
-        # bash 4.4's ${x//pat/rep} costs more than linear time in the
-        # number of matches times the length: small blocks keep it cheap.
-        record_blocks 4096
     else
         record_lines
     fi
@@ -552,11 +548,12 @@ event_stamp() {
     fi
 }
 
-# record_lines: bash 3.2 to 4.3. `read` from a pipe costs one system call
+# record_lines: bash 3.2 to 4.4. `read` from a pipe costs one system call
 # per byte. A trailing CR is tested with one substring expansion before it
 # is cut: ${line%$'\r'} on a long line without CR is quadratic in a UTF-8
 # locale. (read -N, below, exists from 4.1, but before 4.4 it cuts a whole
-# block at a NUL byte, losing the lines after it.)
+# block at a NUL byte, losing the lines after it; and bash 4.4 drops a byte
+# when the timeout of a timed read fires as the byte comes.)
 record_lines() {
     local rl_line
     while IFS= read -r rl_line || [[ -n $rl_line ]]; do
@@ -569,7 +566,7 @@ record_lines() {
     return 0
 }
 
-# record_blocks SIZE: bash 4.4 and later. `read -N` reads a pipe in blocks
+# record_blocks SIZE: bash 5.0 and later. `read -N` reads a pipe in blocks
 # (one system call per pipe chunk instead of one per byte), but it returns
 # only once it has SIZE bytes or the output ends. So it is timed (`read -t`):
 # what arrived within 0.1 s goes out then, its whole lines stamped, and a
@@ -578,7 +575,9 @@ record_lines() {
 # while the output flows (a quarter of a block or more per read, and more
 # already waiting) the reads are untimed, until a block finds nothing more
 # waiting. The price: the end of a burst of output longer than a block can
-# wait, unwritten, for the next output or the end.
+# wait, unwritten, for the next output or the end. (bash 5.0 and 5.1 can
+# miss a read's timeout, see docs/portability.md: what came then waits for
+# the next output, and is stamped with it; no byte is lost.)
 #
 # A full block rarely ends at a newline: while output flows, the rest of its
 # last line is read with `read -r -n 1024` (byte by byte, but only to the end
@@ -586,7 +585,7 @@ record_lines() {
 # kept in pieces and joined once it ends (appending to one string would copy
 # it again for every block), and blocks without a newline go straight to the
 # pieces. Finding the last newline of a block by pattern (${x%$'\n'*}) would
-# cost a pattern match per byte after it, and more than linear time on 4.4.
+# cost a pattern match per byte after it.
 #
 # The lines of a block then cost a few whole-string expansions and no step
 # per line: CRLF becomes LF in one substitution (of "x\r\r\n" only the last
@@ -601,11 +600,11 @@ record_blocks() {
     while :; do
         rb_text=''
         if [[ -n $rb_fast ]]; then
-            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 4.4 only
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
             read -r -N "$1" rb_text
         else
-            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 4.4 only
-            read -r -t 0.1 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 4.4 only
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
+            read -r -t 0.1 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 5.0 only
         fi
         rb_status=$?
         if ((rb_status > 128)); then
@@ -634,7 +633,7 @@ record_blocks() {
                 continue
             fi
             rb_rest=''
-            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 4.4 only
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
             read -r -n 1024 rb_rest
             rb_status=$?
             if [[ $rb_status == 0 && ${#rb_rest} -ge 1024 ]]; then

@@ -139,7 +139,7 @@ write_receipt() {
     if [[ -n $helper_pid ]]; then
         receipt_tmp_file "$body" && receipt_by_helper && return 0
     elif [[ -n $mv_bin ]]; then
-        receipt_tmp_file "$body" && "$mv_bin" -f -- "$receipt_tmp" "$receipt" 52>&- 2>/dev/null && return 0
+        receipt_tmp_file "$body" && "$mv_bin" -f -- "$receipt_tmp" "$receipt" 52>&- 55>&- 56>&- 2>/dev/null && return 0
     fi
     receipt_in_place "$body"
 }
@@ -156,9 +156,10 @@ receipt_tmp_file() {
 
 # Ask the stop helper to rename the temporary file and wait for its status.
 receipt_by_helper() {
-    local pid=$helper_pid
+    local pid=$helper_pid sent=0
+    tell_helper go || sent=1
     helper_pid=''
-    { printf 'go\n' >&52; } 2>/dev/null || return 1
+    ((sent == 0)) || return 1
     wait_rc=''
     while [[ -z $wait_rc ]]; do
         wait_job "$pid" "$helper_start"
@@ -179,16 +180,28 @@ receipt_in_place() {
 
 # The stop helper: a child started before the harness and blocked on a pipe
 # from this shell, so that the stop needs no fork once the sandbox may be out
-# of process slots. On "kick" it sends USR2 every moment until "calm": a
-# signal whose trap ran just before `wait` began (bash < 4.4 then blocks)
-# is followed by another one. On "go" it becomes mv (exec: no new process)
-# and renames the receipt into place. At EOF (this shell is gone) it exits.
+# of process slots. On "kick" it sends USR2 every moment: a signal whose trap
+# ran just before `wait` began (bash < 4.4 then blocks) is followed by
+# another one. On "tick" it keeps a line waiting in nap's pipe instead (see
+# nap). On "go" it becomes mv (exec: no new process) and renames the receipt
+# into place. On "quit", or at EOF (this shell is gone), it exits.
+#
+# Commands travel one byte each (a word's first letter) on fd 52 -> 53, and
+# each one rings a doorbell (fd 56, an empty line). Between its
+# wake-ups the helper pauses with a timed read on the doorbell, never on the
+# commands: bash 4.4 can take a byte in a timed read and drop it when the
+# timeout fires as it comes, and 4.4 to 5.1 can miss a timeout (see nap),
+# which the next ring ends. A command is read without a timeout, once
+# `read -t 0` says one is there.
 start_helper() {
     exec 54<> <(:) || fail 125 "cannot make a pipe for the stop helper"
     end_substitution "$!"
     # bash < 4 keeps the substitution's own end open (as fd 63).
     if [[ /proc/self/fd/63 -ef /proc/self/fd/54 ]]; then exec 63<&-; fi
-    (helper_main) 53</proc/self/fd/54 54>&- 55>&- 58<&- </dev/null >/dev/null 2>&1 &
+    exec 56<> <(:) || fail 125 "cannot make a pipe for the stop helper"
+    end_substitution "$!"
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/56 ]]; then exec 63<&-; fi
+    (helper_main) 53</proc/self/fd/54 54>&- 58<&- </dev/null >/dev/null 2>&1 &
     helper_pid=$!
     # Only this shell writes (fd 52), only the helper reads (fd 53).
     exec 52>/proc/self/fd/54 54>&-
@@ -199,45 +212,79 @@ start_helper() {
 
 # shellcheck disable=SC2317 # runs in the helper's subshell
 helper_main() {
-    local line
+    local c
     trap '' TERM INT HUP QUIT
     trap - ALRM USR1 USR2 PIPE
-    while read -r -u 53 line; do
-        helper_command "$line"
+    while read -r -n 1 -u 53 c; do
+        helper_command "$c"
     done
     exit 0
 }
 
 # shellcheck disable=SC2317 # runs in the helper's subshell
 helper_command() {
-    local line st
+    local c
     case $1 in
-        go)
+        g)
             [[ -d $receipt || -z $mv_bin ]] && exit 1
-            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&-
+            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&- 55<&- 56<&-
             ;;
-        kick)
+        k | t)
+            # Until another command comes (or EOF, or this shell is gone).
             while job_running "$sup_pid" "$sup_start"; do
-                kill -s USR2 "$sup_pid" 2>/dev/null
-                read -r -t "$kick_wait" -u 53 line
-                st=$?
-                ((st == 0)) && [[ $line != kick ]] && {
-                    helper_command "$line"
+                if [[ $1 == k ]]; then
+                    kill -s USR2 "$sup_pid" 2>/dev/null
+                else
+                    helper_tick
+                fi
+                helper_next
+                [[ -n $c && $c != "$1" ]] && {
+                    helper_command "$c"
                     return 0
                 }
-                # EOF (1 on bash >= 4; a timeout is above 128 there) ends it.
-                ((st == 1 && bash_major >= 4)) && exit 0
             done
             exit 0
             ;;
-        calm) ;;
-        *) exit 0 ;;
+        q) exit 0 ;;
+        *) exit 1 ;;
     esac
 }
 
-# A pause without a fork: a timed read on a pipe nobody writes to (fd 55).
-# bash 3.2 takes no fraction of a second there: it does not pause at all,
-# and the caller looks again at once (a busy wait, on 3.2 only).
+# A pause of kick_wait at most, then the next command into c ('' when none
+# came). At EOF (this shell is gone) the helper exits. bash 3.2 cannot tell
+# whether a command waits (its `read -t 0` always fails): it pauses on the
+# commands themselves, in whole seconds; it has neither failing above.
+# shellcheck disable=SC2317 # runs in the helper's subshell
+helper_next() {
+    c=''
+    if ((bash_major < 4)); then
+        read -r -t "$kick_wait" -n 1 -u 53 c
+        return 0
+    fi
+    read -r -t "$kick_wait" -u 56 _
+    read -r -t 0 -u 53 || return 0
+    read -r -n 1 -u 53 c || exit 0
+}
+
+# One line into nap's pipe (fd 55), unless the last one is still unread:
+# at most one nap in a row is cut short.
+# shellcheck disable=SC2317 # runs in the helper's subshell
+helper_tick() {
+    ((bash_major >= 4)) || return 0
+    read -r -t 0 -u 55 && return 0
+    { printf '\n' >&55; } 2>/dev/null
+}
+
+# A pause without a fork: a timed read on a pipe (fd 55) that only the stop
+# helper writes to. bash 3.2 takes no fraction of a second there: it does
+# not pause at all, and the caller looks again at once (a busy wait, on 3.2
+# only). bash 4.4 to 5.1 can lose the timeout: a SIGALRM that lands between
+# their last check and the read(2) leaves the read blocked until data or
+# another signal comes (seen once in ~300,000 naps under load: a supervisor
+# hung for good in its stop). So while naps are taken the helper keeps a
+# line waiting in the pipe, every kick_wait ("tick"): a lost timeout then
+# costs that much at most, and a nap may end early, which only means one
+# more look.
 nap() {
     ((bash_major >= 4)) || return 0
     # bash may report a job that died meanwhile ("Killed") from inside
@@ -657,7 +704,7 @@ wait_job() {
 on_signal() {
     got_signal=1
     # bash 4.2 was seen running this trap a second time from inside itself
-    # (from kick_helper's printf) for one USR1 the lifeline sent once: a
+    # (from tell_helper's printf) for one USR1 the lifeline sent once: a
     # nested run is that signal again, not a second request to hurry.
     [[ -n $in_on_signal ]] && return 0
     in_on_signal=1
@@ -666,9 +713,9 @@ on_signal() {
         # bash runs a trap between commands: one that lands just before
         # `wait` starts would leave the wait blocked on a harness that may
         # never end (bash 4.4+ returns from that wait, older ones do not).
-        # The stop helper, already running, sends USR2 until told to calm
-        # down: no fork here, the sandbox may have no process slot left.
-        kick_helper kick
+        # The stop helper, already running, sends USR2 until told something
+        # else: no fork here, the sandbox may have no process slot left.
+        tell_helper kick
     else
         hurry=1
     fi
@@ -719,7 +766,7 @@ restore_entry_options() {
 launch() {
     pid_window_open
     set -m
-    (harness_exec) </dev/null 52>&- 55>&- &
+    (harness_exec) </dev/null 52>&- 55>&- 56>&- &
     hpid=$!
     set +m
     # The group's identity: its leader's start time, or no leader at all.
@@ -758,7 +805,7 @@ start_lifeline() {
     (
         while IFS= read -r -d '' -u 58 _; do :; done
         kill -s USR1 "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 52>&- 55>&- &
+    ) </dev/null >/dev/null 2>&1 52>&- 55>&- 56>&- &
     lifeline_pid=$!
     lifeline_start=
     read_stat "$lifeline_pid" && lifeline_start=$st_start
@@ -793,10 +840,13 @@ end_lifeline() {
     lifeline_pid=''
 }
 
-# Tell the stop helper (when there is one) to start or stop its wake-ups.
-kick_helper() {
+# Give the stop helper (when there is one) command $1: kick, tick, go or
+# quit, sent as its first letter (see start_helper).
+tell_helper() {
     [[ -n $helper_pid ]] || return 0
-    { printf '%s\n' "$1" >&52; } 2>/dev/null
+    { printf '%s' "${1:0:1}" >&52; } 2>/dev/null || return 1
+    { printf '\n' >&56; } 2>/dev/null
+    return 0
 }
 
 # A timer job for the deadline: no polling, one SIGALRM when it expires.
@@ -811,7 +861,7 @@ start_timer() {
     set -m
     (
         "$sleep_bin" "$secs" && kill -s ALRM "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 52>&- 55>&- &
+    ) </dev/null >/dev/null 2>&1 52>&- 55>&- 56>&- &
     timer_pid=$!
     set +m
     disown "$timer_pid" 2>/dev/null
@@ -1310,7 +1360,7 @@ setup_cgroup() {
         return 0
     fi
     cg="$parent/shforge-supervisor-$$-$self_start"
-    if ! "$mkdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&-; then
+    if ! "$mkdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&- 56>&-; then
         cg=''
         [[ -n $needed ]] && fail 125 "cannot make a cgroup in ${parent:0:200}: refusing to launch"
         return 0
@@ -1429,7 +1479,7 @@ cgroup_empty() {
 # the cgroup's processes are gone and their slots free.
 remove_cgroup() {
     [[ -n $cg ]] || return 0
-    "$rmdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&- ||
+    "$rmdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&- 56>&- ||
         say "could not remove cgroup ${cg:0:200}"
     cg=''
 }
@@ -1441,9 +1491,12 @@ remove_cgroup() {
 # CONT, then KILL after the grace period, then a bounded wait. Exit 0 when
 # none is left, 125 when one outlived the KILL, 2 when the receipt cannot
 # be read or lists no services key.
-end_services() {
-    local text='' rest re i pid end n=0
-    local -a sp ss
+
+# The services the receipt lists into sp (PIDs) and ss (start times), or
+# exit 2.
+read_services() {
+    local text='' rest re n=0
+    sp=() ss=()
     if [[ -d $services_file || ! -r $services_file ]]; then
         say "cannot read the receipt ${services_file:0:200}"
         exit 2
@@ -1461,6 +1514,12 @@ end_services() {
         n=$((n + 1))
         rest=${rest#*"${BASH_REMATCH[0]}"}
     done
+}
+
+# End the services read: end_status 0 when none is left, else 125.
+end_services() {
+    local end
+    end_status=0
     service_signal TERM
     service_signal CONT
     read_now
@@ -1478,9 +1537,8 @@ end_services() {
     done
     if service_alive; then
         say "services still alive after KILL: ${alive[*]}"
-        exit 125
+        end_status=125
     fi
-    exit 0
 }
 
 # Whether a listed service is still its own process; the live ones in alive.
@@ -1537,8 +1595,15 @@ main() {
     if [[ ${1-} == --end-services ]]; then
         parse_end_args "$@"
         check_proc
+        read_services
+        sup_pid=$$
+        sup_start=$self_start
         open_nap_pipe
+        start_helper
+        tell_helper tick
         end_services
+        end_helper
+        exit "$end_status"
     fi
     parse_args "$@"
     receipt_tmp="$receipt.tmp.$$.$RANDOM"
@@ -1591,7 +1656,8 @@ main() {
         fi
         [[ -n $stop_reason ]] && break
     done
-    kick_helper calm
+    # From here on the stop takes naps: the helper keeps them short.
+    tell_helper tick
     # A wake-up still on its way is of no use now; ignored, it cannot
     # interrupt a timed read either (bash 4.0 crashed once on a trap run
     # inside `read -t`).
@@ -1617,6 +1683,7 @@ main() {
 # written).
 finish() {
     local status=$1
+    tell_helper tick
     end_lifeline
     write_receipt || status=125
     end_helper
@@ -1630,8 +1697,8 @@ finish() {
 end_helper() {
     local pid=$helper_pid
     [[ -n $pid ]] || return 0
+    tell_helper quit
     helper_pid=''
-    { printf 'quit\n' >&52; } 2>/dev/null
     wait_rc=''
     while [[ -z $wait_rc ]]; do
         wait_job "$pid" "$helper_start"
@@ -1639,7 +1706,7 @@ end_helper() {
 }
 
 # fd 55: a pipe this shell holds open at both ends and never writes to, for
-# nap's timed reads.
+# nap's timed reads (the stop helper's ticks are the only writes).
 open_nap_pipe() {
     exec 55<> <(:) || fail 125 "cannot make a pipe"
     end_substitution "$!"

@@ -4,7 +4,7 @@
 on_signal() {
     got_signal=1
     # bash 4.2 was seen running this trap a second time from inside itself
-    # (from kick_helper's printf) for one USR1 the lifeline sent once: a
+    # (from tell_helper's printf) for one USR1 the lifeline sent once: a
     # nested run is that signal again, not a second request to hurry.
     [[ -n $in_on_signal ]] && return 0
     in_on_signal=1
@@ -13,9 +13,9 @@ on_signal() {
         # bash runs a trap between commands: one that lands just before
         # `wait` starts would leave the wait blocked on a harness that may
         # never end (bash 4.4+ returns from that wait, older ones do not).
-        # The stop helper, already running, sends USR2 until told to calm
-        # down: no fork here, the sandbox may have no process slot left.
-        kick_helper kick
+        # The stop helper, already running, sends USR2 until told something
+        # else: no fork here, the sandbox may have no process slot left.
+        tell_helper kick
     else
         hurry=1
     fi
@@ -66,7 +66,7 @@ restore_entry_options() {
 launch() {
     pid_window_open
     set -m
-    (harness_exec) </dev/null 52>&- 55>&- &
+    (harness_exec) </dev/null 52>&- 55>&- 56>&- &
     hpid=$!
     set +m
     # The group's identity: its leader's start time, or no leader at all.
@@ -105,7 +105,7 @@ start_lifeline() {
     (
         while IFS= read -r -d '' -u 58 _; do :; done
         kill -s USR1 "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 52>&- 55>&- &
+    ) </dev/null >/dev/null 2>&1 52>&- 55>&- 56>&- &
     lifeline_pid=$!
     lifeline_start=
     read_stat "$lifeline_pid" && lifeline_start=$st_start
@@ -140,10 +140,13 @@ end_lifeline() {
     lifeline_pid=''
 }
 
-# Tell the stop helper (when there is one) to start or stop its wake-ups.
-kick_helper() {
+# Give the stop helper (when there is one) command $1: kick, tick, go or
+# quit, sent as its first letter (see start_helper).
+tell_helper() {
     [[ -n $helper_pid ]] || return 0
-    { printf '%s\n' "$1" >&52; } 2>/dev/null
+    { printf '%s' "${1:0:1}" >&52; } 2>/dev/null || return 1
+    { printf '\n' >&56; } 2>/dev/null
+    return 0
 }
 
 # A timer job for the deadline: no polling, one SIGALRM when it expires.
@@ -158,7 +161,7 @@ start_timer() {
     set -m
     (
         "$sleep_bin" "$secs" && kill -s ALRM "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 52>&- 55>&- &
+    ) </dev/null >/dev/null 2>&1 52>&- 55>&- 56>&- &
     timer_pid=$!
     set +m
     disown "$timer_pid" 2>/dev/null

@@ -33,8 +33,15 @@ main() {
     if [[ ${1-} == --end-services ]]; then
         parse_end_args "$@"
         check_proc
+        read_services
+        sup_pid=$$
+        sup_start=$self_start
         open_nap_pipe
+        start_helper
+        tell_helper tick
         end_services
+        end_helper
+        exit "$end_status"
     fi
     parse_args "$@"
     receipt_tmp="$receipt.tmp.$$.$RANDOM"
@@ -87,7 +94,8 @@ main() {
         fi
         [[ -n $stop_reason ]] && break
     done
-    kick_helper calm
+    # From here on the stop takes naps: the helper keeps them short.
+    tell_helper tick
     # A wake-up still on its way is of no use now; ignored, it cannot
     # interrupt a timed read either (bash 4.0 crashed once on a trap run
     # inside `read -t`).
@@ -113,6 +121,7 @@ main() {
 # written).
 finish() {
     local status=$1
+    tell_helper tick
     end_lifeline
     write_receipt || status=125
     end_helper
@@ -126,8 +135,8 @@ finish() {
 end_helper() {
     local pid=$helper_pid
     [[ -n $pid ]] || return 0
+    tell_helper quit
     helper_pid=''
-    { printf 'quit\n' >&52; } 2>/dev/null
     wait_rc=''
     while [[ -z $wait_rc ]]; do
         wait_job "$pid" "$helper_start"
@@ -135,7 +144,7 @@ end_helper() {
 }
 
 # fd 55: a pipe this shell holds open at both ends and never writes to, for
-# nap's timed reads.
+# nap's timed reads (the stop helper's ticks are the only writes).
 open_nap_pipe() {
     exec 55<> <(:) || fail 125 "cannot make a pipe"
     end_substitution "$!"

@@ -60,7 +60,7 @@ write_receipt() {
     if [[ -n $helper_pid ]]; then
         receipt_tmp_file "$body" && receipt_by_helper && return 0
     elif [[ -n $mv_bin ]]; then
-        receipt_tmp_file "$body" && "$mv_bin" -f -- "$receipt_tmp" "$receipt" 52>&- 2>/dev/null && return 0
+        receipt_tmp_file "$body" && "$mv_bin" -f -- "$receipt_tmp" "$receipt" 52>&- 55>&- 56>&- 2>/dev/null && return 0
     fi
     receipt_in_place "$body"
 }
@@ -77,9 +77,10 @@ receipt_tmp_file() {
 
 # Ask the stop helper to rename the temporary file and wait for its status.
 receipt_by_helper() {
-    local pid=$helper_pid
+    local pid=$helper_pid sent=0
+    tell_helper go || sent=1
     helper_pid=''
-    { printf 'go\n' >&52; } 2>/dev/null || return 1
+    ((sent == 0)) || return 1
     wait_rc=''
     while [[ -z $wait_rc ]]; do
         wait_job "$pid" "$helper_start"
@@ -100,16 +101,28 @@ receipt_in_place() {
 
 # The stop helper: a child started before the harness and blocked on a pipe
 # from this shell, so that the stop needs no fork once the sandbox may be out
-# of process slots. On "kick" it sends USR2 every moment until "calm": a
-# signal whose trap ran just before `wait` began (bash < 4.4 then blocks)
-# is followed by another one. On "go" it becomes mv (exec: no new process)
-# and renames the receipt into place. At EOF (this shell is gone) it exits.
+# of process slots. On "kick" it sends USR2 every moment: a signal whose trap
+# ran just before `wait` began (bash < 4.4 then blocks) is followed by
+# another one. On "tick" it keeps a line waiting in nap's pipe instead (see
+# nap). On "go" it becomes mv (exec: no new process) and renames the receipt
+# into place. On "quit", or at EOF (this shell is gone), it exits.
+#
+# Commands travel one byte each (a word's first letter) on fd 52 -> 53, and
+# each one rings a doorbell (fd 56, an empty line). Between its
+# wake-ups the helper pauses with a timed read on the doorbell, never on the
+# commands: bash 4.4 can take a byte in a timed read and drop it when the
+# timeout fires as it comes, and 4.4 to 5.1 can miss a timeout (see nap),
+# which the next ring ends. A command is read without a timeout, once
+# `read -t 0` says one is there.
 start_helper() {
     exec 54<> <(:) || fail 125 "cannot make a pipe for the stop helper"
     end_substitution "$!"
     # bash < 4 keeps the substitution's own end open (as fd 63).
     if [[ /proc/self/fd/63 -ef /proc/self/fd/54 ]]; then exec 63<&-; fi
-    (helper_main) 53</proc/self/fd/54 54>&- 55>&- 58<&- </dev/null >/dev/null 2>&1 &
+    exec 56<> <(:) || fail 125 "cannot make a pipe for the stop helper"
+    end_substitution "$!"
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/56 ]]; then exec 63<&-; fi
+    (helper_main) 53</proc/self/fd/54 54>&- 58<&- </dev/null >/dev/null 2>&1 &
     helper_pid=$!
     # Only this shell writes (fd 52), only the helper reads (fd 53).
     exec 52>/proc/self/fd/54 54>&-
@@ -120,45 +133,79 @@ start_helper() {
 
 # shellcheck disable=SC2317 # runs in the helper's subshell
 helper_main() {
-    local line
+    local c
     trap '' TERM INT HUP QUIT
     trap - ALRM USR1 USR2 PIPE
-    while read -r -u 53 line; do
-        helper_command "$line"
+    while read -r -n 1 -u 53 c; do
+        helper_command "$c"
     done
     exit 0
 }
 
 # shellcheck disable=SC2317 # runs in the helper's subshell
 helper_command() {
-    local line st
+    local c
     case $1 in
-        go)
+        g)
             [[ -d $receipt || -z $mv_bin ]] && exit 1
-            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&-
+            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&- 55<&- 56<&-
             ;;
-        kick)
+        k | t)
+            # Until another command comes (or EOF, or this shell is gone).
             while job_running "$sup_pid" "$sup_start"; do
-                kill -s USR2 "$sup_pid" 2>/dev/null
-                read -r -t "$kick_wait" -u 53 line
-                st=$?
-                ((st == 0)) && [[ $line != kick ]] && {
-                    helper_command "$line"
+                if [[ $1 == k ]]; then
+                    kill -s USR2 "$sup_pid" 2>/dev/null
+                else
+                    helper_tick
+                fi
+                helper_next
+                [[ -n $c && $c != "$1" ]] && {
+                    helper_command "$c"
                     return 0
                 }
-                # EOF (1 on bash >= 4; a timeout is above 128 there) ends it.
-                ((st == 1 && bash_major >= 4)) && exit 0
             done
             exit 0
             ;;
-        calm) ;;
-        *) exit 0 ;;
+        q) exit 0 ;;
+        *) exit 1 ;;
     esac
 }
 
-# A pause without a fork: a timed read on a pipe nobody writes to (fd 55).
-# bash 3.2 takes no fraction of a second there: it does not pause at all,
-# and the caller looks again at once (a busy wait, on 3.2 only).
+# A pause of kick_wait at most, then the next command into c ('' when none
+# came). At EOF (this shell is gone) the helper exits. bash 3.2 cannot tell
+# whether a command waits (its `read -t 0` always fails): it pauses on the
+# commands themselves, in whole seconds; it has neither failing above.
+# shellcheck disable=SC2317 # runs in the helper's subshell
+helper_next() {
+    c=''
+    if ((bash_major < 4)); then
+        read -r -t "$kick_wait" -n 1 -u 53 c
+        return 0
+    fi
+    read -r -t "$kick_wait" -u 56 _
+    read -r -t 0 -u 53 || return 0
+    read -r -n 1 -u 53 c || exit 0
+}
+
+# One line into nap's pipe (fd 55), unless the last one is still unread:
+# at most one nap in a row is cut short.
+# shellcheck disable=SC2317 # runs in the helper's subshell
+helper_tick() {
+    ((bash_major >= 4)) || return 0
+    read -r -t 0 -u 55 && return 0
+    { printf '\n' >&55; } 2>/dev/null
+}
+
+# A pause without a fork: a timed read on a pipe (fd 55) that only the stop
+# helper writes to. bash 3.2 takes no fraction of a second there: it does
+# not pause at all, and the caller looks again at once (a busy wait, on 3.2
+# only). bash 4.4 to 5.1 can lose the timeout: a SIGALRM that lands between
+# their last check and the read(2) leaves the read blocked until data or
+# another signal comes (seen once in ~300,000 naps under load: a supervisor
+# hung for good in its stop). So while naps are taken the helper keeps a
+# line waiting in the pipe, every kick_wait ("tick"): a lost timeout then
+# costs that much at most, and a nap may end early, which only means one
+# more look.
 nap() {
     ((bash_major >= 4)) || return 0
     # bash may report a job that died meanwhile ("Killed") from inside

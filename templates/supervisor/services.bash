@@ -6,9 +6,12 @@
 # CONT, then KILL after the grace period, then a bounded wait. Exit 0 when
 # none is left, 125 when one outlived the KILL, 2 when the receipt cannot
 # be read or lists no services key.
-end_services() {
-    local text='' rest re i pid end n=0
-    local -a sp ss
+
+# The services the receipt lists into sp (PIDs) and ss (start times), or
+# exit 2.
+read_services() {
+    local text='' rest re n=0
+    sp=() ss=()
     if [[ -d $services_file || ! -r $services_file ]]; then
         say "cannot read the receipt ${services_file:0:200}"
         exit 2
@@ -26,6 +29,12 @@ end_services() {
         n=$((n + 1))
         rest=${rest#*"${BASH_REMATCH[0]}"}
     done
+}
+
+# End the services read: end_status 0 when none is left, else 125.
+end_services() {
+    local end
+    end_status=0
     service_signal TERM
     service_signal CONT
     read_now
@@ -43,9 +52,8 @@ end_services() {
     done
     if service_alive; then
         say "services still alive after KILL: ${alive[*]}"
-        exit 125
+        end_status=125
     fi
-    exit 0
 }
 
 # Whether a listed service is still its own process; the live ones in alive.

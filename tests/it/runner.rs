@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{Shell, code};
+use common::{Shell, code, late_read};
 use serde_json::json;
 
 /// A hang guard, not a timing assertion: a runner that went quadratic on the
@@ -287,6 +287,26 @@ fn events_mode_passes_every_byte_through() {
 /// apart (a recorder that waits for a full block stamps them together).
 #[test]
 fn events_mode_stamps_slow_output_as_it_arrives() {
+    slow_output_events("events_mode_stamps_slow_output_as_it_arrives", false);
+}
+
+/// bash 4.4 drops a byte when a timed read's timeout fires as the byte
+/// comes (here on purpose, at every timed read of the recorder's pipe): the
+/// events must hold every byte all the same.
+#[test]
+fn events_mode_keeps_every_byte_when_read_timeouts_fire_late() {
+    slow_output_events(
+        "events_mode_keeps_every_byte_when_read_timeouts_fire_late",
+        true,
+    );
+}
+
+/// Output in pieces with pauses (a CR LF and a line cut across pieces, a
+/// burst longer than a block) in events mode: the same bytes, and the first
+/// and last line stamped >= 1 s apart. With `late`, every timed read of the
+/// recorder's stdin gets its timeout just as its data comes
+/// (`support::late_read`).
+fn slow_output_events(test: &str, late: bool) {
     let shells = common::bashes();
     let mut burst = Vec::new();
     for i in 0..3000 {
@@ -322,9 +342,24 @@ fn events_mode_stamps_slow_output_as_it_arrives() {
             &json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": p(&events)}),
         );
         let what = shell.name.clone();
+        let log = d.path().join("late_reads.log");
+        let late_env = if late {
+            late_read::env(0, true, &log)
+        } else {
+            Vec::new()
+        };
+        let env: Vec<(&str, &str)> = late_env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         let t0 = now();
-        let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
+        let out = run(shell, "C.UTF-8", &file, d.path(), &env);
         let t1 = now();
+        // 5.0 and 5.1 time a block read with a timer (4.4 reads line by
+        // line, untimed; 5.2 and later use select(2)).
+        if late && late_read::flag_timer_bash(&what) && what.starts_with("bash-5") {
+            assert!(late_read::played(&log) > 0, "{what}: no late read played");
+        }
         assert_eq!(code(&out), 0, "{what}: {}", err(&out));
         let raw = std::fs::read(&events).unwrap();
         let got = check_events(&raw, shell, t0, t1, &what);
@@ -348,7 +383,7 @@ fn events_mode_stamps_slow_output_as_it_arrives() {
             "{what}: first and last line stamped {gap} s apart"
         );
     }
-    common::report("events_mode_stamps_slow_output_as_it_arrives", &shells);
+    common::report(test, &shells);
 }
 
 #[test]

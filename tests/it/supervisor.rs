@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Condvar, Mutex};
 
-use common::Shell;
+use common::{Shell, late_read};
 use shforge::host::supervisor::{CleanupReceipt, Containment};
 
 /// How many namespaces may run at once (2 cores, shared).
@@ -87,6 +87,9 @@ struct Setup {
     cgroup_v2: bool,
     /// Run the whole namespace in a cgroup v1 pids child with this pids.max.
     pids_max: Option<u32>,
+    /// Every timed read on the supervisor's nap pipe (fd 55) starts only
+    /// after its timeout fired (`support::late_read`).
+    late_reads: bool,
 }
 
 /// A cgroup directory made for one test run and removed, with anything
@@ -210,6 +213,13 @@ fn run_scenario_with(shell: &Shell, scenario: &str, setup: Setup) -> Outcome {
     };
     if let Some(cg) = &v2 {
         cmd.env("SHFORGE_TEST_CGROUP", &cg.path);
+    }
+    if setup.late_reads {
+        cmd.envs(late_read::env(
+            55,
+            false,
+            &dir.path().join("late_reads.log"),
+        ));
     }
     let out = cmd
         .args([
@@ -435,6 +445,36 @@ fn term_ignoring_processes_are_killed() {
     scenario("ignore_term", |o| {
         expect_receipt(o, Some(143), false);
         expect_no_job_noise(o);
+    });
+}
+
+/// The race those releases have, played on purpose (every nap starts after
+/// its timeout): the stop and --end-services must end all the same.
+/// A nap that waited for its lost timeout hung the supervisor for good.
+#[test]
+fn lost_read_timeouts_never_hang_the_stop() {
+    let setup = Setup {
+        late_reads: true,
+        ..Setup::default()
+    };
+    let played = |o: &Outcome| {
+        if late_read::flag_timer_bash(&o.shell) {
+            let n = late_read::played(&o.dir.path().join("late_reads.log"));
+            assert!(n > 0, "the race was never played: {}", o.context());
+        }
+    };
+    scenario_with("ignore_term", setup, |o| {
+        expect_receipt(o, Some(143), false);
+        played(o);
+    });
+    scenario_with("end_services", setup, |o| {
+        expect_receipt(o, Some(0), false);
+        assert!(
+            o.notes.iter().any(|n| n == "end_services status 0"),
+            "{}",
+            o.context()
+        );
+        played(o);
     });
 }
 
@@ -898,7 +938,7 @@ fn services_are_listed_and_end_services_ends_exactly_them() {
 fn escapee_without_marker_is_caught_only_by_cgroup_containment() {
     let setup = Setup {
         cgroup_v2: true,
-        pids_max: None,
+        ..Setup::default()
     };
     scenario_with("cgroup_escape", setup, |o| {
         expect_receipt(o, Some(143), false);
@@ -951,7 +991,7 @@ fn escapee_without_marker_is_caught_only_by_cgroup_containment() {
 fn max_procs_without_a_pids_controller_is_refused_with_125() {
     let setup = Setup {
         cgroup_v2: true,
-        pids_max: None,
+        ..Setup::default()
     };
     scenario_with("max_procs", setup, |o| {
         let Some(parent) = cgroup_v2_parent() else {
@@ -1038,8 +1078,8 @@ fn fork_storm(setup: Setup) {
 #[test]
 fn fork_storm_in_a_pids_cgroup_is_stopped_by_proc_scanning() {
     fork_storm(Setup {
-        cgroup_v2: false,
         pids_max: Some(1000),
+        ..Setup::default()
     });
 }
 
@@ -1048,6 +1088,7 @@ fn fork_storm_in_a_pids_cgroup_is_stopped_by_cgroup_containment() {
     fork_storm(Setup {
         cgroup_v2: true,
         pids_max: Some(1000),
+        ..Setup::default()
     });
 }
 

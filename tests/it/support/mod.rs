@@ -9,9 +9,11 @@
 //! * [`world`] — the crate's files and copies of them.
 //! * [`http`] — a file server on 127.0.0.1.
 //! * [`chroot`] — building chroots from the host's programs.
+//! * [`late_read`] — an LD_PRELOAD library that plays bash's `read -t` races.
 
 pub mod chroot;
 pub mod http;
+pub mod late_read;
 pub mod matrix;
 pub mod output;
 pub mod world;
