@@ -194,13 +194,9 @@ receipt_in_place() {
 # which the next ring ends. A command is read without a timeout, once
 # `read -t 0` says one is there.
 start_helper() {
-    exec 54<> <(:) || fail 125 "cannot make a pipe for the stop helper"
-    end_substitution "$!"
-    # bash < 4 keeps the substitution's own end open (as fd 63).
-    if [[ /proc/self/fd/63 -ef /proc/self/fd/54 ]]; then exec 63<&-; fi
-    exec 56<> <(:) || fail 125 "cannot make a pipe for the stop helper"
-    end_substitution "$!"
-    if [[ /proc/self/fd/63 -ef /proc/self/fd/56 ]]; then exec 63<&-; fi
+    if ! open_pipe 54 || ! open_pipe 56; then
+        fail 125 "cannot make a pipe for the stop helper"
+    fi
     (helper_main) 53</proc/self/fd/54 54>&- 58<&- </dev/null >/dev/null 2>&1 &
     helper_pid=$!
     # Only this shell writes (fd 52), only the helper reads (fd 53).
@@ -625,11 +621,7 @@ regroup_if_needed() {
     if [[ -n $regrouped ]]; then
         fail 125 "could not get a process group of its own"
     fi
-    # An anonymous pipe, open for reading and writing on fd 57.
-    exec 57<> <(:) || fail 125 "cannot make a pipe for the lifeline"
-    # bash < 4 keeps the substitution's own end open (as fd 63): no child
-    # should inherit it.
-    if [[ /proc/self/fd/63 -ef /proc/self/fd/57 ]]; then exec 63<&-; fi
+    open_pipe 57 || fail 125 "cannot make a pipe for the lifeline"
     set -m
     (
         set +m
@@ -1708,10 +1700,16 @@ end_helper() {
 # fd 55: a pipe this shell holds open at both ends and never writes to, for
 # nap's timed reads (the stop helper's ticks are the only writes).
 open_nap_pipe() {
-    exec 55<> <(:) || fail 125 "cannot make a pipe"
+    open_pipe 55 || fail 125 "cannot make a pipe"
+}
+
+# An anonymous pipe open for reading and writing on fd $1 (a number: eval
+# only because bash 3.2 takes no variable there), with no process left over.
+open_pipe() {
+    eval "exec $1<> <(:)" || return 1
     end_substitution "$!"
     # bash < 4 keeps the substitution's own end open (as fd 63).
-    if [[ /proc/self/fd/63 -ef /proc/self/fd/55 ]]; then exec 63<&-; fi
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/$1 ]]; then exec 63<&-; fi
 }
 
 # The process behind a `<(:)` exits at once; wait until it has, so that it

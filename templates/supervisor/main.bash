@@ -146,10 +146,16 @@ end_helper() {
 # fd 55: a pipe this shell holds open at both ends and never writes to, for
 # nap's timed reads (the stop helper's ticks are the only writes).
 open_nap_pipe() {
-    exec 55<> <(:) || fail 125 "cannot make a pipe"
+    open_pipe 55 || fail 125 "cannot make a pipe"
+}
+
+# An anonymous pipe open for reading and writing on fd $1 (a number: eval
+# only because bash 3.2 takes no variable there), with no process left over.
+open_pipe() {
+    eval "exec $1<> <(:)" || return 1
     end_substitution "$!"
     # bash < 4 keeps the substitution's own end open (as fd 63).
-    if [[ /proc/self/fd/63 -ef /proc/self/fd/55 ]]; then exec 63<&-; fi
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/$1 ]]; then exec 63<&-; fi
 }
 
 # The process behind a `<(:)` exits at once; wait until it has, so that it

@@ -115,13 +115,9 @@ receipt_in_place() {
 # which the next ring ends. A command is read without a timeout, once
 # `read -t 0` says one is there.
 start_helper() {
-    exec 54<> <(:) || fail 125 "cannot make a pipe for the stop helper"
-    end_substitution "$!"
-    # bash < 4 keeps the substitution's own end open (as fd 63).
-    if [[ /proc/self/fd/63 -ef /proc/self/fd/54 ]]; then exec 63<&-; fi
-    exec 56<> <(:) || fail 125 "cannot make a pipe for the stop helper"
-    end_substitution "$!"
-    if [[ /proc/self/fd/63 -ef /proc/self/fd/56 ]]; then exec 63<&-; fi
+    if ! open_pipe 54 || ! open_pipe 56; then
+        fail 125 "cannot make a pipe for the stop helper"
+    fi
     (helper_main) 53</proc/self/fd/54 54>&- 58<&- </dev/null >/dev/null 2>&1 &
     helper_pid=$!
     # Only this shell writes (fd 52), only the helper reads (fd 53).

@@ -44,11 +44,7 @@ regroup_if_needed() {
     if [[ -n $regrouped ]]; then
         fail 125 "could not get a process group of its own"
     fi
-    # An anonymous pipe, open for reading and writing on fd 57.
-    exec 57<> <(:) || fail 125 "cannot make a pipe for the lifeline"
-    # bash < 4 keeps the substitution's own end open (as fd 63): no child
-    # should inherit it.
-    if [[ /proc/self/fd/63 -ef /proc/self/fd/57 ]]; then exec 63<&-; fi
+    open_pipe 57 || fail 125 "cannot make a pipe for the lifeline"
     set -m
     (
         set +m
