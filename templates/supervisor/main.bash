@@ -24,7 +24,7 @@ main() {
     stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
     helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
     rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
-    undecided=0 settle_waited=0
+    undecided=0
     bash_major=${BASH_VERSINFO[0]}
     # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
     # takes whole seconds only.

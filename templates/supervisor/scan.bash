@@ -57,20 +57,25 @@ is_marked() {
         fi
     done 2>/dev/null <"/proc/$1/environ"
     if [[ -z $any ]] && ! environ_settled "$1" "$2"; then
-        ((settle_waited)) && return 1
-        undecided=$((undecided + 1))
+        look_again "$1" "$2"
         return 1
     fi
     if ((hit == 0)) && [[ -n $any ]]; then
         env_fingerprint "$1"
         if [[ -n $env_at && $env_at != "$before" ]]; then
-            waited_long "$1" "$2" && return 1
-            undecided=$((undecided + 1))
+            look_again "$1" "$2"
             return 1
         fi
     fi
     mk[$1]=$2:$hit
     [[ $hit == 1 ]]
+}
+
+# PID $1 (started at $2) is undecided: counted in undecided, unless it has
+# been for 3 s (then it counts as unmarked, for this look only).
+look_again() {
+    waited_long "$1" "$2" && return 0
+    undecided=$((undecided + 1))
 }
 
 # PID $1's name and the place of its environment (stat fields 2, 50 and
@@ -97,18 +102,14 @@ waited_long() {
 
 # Whether PID $1 (started at $2), whose environment read empty, has an
 # empty one for good: env_start/env_end (stat fields 50 and 51) set, a
-# kernel thread (flag 0x200000), or an environ this shell cannot open. If
-# not, settle_waited says whether it has been undecided for 3 s.
+# kernel thread (flag 0x200000), or an environ this shell cannot open.
 environ_settled() {
     local f
-    settle_waited=0
     if read_stat_fields "$1" && [[ ${f[21]} == "$2" ]]; then
         case ${f[8]} in '' | *[!0-9]*) ;; *) ((10#${f[8]} & 0x200000)) && return 0 ;; esac
         [[ ${f[49]:-0}${f[50]:-0} != 00 ]] && return 0
     fi
-    { : <"/proc/$1/environ"; } 2>/dev/null || return 0
-    waited_long "$1" "$2" && settle_waited=1
-    return 1
+    ! { : <"/proc/$1/environ"; } 2>/dev/null
 }
 
 # Decide who is reached, from the last scan, to a fixed point. With $1 = 1
