@@ -139,7 +139,7 @@ write_receipt() {
     if [[ -n $helper_pid ]]; then
         receipt_tmp_file "$body" && receipt_by_helper && return 0
     elif [[ -n $mv_bin ]]; then
-        receipt_tmp_file "$body" && "$mv_bin" -f -- "$receipt_tmp" "$receipt" 52>&- 55>&- 56>&- 2>/dev/null && return 0
+        receipt_tmp_file "$body" && run_tool "$mv_bin" -f -- "$receipt_tmp" "$receipt" 2>/dev/null && return 0
     fi
     receipt_in_place "$body"
 }
@@ -223,7 +223,8 @@ helper_command() {
     case $1 in
         g)
             [[ -d $receipt || -z $mv_bin ]] && exit 1
-            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&- 55<&- 56<&-
+            close_own_fds
+            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&-
             ;;
         k | t)
             # Until another command comes (or EOF, or this shell is gone).
@@ -717,6 +718,7 @@ on_signal() {
 # Runs in the harness's own job: the marker goes into this environment only.
 harness_exec() {
     trap - TERM INT HUP ALRM USR1 USR2 PIPE
+    close_own_fds
     join_cgroup
     [[ -n $saved_globignore_set ]] && GLOBIGNORE=$saved_globignore
     export "$marker_var=$token"
@@ -758,7 +760,7 @@ restore_entry_options() {
 launch() {
     pid_window_open
     set -m
-    (harness_exec) </dev/null 52>&- 55>&- 56>&- &
+    (harness_exec) </dev/null &
     hpid=$!
     set +m
     # The group's identity: its leader's start time, or no leader at all.
@@ -795,9 +797,10 @@ start_lifeline() {
         : <&58
     } 2>/dev/null || return 0
     (
+        close_own_fds
         while IFS= read -r -d '' -u 58 _; do :; done
         kill -s USR1 "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 52>&- 55>&- 56>&- &
+    ) </dev/null >/dev/null 2>&1 &
     lifeline_pid=$!
     lifeline_start=
     read_stat "$lifeline_pid" && lifeline_start=$st_start
@@ -852,8 +855,9 @@ start_timer() {
     printf -v secs '%d.%02d' "$((deadline_cs / 100))" "$((deadline_cs % 100))"
     set -m
     (
+        close_own_fds
         "$sleep_bin" "$secs" && kill -s ALRM "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 52>&- 55>&- 56>&- &
+    ) </dev/null >/dev/null 2>&1 &
     timer_pid=$!
     set +m
     disown "$timer_pid" 2>/dev/null
@@ -1353,7 +1357,7 @@ setup_cgroup() {
         return 0
     fi
     cg="$parent/shforge-supervisor-$$-$self_start"
-    if ! "$mkdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&- 56>&-; then
+    if ! run_tool "$mkdir_bin" -- "$cg" 2>/dev/null; then
         cg=''
         [[ -n $needed ]] && fail 125 "cannot make a cgroup in ${parent:0:200}: refusing to launch"
         return 0
@@ -1472,7 +1476,7 @@ cgroup_empty() {
 # the cgroup's processes are gone and their slots free.
 remove_cgroup() {
     [[ -n $cg ]] || return 0
-    "$rmdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&- 56>&- ||
+    run_tool "$rmdir_bin" -- "$cg" 2>/dev/null ||
         say "could not remove cgroup ${cg:0:200}"
     cg=''
 }
@@ -1702,6 +1706,22 @@ end_helper() {
 # nap's timed reads (the stop helper's ticks are the only writes).
 open_nap_pipe() {
     open_pipe 55 || fail 125 "cannot make a pipe"
+}
+
+# The descriptors this shell keeps for itself (52: the stop helper's
+# commands, 55: nap's pipe, 56: the helper's doorbell): no child but the
+# helper may hold them, so every other child closes them first.
+close_own_fds() {
+    exec 52>&- 55>&- 56>&-
+}
+
+# Run tool $1 with its arguments, without this shell's own descriptors
+# (one process, as for the tool alone: the subshell becomes the tool).
+run_tool() {
+    (
+        close_own_fds
+        exec "$@"
+    )
 }
 
 # An anonymous pipe open for reading and writing on fd $1 (a number: eval

@@ -35,7 +35,7 @@ setup_cgroup() {
         return 0
     fi
     cg="$parent/shforge-supervisor-$$-$self_start"
-    if ! "$mkdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&- 56>&-; then
+    if ! run_tool "$mkdir_bin" -- "$cg" 2>/dev/null; then
         cg=''
         [[ -n $needed ]] && fail 125 "cannot make a cgroup in ${parent:0:200}: refusing to launch"
         return 0
@@ -154,7 +154,7 @@ cgroup_empty() {
 # the cgroup's processes are gone and their slots free.
 remove_cgroup() {
     [[ -n $cg ]] || return 0
-    "$rmdir_bin" -- "$cg" 2>/dev/null 52>&- 55>&- 56>&- ||
+    run_tool "$rmdir_bin" -- "$cg" 2>/dev/null ||
         say "could not remove cgroup ${cg:0:200}"
     cg=''
 }

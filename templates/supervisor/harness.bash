@@ -25,6 +25,7 @@ on_signal() {
 # Runs in the harness's own job: the marker goes into this environment only.
 harness_exec() {
     trap - TERM INT HUP ALRM USR1 USR2 PIPE
+    close_own_fds
     join_cgroup
     [[ -n $saved_globignore_set ]] && GLOBIGNORE=$saved_globignore
     export "$marker_var=$token"
@@ -66,7 +67,7 @@ restore_entry_options() {
 launch() {
     pid_window_open
     set -m
-    (harness_exec) </dev/null 52>&- 55>&- 56>&- &
+    (harness_exec) </dev/null &
     hpid=$!
     set +m
     # The group's identity: its leader's start time, or no leader at all.
@@ -103,9 +104,10 @@ start_lifeline() {
         : <&58
     } 2>/dev/null || return 0
     (
+        close_own_fds
         while IFS= read -r -d '' -u 58 _; do :; done
         kill -s USR1 "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 52>&- 55>&- 56>&- &
+    ) </dev/null >/dev/null 2>&1 &
     lifeline_pid=$!
     lifeline_start=
     read_stat "$lifeline_pid" && lifeline_start=$st_start
@@ -160,8 +162,9 @@ start_timer() {
     printf -v secs '%d.%02d' "$((deadline_cs / 100))" "$((deadline_cs % 100))"
     set -m
     (
+        close_own_fds
         "$sleep_bin" "$secs" && kill -s ALRM "$sup_pid"
-    ) </dev/null >/dev/null 2>&1 52>&- 55>&- 56>&- &
+    ) </dev/null >/dev/null 2>&1 &
     timer_pid=$!
     set +m
     disown "$timer_pid" 2>/dev/null

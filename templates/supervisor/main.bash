@@ -149,6 +149,22 @@ open_nap_pipe() {
     open_pipe 55 || fail 125 "cannot make a pipe"
 }
 
+# The descriptors this shell keeps for itself (52: the stop helper's
+# commands, 55: nap's pipe, 56: the helper's doorbell): no child but the
+# helper may hold them, so every other child closes them first.
+close_own_fds() {
+    exec 52>&- 55>&- 56>&-
+}
+
+# Run tool $1 with its arguments, without this shell's own descriptors
+# (one process, as for the tool alone: the subshell becomes the tool).
+run_tool() {
+    (
+        close_own_fds
+        exec "$@"
+    )
+}
+
 # An anonymous pipe open for reading and writing on fd $1 (a number: eval
 # only because bash 3.2 takes no variable there), with no process left over.
 open_pipe() {

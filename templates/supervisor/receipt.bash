@@ -60,7 +60,7 @@ write_receipt() {
     if [[ -n $helper_pid ]]; then
         receipt_tmp_file "$body" && receipt_by_helper && return 0
     elif [[ -n $mv_bin ]]; then
-        receipt_tmp_file "$body" && "$mv_bin" -f -- "$receipt_tmp" "$receipt" 52>&- 55>&- 56>&- 2>/dev/null && return 0
+        receipt_tmp_file "$body" && run_tool "$mv_bin" -f -- "$receipt_tmp" "$receipt" 2>/dev/null && return 0
     fi
     receipt_in_place "$body"
 }
@@ -144,7 +144,8 @@ helper_command() {
     case $1 in
         g)
             [[ -d $receipt || -z $mv_bin ]] && exit 1
-            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&- 55<&- 56<&-
+            close_own_fds
+            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&-
             ;;
         k | t)
             # Until another command comes (or EOF, or this shell is gone).
