@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -200,36 +199,18 @@ fn write_atomic(path: &Path, content: &[u8], executable: bool) -> Result<(), Gen
     write_file_atomic(path, content, executable).map_err(io_err(path))
 }
 
-/// Write `content` to `path` so that readers see the old file or the whole
-/// new one, never a part: a temporary file in the same directory (created
-/// with its parents), synced, given its mode, then renamed over `path`.
+/// Write `content` to `path` atomically, never through a link (see
+/// [`crate::files::write_atomic`]).
 pub fn write_file_atomic(path: &Path, content: &[u8], executable: bool) -> std::io::Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
+    let mode = if executable {
+        crate::files::Mode::Executable
+    } else {
+        crate::files::Mode::Data
     };
-    fs::create_dir_all(parent)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = parent.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(content)?;
-        f.sync_all()?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = if executable { 0o755 } else { 0o644 };
-            fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))?;
-        }
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    crate::files::write_atomic(path, content, mode).map_err(|e| match e {
+        crate::files::FileError::Write { source, .. } => source,
+        refused => std::io::Error::new(std::io::ErrorKind::AlreadyExists, refused.to_string()),
+    })
 }
 
 /// How an output directory differs from a fresh generation.

@@ -19,10 +19,13 @@
 //!   document.
 //! * [`params`] — `shell_assignments`, the parameter files the runner reads.
 //! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
+//! * [`files`] — every output written atomically and never through a link,
+//!   every input bounded.
 
 pub mod catalog;
 pub mod dialect;
 pub mod diff;
+pub mod files;
 pub mod generate;
 pub mod harness;
 pub mod host;
