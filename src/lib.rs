@@ -19,6 +19,8 @@
 //!   document.
 //! * [`params`] — `shell_assignments`, the parameter files the runner reads.
 //! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
+//! * [`provenance`] — which sources the binary was built from; `generate`
+//!   and `check` refuse a stale binary inside a shforge source tree.
 //! * [`files`] — every output written atomically and never through a link,
 //!   every input bounded.
 
@@ -34,6 +36,7 @@ pub mod model_server;
 pub mod musl;
 pub mod names;
 pub mod params;
+pub mod provenance;
 pub mod quote;
 pub mod script;
 pub mod scripts;

@@ -189,6 +189,7 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<u8> {
     match command {
         Command::Generate { out } => {
+            refuse_stale_binary(&out, "generate")?;
             let outputs = generate::render_all(&catalog()?)?;
             generate::write_dir(&out, &outputs)
                 .with_context(|| format!("writing {}", out.display()))?;
@@ -201,6 +202,7 @@ fn run(command: Command) -> Result<u8> {
             Ok(0)
         }
         Command::Check { out } => {
+            refuse_stale_binary(&out, "check")?;
             let outputs = generate::render_all(&catalog()?)?;
             let report = generate::check_dir(&out, &outputs)?;
             for change in &report.stale {
@@ -379,6 +381,13 @@ fn read_prompt_file(file: &Path) -> Result<Vec<u8>, Usage> {
         )));
     }
     Ok(bytes)
+}
+
+/// `generate` and `check` work from the templates compiled into this
+/// binary: inside a shforge source tree they must be the tree's.
+fn refuse_stale_binary(out: &Path, command: &'static str) -> Result<(), Usage> {
+    let out = std::path::absolute(out).map_err(|e| Usage(format!("{}: {e}", out.display())))?;
+    shforge::provenance::refuse_stale_binary(&out, command).map_err(|e| Usage(e.to_string()))
 }
 
 /// clap's own usage errors as one line, like every other usage error (exit

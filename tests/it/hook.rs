@@ -128,3 +128,104 @@ fn pre_commit_runs_under_every_posix_shell() {
     }
     common::report("pre_commit_runs_under_every_posix_shell", &shells);
 }
+
+/// A copy of this crate's sources: Cargo.toml and every directory whose
+/// files decide what `shforge generate` writes, plus generated/.
+fn source_tree_copy() -> tempfile::TempDir {
+    let tree = tempfile::tempdir().unwrap();
+    fs::copy(
+        common::root().join("Cargo.toml"),
+        tree.path().join("Cargo.toml"),
+    )
+    .unwrap();
+    for dir in ["templates", "installers", "src", "generated"] {
+        copy_tree(&common::root().join(dir), &tree.path().join(dir));
+    }
+    tree
+}
+
+/// The stale-binary trap: templates are compiled into the binary, so a
+/// shforge built before a template changed would pass the change with a
+/// stale generated/. Inside a shforge source tree, `check` and `generate`
+/// refuse a binary built from other sources (exit 2) and write nothing.
+#[test]
+fn a_binary_built_from_other_sources_is_refused_inside_the_tree() {
+    let tree = source_tree_copy();
+    let run = |args: &[&str]| {
+        let mut c = Command::new(common::shforge());
+        c.current_dir(tree.path()).args(args);
+        common::run(c)
+    };
+    let same = run(&["check"]);
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "an exact copy: {}",
+        text(&same)
+    );
+
+    let musl = tree.path().join("templates/lib/musl.sh");
+    let body = fs::read_to_string(&musl).unwrap();
+    fs::write(&musl, format!("{body}# a changed template\n")).unwrap();
+    let before = fs::read(tree.path().join("generated/manifest.json")).unwrap();
+    for command in ["check", "generate"] {
+        let out = run(&[command]);
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("built from other sources") && err.lines().count() == 1,
+            "{command}: {err}"
+        );
+    }
+    assert_eq!(
+        fs::read(tree.path().join("generated/manifest.json")).unwrap(),
+        before,
+        "generate wrote nothing"
+    );
+}
+
+/// In shforge's own repository the hook builds the generator from the work
+/// tree (`cargo run`), even with a `shforge` on PATH.
+#[test]
+fn pre_commit_in_shforge_itself_builds_from_source() {
+    if !common::require_tool("pre_commit_in_shforge_itself_builds_from_source", "git") {
+        return;
+    }
+    let repo = source_tree_copy();
+    git(repo.path(), &["init", "-q"]);
+    git(
+        repo.path(),
+        &["add", "Cargo.toml", "templates", "generated"],
+    );
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("calls");
+    for tool in ["shforge", "cargo"] {
+        let p = bin.path().join(tool);
+        fs::write(
+            &p,
+            format!("#!/bin/sh\necho \"{tool} $*\" >>'{}'\n", log.display()),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let mut c = Command::new("sh");
+    c.arg(common::root().join("hooks/pre-commit"))
+        .current_dir(repo.path())
+        .env("PATH", path)
+        .env_remove("SHFORGE")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", repo.path());
+    let out = common::run(c);
+    let calls = fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        calls.lines().all(|l| l.starts_with("cargo run -q -- ")) && !calls.is_empty(),
+        "{calls}\n{}",
+        text(&out)
+    );
+}
