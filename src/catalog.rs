@@ -1,6 +1,9 @@
 //! The catalog: every script `shforge generate` writes, in output-path
 //! order. Each one is a [`Script`]; this module only lists them.
 
+use std::path::{Path, PathBuf};
+
+use crate::files::{self, Bound, FileError};
 use crate::script::Script;
 use crate::scripts::bootstrap::BootstrapBuilder;
 use crate::scripts::installer::{self, FromSpec, Installer, SpecError};
@@ -18,6 +21,26 @@ pub enum CatalogError {
         /// Why it does not parse.
         source: SpecError,
     },
+    /// An adapter's spec directory or spec could not be read.
+    #[error(transparent)]
+    Read(#[from] FileError),
+    /// Two specs would write the same installer.
+    #[error("{spec} writes {path}, which {other} writes too")]
+    Collision {
+        /// The later spec.
+        spec: String,
+        /// The output path both would write.
+        path: String,
+        /// The earlier spec, or "the catalog".
+        other: String,
+    },
+}
+
+impl CatalogError {
+    /// 2: every catalog error is the user's input (a spec to fix).
+    pub fn exit_code(&self) -> u8 {
+        2
+    }
 }
 
 /// Every script, in output-path order: the generic bootstrap, the
@@ -37,6 +60,95 @@ pub fn catalog() -> Result<Vec<Box<dyn Script>>, CatalogError> {
     }
     scripts.sort_by(|a, b| a.path().cmp(&b.path()));
     Ok(scripts)
+}
+
+/// An adapter's own installers, one per `*.toml` in each of `dirs` (sorted
+/// by name; other files are ignored), checked like the catalog's:
+/// `shforge generate --spec DIR` writes them beside the catalog, and
+/// `shforge check --spec DIR` finds them stale when a spec or a shared
+/// `templates/lib/` function changed. The header names each spec by the
+/// path given (a relative DIR) or by its file name (an absolute DIR), so
+/// output stays free of absolute paths.
+pub fn adapter_specs(dirs: &[PathBuf]) -> Result<Vec<FromSpec>, CatalogError> {
+    let mut found = Vec::new();
+    for dir in dirs {
+        let read_dir = |source| FileError::Read {
+            path: dir.clone(),
+            source,
+        };
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(read_dir)?
+            .map(|e| e.map(|e| e.path()).map_err(read_dir))
+            .collect::<Result<_, _>>()?;
+        paths.retain(|p| p.extension().is_some_and(|x| x == "toml"));
+        paths.sort();
+        for path in paths {
+            let text = files::read_text(&path, Bound::INSTALLER_SPEC)?;
+            let spec = spec_name(dir, &path);
+            let installer = Installer::from_toml(&text).map_err(|source| CatalogError::Spec {
+                spec: spec.clone(),
+                source,
+            })?;
+            found.push(FromSpec { installer, spec });
+        }
+    }
+    Ok(found)
+}
+
+fn spec_name(dir: &Path, path: &Path) -> String {
+    let file = path.file_name().unwrap_or_default().to_string_lossy();
+    if dir.is_absolute() {
+        file.into_owned()
+    } else {
+        dir.join(&*file).to_string_lossy().into_owned()
+    }
+}
+
+/// The catalog's scripts and the adapter's installers, each finished with
+/// the header that says how to regenerate it (`shforge generate`, or
+/// `shforge generate --spec DIR` for an adapter's spec, so that a plain
+/// `generate` is not mistaken for the way to redo it), in path order.
+/// Two that would write the same file are refused.
+pub fn render_with_adapter_specs(
+    dirs: &[PathBuf],
+) -> Result<Vec<crate::generate::Output>, RenderAllError> {
+    let mut outputs = crate::generate::render_all(&catalog()?)?;
+    let mut owners: std::collections::BTreeMap<String, String> = outputs
+        .iter()
+        .map(|o| (o.path.clone(), "the catalog".to_owned()))
+        .collect();
+    for dir in dirs {
+        let regenerate = if dir.is_absolute() {
+            "`shforge generate --spec DIR`".to_owned()
+        } else {
+            format!("`shforge generate --spec {}`", dir.display())
+        };
+        for spec in adapter_specs(std::slice::from_ref(dir))? {
+            let out = crate::generate::finish(&spec, &regenerate)?;
+            if let Some(other) = owners.insert(out.path.clone(), spec.spec.clone()) {
+                return Err(CatalogError::Collision {
+                    spec: spec.spec,
+                    path: out.path,
+                    other,
+                }
+                .into());
+            }
+            outputs.push(out);
+        }
+    }
+    outputs.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(outputs)
+}
+
+/// The catalog or a script could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderAllError {
+    /// A spec is bad or unreadable.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// A script could not be finished.
+    #[error(transparent)]
+    Generate(#[from] crate::generate::GenerateError),
 }
 
 #[cfg(test)]

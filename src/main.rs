@@ -28,12 +28,18 @@ enum Command {
         /// Output directory.
         #[arg(long, default_value = "generated")]
         out: PathBuf,
+        /// Also write an installer for each *.toml in DIR (an adapter's specs).
+        #[arg(long = "spec", value_name = "DIR")]
+        specs: Vec<PathBuf>,
     },
     /// Exit 1, with a diff of the stale files, when DIR differs from a fresh generation.
     Check {
         /// Directory to check.
         #[arg(long, default_value = "generated")]
         out: PathBuf,
+        /// Also check an installer for each *.toml in DIR (an adapter's specs).
+        #[arg(long = "spec", value_name = "DIR")]
+        specs: Vec<PathBuf>,
     },
     /// Print the catalog: name, dialect, purpose.
     List,
@@ -188,9 +194,9 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<u8> {
     match command {
-        Command::Generate { out } => {
+        Command::Generate { out, specs } => {
             refuse_stale_binary(&out, "generate")?;
-            let outputs = generate::render_all(&catalog()?)?;
+            let outputs = render(&specs)?;
             generate::write_dir(&out, &outputs)
                 .with_context(|| format!("writing {}", out.display()))?;
             eprintln!(
@@ -201,9 +207,9 @@ fn run(command: Command) -> Result<u8> {
             );
             Ok(0)
         }
-        Command::Check { out } => {
+        Command::Check { out, specs } => {
             refuse_stale_binary(&out, "check")?;
-            let outputs = generate::render_all(&catalog()?)?;
+            let outputs = render(&specs)?;
             let report = generate::check_dir(&out, &outputs)?;
             for change in &report.stale {
                 println!("stale: {}", change.path);
@@ -383,11 +389,26 @@ fn read_prompt_file(file: &Path) -> Result<Vec<u8>, Usage> {
     Ok(bytes)
 }
 
+/// The catalog and the adapter's specs of `--spec DIR`, each finished.
+fn render(specs: &[PathBuf]) -> Result<Vec<generate::Output>> {
+    use shforge::catalog::RenderAllError;
+    shforge::catalog::render_with_adapter_specs(specs).map_err(|e| match e {
+        RenderAllError::Catalog(e) => Usage(e.to_string()).into(),
+        RenderAllError::Generate(e) => e.into(),
+    })
+}
+
 /// `generate` and `check` work from the templates compiled into this
-/// binary: inside a shforge source tree they must be the tree's.
+/// binary: inside a shforge source tree (where it runs, or where DIR is)
+/// they must be the tree's.
 fn refuse_stale_binary(out: &Path, command: &'static str) -> Result<(), Usage> {
     let out = std::path::absolute(out).map_err(|e| Usage(format!("{}: {e}", out.display())))?;
-    shforge::provenance::refuse_stale_binary(&out, command).map_err(|e| Usage(e.to_string()))
+    let here = std::env::current_dir().map_err(|e| Usage(format!("the current directory: {e}")))?;
+    for dir in [here, out] {
+        shforge::provenance::refuse_stale_binary(&dir, command)
+            .map_err(|e| Usage(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// clap's own usage errors as one line, like every other usage error (exit

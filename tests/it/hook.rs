@@ -224,8 +224,58 @@ fn pre_commit_in_shforge_itself_builds_from_source() {
     let out = common::run(c);
     let calls = fs::read_to_string(&log).unwrap_or_default();
     assert!(
-        calls.lines().all(|l| l.starts_with("cargo run -q -- ")) && !calls.is_empty(),
+        calls
+            .lines()
+            .all(|l| l.starts_with("cargo run -q --manifest-path "))
+            && !calls.is_empty(),
         "{calls}\n{}",
         text(&out)
+    );
+}
+
+/// An adapter's own specs (`shforge.specs`): the hook checks their
+/// installers too, from the index, and a staged spec change without the
+/// regenerated installer is refused.
+#[test]
+fn pre_commit_checks_an_adapters_specs() {
+    if !common::require_tool("pre_commit_checks_an_adapters_specs", "git") {
+        return;
+    }
+    let repo = tempfile::tempdir().unwrap();
+    let r = repo.path();
+    git(r, &["init", "-q"]);
+    fs::create_dir(r.join("specs")).unwrap();
+    let pi = fs::read_to_string(common::root().join("installers/pi.toml")).unwrap();
+    let spec = r.join("specs/my-pi.toml");
+    fs::write(&spec, pi.replacen("name = \"pi\"", "name = \"my-pi\"", 1)).unwrap();
+    let mut c = Command::new(common::shforge());
+    c.current_dir(r)
+        .args(["generate", "--out", "vendor", "--spec", "specs"]);
+    let out = common::run(c);
+    assert!(out.status.success(), "{}", text(&out));
+    git(r, &["add", "-A"]);
+    git(r, &["commit", "-q", "--no-verify", "-m", "vendor"]);
+    let hook = || {
+        let mut c = Command::new("sh");
+        c.arg(common::root().join("hooks/pre-commit"))
+            .current_dir(r)
+            .env("SHFORGE", common::shforge())
+            .env("SHFORGE_OUT", "vendor")
+            .env("SHFORGE_SPECS", "specs")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", r);
+        common::run(c)
+    };
+    let clean = hook();
+    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean));
+    let body = fs::read_to_string(&spec).unwrap();
+    fs::write(&spec, body.replacen("version = \"", "version = \"9", 1)).unwrap();
+    git(r, &["add", "specs"]);
+    let stale = hook();
+    assert_eq!(stale.status.code(), Some(1), "{}", text(&stale));
+    assert!(
+        String::from_utf8_lossy(&stale.stdout).contains("stale: installers/my-pi.sh"),
+        "{}",
+        text(&stale)
     );
 }

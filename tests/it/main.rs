@@ -7,6 +7,7 @@
 
 mod support;
 
+mod adapter_specs;
 mod bootstrap;
 mod generate;
 mod harness;
