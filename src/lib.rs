@@ -17,6 +17,10 @@
 //!   real harness CLIs in tests.
 //! * [`snapshot`] — a harness's session data (SQLite or JSONL) as one JSON
 //!   document.
+//! * [`harness`] — harness profiles: the session dir for one rollout.
+//! * [`host`] — the supervised launch command and the cleanup receipt.
+//! * [`smoke`] — the real harness CLIs end to end against the fake server.
+//! * [`musl`] — the musl libraries harnesses need.
 //! * [`params`] — `shell_assignments`, the parameter files the runner reads.
 //! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
 //! * [`provenance`] — which sources the binary was built from; `generate`
