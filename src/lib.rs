@@ -27,6 +27,15 @@
 //!   and `check` refuse a stale binary inside a shforge source tree.
 //! * [`files`] — every output written atomically and never through a link,
 //!   every input bounded.
+//!
+//! # Cargo features
+//!
+//! `cli` (the default) builds the `shforge` command and everything below.
+//! `snapshot` (bundled SQLite), `fake-model-server` and `smoke` can be
+//! turned off: `shforge = { version = "…", default-features = false }`
+//! keeps quoting, names, params, the scripts and their builders, the
+//! harness profiles and the supervised launch, without SQLite, the fake
+//! server or the smoke.
 
 pub mod catalog;
 pub mod dialect;
@@ -36,6 +45,7 @@ pub mod generate;
 pub mod harness;
 pub mod host;
 pub mod lex;
+#[cfg(feature = "fake-model-server")]
 pub mod model_server;
 pub mod musl;
 pub mod names;
@@ -44,7 +54,9 @@ pub mod provenance;
 pub mod quote;
 pub mod script;
 pub mod scripts;
+#[cfg(feature = "smoke")]
 pub mod smoke;
+#[cfg(feature = "snapshot")]
 pub mod snapshot;
 pub mod template_lint;
 
