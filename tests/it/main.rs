@@ -21,5 +21,6 @@ mod runner;
 mod shellcheck;
 mod smoke;
 mod snapshot;
+mod spec_numbers;
 mod supervisor;
 mod templates;
