@@ -566,6 +566,36 @@ fn base_url_table() {
     }
 }
 
+/// OpenClaw substitutes only upper-case `${NAME}`: a lower-case key
+/// variable would reach it as the literal key, so it is refused there (and
+/// only there).
+#[test]
+fn openclaw_refuses_a_lower_case_key_variable() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (h, var, ok) in [
+        ("openclaw", "my_key", false),
+        ("openclaw", "My_Key", false),
+        ("openclaw", "MY_KEY_2", true),
+        ("opencode", "my_key", true),
+        ("pi", "my_key", true),
+    ] {
+        let out_dir = tmp.path().join(format!("{h}-{var}"));
+        let run = shforge_harness(&harness_args(h, &out_dir, &[("--api-key-env", var)]), &[]);
+        let err = String::from_utf8_lossy(&run.stderr);
+        if ok {
+            assert!(run.status.success(), "{h} {var}: {err}");
+        } else {
+            assert_eq!(run.status.code(), Some(2), "{h} {var}: {err}");
+            assert!(
+                err.contains("--api-key-env") && err.contains("upper-case"),
+                "{err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(!out_dir.exists(), "{h} {var}: something was written");
+        }
+    }
+}
+
 #[test]
 fn api_mismatch_exits_2_naming_both() {
     let tmp = tempfile::tempdir().unwrap();
