@@ -912,7 +912,8 @@ impl Drop for FakeServer {
 }
 
 /// Install `h` with its generated installer, build a session whose model
-/// is `{file:SECRET}`, `{env:VAR}` and `${VAR}` in one, run the real CLI
+/// is Pi's `!command` (`!cat<SECRET`), `{file:SECRET}`, `{env:VAR}` and
+/// `${VAR}` in one, run the real CLI
 /// through the runner against the fake server, and check from the
 /// server's log that the model it asked for is that text and that neither
 /// secret was ever sent.
@@ -940,7 +941,7 @@ fn hostile_model_stays_data(h: Harness) {
     let secret = t.join("secret");
     std::fs::write(&secret, FILE_SECRET).unwrap();
     let model = format!(
-        "m-{{file:{}}}-{{env:SHFORGE_TEST_SECRET}}-${{SHFORGE_TEST_SECRET}}",
+        "!cat<{0};m-{{file:{0}}}-{{env:SHFORGE_TEST_SECRET}}-${{SHFORGE_TEST_SECRET}}",
         secret.display()
     );
     let work = t.join("work");
