@@ -1,6 +1,9 @@
 //! `shforge harness`: every profile × every API it allows (params, config,
 //! capture.json), API mismatches, hostile prompts delivered byte for byte
-//! through the real runner, and the API key never written anywhere.
+//! through the real runner, and the API key never written anywhere;
+//! `--base-url` row by row; and, against the real pinned CLIs, a model
+//! full of config references (`{file:…}`, `{env:…}`, `${…}`, `!cmd`) sent
+//! verbatim with no secret read.
 
 use crate::support as common;
 
