@@ -64,7 +64,25 @@
 //! # Base URL
 //!
 //! `base_url` is the server's root (`http://127.0.0.1:PORT`; a trailing `/v1` is dropped);
-//! each profile adds `/v1` where its client wants it.
+//! each profile adds `/v1` where its client wants it. The grammar and what
+//! is refused (credentials, queries, fragments, malformed hosts and ports,
+//! other schemes; any letter case of `http`/`https` is accepted and written
+//! lower-case) are in `url.rs`.
+//!
+//! # Values are data
+//!
+//! A value taken from input (the model, the URL, the key's variable name)
+//! must not make a CLI read a file or a variable through its config's own
+//! references. Per harness, from its source and proved against the pinned
+//! CLIs (`tests/it/harness.rs`, `hostile_model_stays_data_in_real_*`):
+//!
+//! | harness | expands | shforge writes |
+//! | --- | --- | --- |
+//! | opencode, kilo | `{env:…}`, `{file:…}` anywhere in the text | every `{` in a JSON string as `\u007b` (except the key's `{env:VAR}`) |
+//! | openclaw | `${NAME}` in string values; `$${NAME}` is literal | `$` before each `${NAME}`; the key variable must be upper-case |
+//! | pi | `apiKey`, `headers` only (`!cmd`, env name) | `apiKey` = the checked name |
+//! | codex | nothing in config.toml | as is |
+//! | claude-code | nothing of ours (model in argv, URL in env) | as is |
 
 use std::fmt;
 use std::path::Path;
@@ -78,6 +96,7 @@ mod codex;
 mod openclaw;
 mod opencode;
 mod pi;
+mod url;
 
 /// The provider name every profile configures for the endpoint.
 pub const PROVIDER: &str = "shforge";
@@ -531,25 +550,10 @@ impl SessionSpec {
                 why: "contains a control character".into(),
             });
         }
-        // The root, however given: HARNESS-NOTES and most SDK docs write
-        // OpenAI-style URLs with /v1, and each profile adds it itself.
-        let base = self.base_url.trim_end_matches('/');
-        let base = base
-            .strip_suffix("/v1")
-            .unwrap_or(base)
-            .trim_end_matches('/');
-        let rest = base
-            .strip_prefix("http://")
-            .or_else(|| base.strip_prefix("https://"));
-        match rest {
-            Some(host) if !host.is_empty() && !host.contains(char::is_whitespace) => {}
-            _ => {
-                return Err(HarnessError::Invalid {
-                    what: "--base-url",
-                    why: format!("{:?} is not an http:// or https:// URL", self.base_url),
-                });
-            }
-        }
+        let base = url::server_root(&self.base_url).map_err(|why| HarnessError::Invalid {
+            what: "--base-url",
+            why,
+        })?;
         let key_env = self
             .api_key_env
             .clone()
@@ -560,8 +564,16 @@ impl SessionSpec {
                 why: format!("{key_env:?} is not a variable name outside RUNNER_*"),
             });
         }
+        if harness == Harness::OpenClaw && !openclaw::substitutes(&key_env) {
+            return Err(HarnessError::Invalid {
+                what: "--api-key-env",
+                why: format!(
+                    "openclaw substitutes only upper-case names ([A-Z_][A-Z0-9_]*) in ${{…}}: {key_env:?} would reach it as the key itself"
+                ),
+            });
+        }
         let mut spec = self.clone();
-        spec.base_url = base.into();
+        spec.base_url = base;
         spec.session_dir = trim_slash(&self.session_dir);
         spec.workdir = trim_slash(&self.workdir);
         spec.api = Some(api);

@@ -1,6 +1,9 @@
 //! `shforge harness`: every profile × every API it allows (params, config,
 //! capture.json), API mismatches, hostile prompts delivered byte for byte
-//! through the real runner, and the API key never written anywhere.
+//! through the real runner, and the API key never written anywhere;
+//! `--base-url` row by row; and, against the real pinned CLIs, a model
+//! full of config references (`{file:…}`, `{env:…}`, `${…}`, `!cmd`) sent
+//! verbatim with no secret read.
 
 use crate::support as common;
 
@@ -497,6 +500,105 @@ fn base_url_with_v1_means_the_root() {
     }
 }
 
+/// `--base-url` through the CLI, one row each: refused ones exit 2 with one
+/// line naming the flag and write nothing; accepted ones land normalised
+/// (lower-case scheme and host, no `/v1`) in every harness's files.
+#[test]
+fn base_url_table() {
+    let refused: &[(&str, &str)] = &[
+        ("non-http scheme", "ftp://h"),
+        ("no scheme", "127.0.0.1:4321"),
+        ("credentials", "http://user:pass@127.0.0.1:4321"),
+        ("query", "http://127.0.0.1:4321/v1?x=1"),
+        ("fragment", "http://127.0.0.1:4321/#f"),
+        ("empty host", "http:///v1"),
+        ("space in host", "http://a b"),
+        ("invalid host character", "http://a!b"),
+        ("bad port", "http://h:99999"),
+        ("empty port", "http://h:/v1"),
+        ("ipv6 without brackets", "http://::1:4321"),
+        ("config substitution in the path", "http://h/{env:HOME}"),
+        ("newline", "http://h\n"),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, url) in refused {
+        for h in Harness::ALL {
+            let out_dir = tmp.path().join("s");
+            let run = shforge_harness(
+                &harness_args(h.name(), &out_dir, &[("--base-url", url)]),
+                &[],
+            );
+            let err = String::from_utf8_lossy(&run.stderr);
+            assert_eq!(run.status.code(), Some(2), "{name} {h}: {err}");
+            assert!(err.contains("--base-url"), "{name} {h}: {err}");
+            assert_eq!(err.lines().count(), 1, "{name} {h}: {err}");
+            assert!(!out_dir.exists(), "{name} {h}: something was written");
+        }
+    }
+    let accepted: &[(&str, &str, &str)] = &[
+        (
+            "upper-case scheme",
+            "HTTP://127.0.0.1:4321/v1",
+            "http://127.0.0.1:4321",
+        ),
+        (
+            "mixed-case scheme and host",
+            "Https://Model.Example:443/",
+            "https://model.example:443",
+        ),
+        ("bracketed ipv6", "http://[::1]:4321", "http://[::1]:4321"),
+    ];
+    for (name, url, root) in accepted {
+        for h in Harness::ALL {
+            let out_dir = tmp.path().join(format!("{h}-{}", name.replace(' ', "-")));
+            let run = shforge_harness(
+                &harness_args(h.name(), &out_dir, &[("--base-url", url)]),
+                &[],
+            );
+            assert!(run.status.success(), "{name} {h}: {run:?}");
+            let all: String = files(&out_dir)
+                .iter()
+                .map(|f| String::from_utf8_lossy(&std::fs::read(f).unwrap()).into_owned())
+                .collect();
+            assert!(all.contains(root), "{name} {h}: {root} not in the session");
+            assert!(
+                !all.contains(&url.trim_end_matches('/').to_string()) || url == root,
+                "{name} {h}"
+            );
+        }
+    }
+}
+
+/// OpenClaw substitutes only upper-case `${NAME}`: a lower-case key
+/// variable would reach it as the literal key, so it is refused there (and
+/// only there).
+#[test]
+fn openclaw_refuses_a_lower_case_key_variable() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (h, var, ok) in [
+        ("openclaw", "my_key", false),
+        ("openclaw", "My_Key", false),
+        ("openclaw", "MY_KEY_2", true),
+        ("opencode", "my_key", true),
+        ("pi", "my_key", true),
+    ] {
+        let out_dir = tmp.path().join(format!("{h}-{var}"));
+        let run = shforge_harness(&harness_args(h, &out_dir, &[("--api-key-env", var)]), &[]);
+        let err = String::from_utf8_lossy(&run.stderr);
+        if ok {
+            assert!(run.status.success(), "{h} {var}: {err}");
+        } else {
+            assert_eq!(run.status.code(), Some(2), "{h} {var}: {err}");
+            assert!(
+                err.contains("--api-key-env") && err.contains("upper-case"),
+                "{err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(!out_dir.exists(), "{h} {var}: something was written");
+        }
+    }
+}
+
 #[test]
 fn api_mismatch_exits_2_naming_both() {
     let tmp = tempfile::tempdir().unwrap();
@@ -529,7 +631,7 @@ fn bad_input_exits_2_and_writes_nothing() {
     let cases: Vec<(Vec<String>, &str)> = vec![
         (pi(&[("--session-dir", "rel")]), "absolute"),
         (pi(&[("--session-dir", "/w/s")]), "overlap"),
-        (pi(&[("--base-url", "ftp://h")]), "URL"),
+        (pi(&[("--base-url", "ftp://h")]), "--base-url"),
         (pi(&[("--prompt", "")]), "empty"),
         (pi(&[("--api-key-env", "BAD-NAME")]), "variable"),
         (pi(&[("--mode", "both")]), "mode"),
@@ -731,4 +833,211 @@ fn claude_code_copies_another_key_variable_without_writing_it() {
         );
         let _ = std::fs::remove_file(tmp.path().join("seen.prompt"));
     }
+}
+
+/// What the hostile values are made to read: neither may reach the server.
+const FILE_SECRET: &str = "shforge-secret-file-content-51c2";
+const ENV_SECRET: &str = "shforge-secret-env-content-a7e0";
+
+/// The pinned artifacts for the real-CLI tests, or None (skipped loudly)
+/// when a harness's x86_64 artifacts are not there. Like the smoke test:
+/// required under SHFORGE_REQUIRE_SHELLS=1 when SHFORGE_SMOKE_ARTIFACTS
+/// names a dir.
+fn artifacts_for(h: Harness) -> Option<PathBuf> {
+    let named = std::env::var_os("SHFORGE_SMOKE_ARTIFACTS");
+    let dir = named.clone().map_or_else(
+        || PathBuf::from("/var/cache/shforge/artifacts"),
+        PathBuf::from,
+    );
+    let (_, text) = shforge::installer::HARNESS_SPECS
+        .iter()
+        .find(|(n, _)| *n == h.name())
+        .expect("every harness has a spec");
+    let spec = shforge::installer::InstallerSpec::from_toml(text).unwrap();
+    let missing: Vec<String> = spec
+        .artifacts
+        .iter()
+        .filter(|a| a.arch == "x86_64" && a.libc.as_str() != "musl")
+        .map(|a| dir.join(&a.path))
+        .filter(|p| !p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    if std::env::consts::ARCH == "x86_64" && missing.is_empty() {
+        return Some(dir);
+    }
+    let why = format!(
+        "SKIPPING {h} hostile values against the real CLI: x86_64 only, missing {}",
+        missing.join(", ")
+    );
+    if named.is_some() && std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1") {
+        panic!("{why}");
+    }
+    common::loud(&why);
+    None
+}
+
+/// The fake model server as a child, with its request log.
+struct FakeServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl FakeServer {
+    fn start(log: &Path, target: &Path) -> FakeServer {
+        use std::io::BufRead as _;
+        let mut child = Command::new(common::shforge())
+            .arg("fake-model-server")
+            .arg("--log")
+            .arg(log)
+            .args(["--token", "tok", "--target"])
+            .arg(target)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("server said {line:?}"))
+            .to_owned();
+        FakeServer { child, url }
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Install `h` with its generated installer, build a session whose model
+/// is Pi's `!command` (`!cat<SECRET`), `{file:SECRET}`, `{env:VAR}` and
+/// `${VAR}` in one, run the real CLI
+/// through the runner against the fake server, and check from the
+/// server's log that the model it asked for is that text and that neither
+/// secret was ever sent.
+fn hostile_model_stays_data(h: Harness) {
+    let Some(artifacts) = artifacts_for(h) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    // Kept between runs (the installer reuses a checked install in < 1 s);
+    // the first run installs from the artifacts.
+    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile-values-installs");
+    let install = common::run({
+        let mut c = Command::new("bash");
+        c.arg(common::root().join(format!("generated/installers/{h}.sh")))
+            .arg("--prefix")
+            .arg(&prefix)
+            .arg("--source-dir")
+            .arg(&artifacts);
+        c
+    });
+    assert!(install.status.success(), "{h} install: {install:?}");
+    let entry = String::from_utf8(install.stdout).unwrap();
+    let entry = entry.lines().last().unwrap().trim().to_owned();
+    let secret = t.join("secret");
+    std::fs::write(&secret, FILE_SECRET).unwrap();
+    let model = format!(
+        "!cat<{0};m-{{file:{0}}}-{{env:SHFORGE_TEST_SECRET}}-${{SHFORGE_TEST_SECRET}}",
+        secret.display()
+    );
+    let work = t.join("work");
+    std::fs::create_dir(&work).unwrap();
+    let log = t.join("requests.jsonl");
+    let server = FakeServer::start(&log, &work.join("out.txt"));
+    let session = t.join("session");
+    let made = shforge_harness(
+        &[
+            h.name(),
+            "--out",
+            session.to_str().unwrap(),
+            "--session-dir",
+            session.to_str().unwrap(),
+            "--workdir",
+            work.to_str().unwrap(),
+            "--entry",
+            &entry,
+            "--base-url",
+            &server.url,
+            "--model",
+            &model,
+            "--api-key-env",
+            "SHFORGE_TEST_KEY",
+            "--prompt",
+            "write the token",
+        ],
+        &[],
+    );
+    assert!(made.status.success(), "{h}: {made:?}");
+    let run = common::run({
+        let mut c = Command::new("timeout");
+        c.arg("120")
+            .arg("bash")
+            .arg(common::root().join("generated/harness_runner.sh"))
+            .arg(session.join("params.sh"))
+            .env("SHFORGE_TEST_KEY", "sk-shforge-test")
+            .env("SHFORGE_TEST_SECRET", ENV_SECRET);
+        c
+    });
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let stderr = std::fs::read_to_string(session.join("stderr.log")).unwrap_or_default();
+    let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().join("\n");
+    for s in [FILE_SECRET, ENV_SECRET] {
+        assert!(!text.contains(s), "{h}: the server received {s}");
+    }
+    let models: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["api"] != "other")
+        .map(|e| e["model"].clone())
+        .collect();
+    assert!(
+        !models.is_empty(),
+        "{h}: no model request (runner {:?}); stderr: {tail}",
+        run.status
+    );
+    for m in &models {
+        assert_eq!(m, &Value::String(model.clone()), "{h}: the model asked for");
+    }
+    eprintln!(
+        "{h}: {} model requests, all for {model:?}; no secret sent",
+        models.len()
+    );
+}
+
+#[test]
+fn hostile_model_stays_data_in_real_opencode() {
+    hostile_model_stays_data(Harness::OpenCode);
+}
+
+#[test]
+fn hostile_model_stays_data_in_real_kilo() {
+    hostile_model_stays_data(Harness::Kilo);
+}
+
+#[test]
+fn hostile_model_stays_data_in_real_openclaw() {
+    hostile_model_stays_data(Harness::OpenClaw);
+}
+
+#[test]
+fn hostile_model_stays_data_in_real_pi() {
+    hostile_model_stays_data(Harness::Pi);
+}
+
+#[test]
+fn hostile_model_stays_data_in_real_codex() {
+    hostile_model_stays_data(Harness::Codex);
+}
+
+#[test]
+fn hostile_model_stays_data_in_real_claude_code() {
+    hostile_model_stays_data(Harness::ClaudeCode);
 }

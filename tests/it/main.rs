@@ -22,5 +22,6 @@ mod runner;
 mod shellcheck;
 mod smoke;
 mod snapshot;
+mod spec_numbers;
 mod supervisor;
 mod templates;

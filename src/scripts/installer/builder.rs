@@ -169,7 +169,8 @@ impl Artifact {
     }
 
     /// Its size in bytes: a larger file is refused, and a download stops
-    /// past it (exit 4), so a hostile server cannot fill the disk.
+    /// past it (exit 4), so a hostile server cannot fill the disk. At most
+    /// [`super::spec::MAX_SIZE`] (more is refused when the installer is built).
     pub fn size(mut self, bytes: u64) -> Self {
         self.size = Some(bytes);
         self
@@ -503,6 +504,9 @@ fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, SpecError> {
             f("size"),
             "expected the artifact's size in bytes, got 0",
         ));
+    }
+    if let Some(n) = a.size.filter(|n| *n > super::spec::MAX_SIZE) {
+        return Err(SpecError::new(f("size"), super::spec::size_too_big(n)));
     }
     match (&a.subdir, a.unpack) {
         (Some(_), Unpack::File) => {

@@ -19,7 +19,7 @@
 //! libc = "glibc"                     # glibc | musl | any
 //! # mode = "755"                     # file only (default 755)
 //! # dest = "bin/x"                   # file: its path; archive: the dir to unpack into
-//! # size = 123456                    # bytes: larger is refused, a download stops past it
+//! # size = 123456                    # bytes: larger is refused, a download stops past it (1 ..= 2^63 - 2)
 //! # subdir = "package/vendor/x"      # archive only: install just this dir's contents (at dest)
 //!
 //! [launcher]                         # optional: a sh script that runs a program of the install
@@ -30,10 +30,34 @@
 //!
 //! Unknown fields are errors, and every error names its field
 //! (`artifact[1].sha256: expected 64 hex digits`).
+//!
+//! # Numbers
+//!
+//! `size` is the only number a spec holds (`mode` is an octal string of 3
+//! or 4 digits, checked as such). TOML reads integers up to 2^64 − 1, but
+//! the generated script compares sizes in bash arithmetic, which is signed
+//! 64-bit: `[ "$size" -gt 9223372036854775808 ]` fails with "integer
+//! expression expected" and the check is skipped, and a download reads at
+//! most `$((size + 1))` bytes, which wraps to a negative count at 2^63 − 1.
+//! So a size above [`MAX_SIZE`] (2^63 − 2) is refused when the installer is
+//! generated (exit 2, `artifact[I].size: …`); 0 and negative sizes are
+//! refused too.
 
 use serde::{Deserialize, Serialize};
 
 use super::builder::{Artifact, Installer, Launcher, Libc, SpecError, Unpack};
+
+/// The largest `size` the generated script can compare and download: bash
+/// arithmetic is signed 64-bit, and a download reads `size + 1` bytes to
+/// see an oversized body, so 2^63 − 2.
+pub const MAX_SIZE: u64 = i64::MAX as u64 - 1;
+
+/// Why a size above [`MAX_SIZE`] is refused.
+pub(crate) fn size_too_big(n: u64) -> String {
+    format!(
+        "{n} is more than {MAX_SIZE} (2^63 - 2), the largest size the installer's bash arithmetic can compare"
+    )
+}
 
 /// A whole spec file, as serde reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -338,6 +362,27 @@ libc = "musl"
         assert!(
             err(&SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nsize = -1"))
                 .starts_with("artifact[1].size: ")
+        );
+        // Past what bash's signed 64-bit arithmetic can compare.
+        for n in [
+            "9223372036854775807",
+            "9223372036854775808",
+            "18446744073709551615",
+        ] {
+            assert!(
+                err(&SPEC.replace("libc = \"musl\"", &format!("libc = \"musl\"\nsize = {n}")))
+                    .starts_with(&format!(
+                        "artifact[1].size: {n} is more than 9223372036854775806"
+                    )),
+                "{n}"
+            );
+        }
+        assert!(
+            Installer::from_toml(&SPEC.replace(
+                "libc = \"musl\"",
+                &format!("libc = \"musl\"\nsize = {MAX_SIZE}")
+            ))
+            .is_ok()
         );
         let sized =
             Installer::from_toml(&SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nsize = 1234"))
