@@ -36,13 +36,14 @@ pub mod wire;
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, Write as _};
+use std::io::{self, BufReader, Read as _, Write as _};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
@@ -55,8 +56,14 @@ use http::Request;
 use script::Conversation;
 use wire::{Body, Ctx, Usage};
 
+/// How long one request may take to arrive, and a kept-alive connection may
+/// sit idle, before the server closes it (see [`ServerConfig::timeout`]).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How many connections are served at once (see [`ServerConfig::max_connections`]).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+
 /// How to run a server.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ServerConfig {
     /// TCP port on 127.0.0.1; 0 picks a free one (see [`RunningServer::port`]).
     pub port: u16,
@@ -64,6 +71,26 @@ pub struct ServerConfig {
     pub log: Option<PathBuf>,
     /// Token, target and preference used when the conversation names none.
     pub defaults: Directives,
+    /// Each request must arrive whole within this time from the end of the
+    /// previous one (or from the connection's start), and each write may
+    /// block this long; past it the connection is closed (a request begun
+    /// gets a 408 first). Default [`DEFAULT_TIMEOUT`].
+    pub timeout: Duration,
+    /// Connections served at once; further ones wait in the listen queue
+    /// until one ends. Default [`DEFAULT_MAX_CONNECTIONS`].
+    pub max_connections: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            port: 0,
+            log: None,
+            defaults: Directives::default(),
+            timeout: DEFAULT_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+        }
+    }
 }
 
 /// A server answering on 127.0.0.1 from background threads. Dropping it
@@ -76,8 +103,11 @@ pub struct RunningServer {
 
 /// State the connection threads share.
 struct Shared {
+    port: u16,
     defaults: Directives,
-    log: Option<Mutex<File>>,
+    timeout: Duration,
+    max_connections: usize,
+    log: Option<Log>,
     /// Requests answered (after their log line was written).
     served: AtomicUsize,
     /// Request numbers, for unique ids.
@@ -85,8 +115,19 @@ struct Shared {
     /// Requests seen per conversation, for `shforge-fail=`.
     failures: fail::Counter,
     stop: AtomicBool,
-    /// Open connections, so Drop can shut them down.
+    /// Open connections, so Drop can shut them down; its length is the
+    /// number being served, which `slots` waits on.
     conns: Mutex<HashMap<usize, TcpStream>>,
+    slots: Condvar,
+    /// The error that stopped the server (its log could not be written).
+    fatal: Mutex<Option<String>>,
+    fatal_set: Condvar,
+}
+
+/// The request log: the file and the name to report it by.
+struct Log {
+    file: Mutex<File>,
+    path: PathBuf,
 }
 
 impl RunningServer {
@@ -104,25 +145,23 @@ impl RunningServer {
         let port = listener.local_addr()?.port();
         let log = match &cfg.log {
             None => None,
-            Some(path) => Some(Mutex::new(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| {
-                        io::Error::new(e.kind(), format!("cannot open log {}: {e}", path.display()))
-                    })?,
-            )),
+            Some(path) => Some(Log {
+                file: Mutex::new(
+                    OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                        .map_err(|e| {
+                            io::Error::new(
+                                e.kind(),
+                                format!("cannot open log {}: {e}", path.display()),
+                            )
+                        })?,
+                ),
+                path: path.clone(),
+            }),
         };
-        let shared = Arc::new(Shared {
-            defaults: cfg.defaults,
-            log,
-            served: AtomicUsize::new(0),
-            next: AtomicUsize::new(0),
-            failures: fail::Counter::default(),
-            stop: AtomicBool::new(false),
-            conns: Mutex::new(HashMap::new()),
-        });
+        let shared = Arc::new(Shared::new(port, cfg, log));
         let accept = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
@@ -151,13 +190,38 @@ impl RunningServer {
     pub fn requests(&self) -> usize {
         self.shared.served.load(Ordering::SeqCst)
     }
+
+    /// Connections being served right now.
+    pub fn connections(&self) -> usize {
+        lock(&self.shared.conns).len()
+    }
+
+    /// The error that stopped the server, if one did: its log could not be
+    /// written (`cannot write log FILE: …`). The server then accepts nothing
+    /// more.
+    pub fn error(&self) -> Option<String> {
+        lock(&self.shared.fatal).clone()
+    }
+
+    /// Block until an error stops the server, and return it.
+    pub fn wait(&self) -> io::Error {
+        let mut fatal = lock(&self.shared.fatal);
+        loop {
+            if let Some(e) = fatal.as_ref() {
+                return io::Error::other(e.clone());
+            }
+            fatal = self
+                .shared
+                .fatal_set
+                .wait(fatal)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
 }
 
 impl Drop for RunningServer {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        // Wake the blocking accept().
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        self.shared.stop_accepting();
         if let Some(t) = self.accept.take() {
             let _ = t.join();
         }
@@ -168,71 +232,181 @@ impl Drop for RunningServer {
     }
 }
 
+impl Shared {
+    fn new(port: u16, cfg: ServerConfig, log: Option<Log>) -> Shared {
+        Shared {
+            port,
+            defaults: cfg.defaults,
+            timeout: cfg.timeout.max(Duration::from_millis(1)),
+            max_connections: cfg.max_connections.max(1),
+            log,
+            served: AtomicUsize::new(0),
+            next: AtomicUsize::new(0),
+            failures: fail::Counter::default(),
+            stop: AtomicBool::new(false),
+            conns: Mutex::new(HashMap::new()),
+            slots: Condvar::new(),
+            fatal: Mutex::new(None),
+            fatal_set: Condvar::new(),
+        }
+    }
+
+    /// Make the accept loop return: set the flag, wake its wait for a slot
+    /// and its blocking accept().
+    fn stop_accepting(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.slots.notify_all();
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+
+    /// Record the error that ends the server (the first one wins).
+    fn fail_for_good(&self, message: String) {
+        let mut fatal = lock(&self.fatal);
+        if fatal.is_none() {
+            *fatal = Some(message);
+        }
+        self.fatal_set.notify_all();
+        drop(fatal);
+        self.stop_accepting();
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
     let mut ids = 0usize;
-    for conn in listener.incoming() {
+    loop {
+        // At the cap, wait for a connection to end: the next ones queue in
+        // the kernel's listen backlog (or retry their SYN) meanwhile.
+        {
+            let mut conns = lock(&shared.conns);
+            while conns.len() >= shared.max_connections && !shared.stop.load(Ordering::SeqCst) {
+                conns = shared.slots.wait(conns).unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        let conn = listener.accept();
         if shared.stop.load(Ordering::SeqCst) {
             return;
         }
-        let Ok(conn) = conn else {
+        let Ok((conn, _)) = conn else {
             // Out of descriptors, say: wait instead of spinning.
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(50));
             continue;
         };
         ids += 1;
         let id = ids;
-        if let Ok(c) = conn.try_clone() {
-            lock(&shared.conns).insert(id, c);
-        }
+        let Ok(c) = conn.try_clone() else {
+            continue;
+        };
+        lock(&shared.conns).insert(id, c);
         let mine = Arc::clone(shared);
         let spawned = std::thread::Builder::new()
             .name("shforge-fake-conn".into())
-            .spawn(move || {
-                serve_connection(&mine, conn);
-                lock(&mine.conns).remove(&id);
-            });
+            .spawn(move || guarded(&mine, id, conn, serve_connection));
         if spawned.is_err() {
-            lock(&shared.conns).remove(&id);
+            // No thread (out of memory or tasks): say so without blocking
+            // this loop, then close.
+            if let Some(c) = lock(&shared.conns).get(&id) {
+                let _ = c.set_nonblocking(true);
+                let body = error_json("the fake model server cannot start a thread now");
+                let mut w: &TcpStream = c;
+                let headers = [("Retry-After", "1".to_owned())];
+                let body = body.to_string();
+                let _ = http::write_full(
+                    &mut w,
+                    503,
+                    "application/json",
+                    &headers,
+                    body.as_bytes(),
+                    false,
+                    false,
+                );
+            }
+            release(shared, id);
         }
     }
 }
 
+/// Run `handler` on connection `id`; whatever happens in it, a panic
+/// included, the connection is shut down (the peer sees it closed), its
+/// entry leaves `conns` and its slot is freed. A panic is reported on
+/// stderr by the panic hook and stays in this thread.
+fn guarded(shared: &Shared, id: usize, conn: TcpStream, handler: fn(&Shared, TcpStream)) {
+    struct Slot<'a>(&'a Shared, usize);
+    impl Drop for Slot<'_> {
+        fn drop(&mut self) {
+            release(self.0, self.1);
+        }
+    }
+    let _slot = Slot(shared, id);
+    let _ = catch_unwind(AssertUnwindSafe(|| handler(shared, conn)));
+}
+
+/// Forget connection `id`: shut its socket down (any clone left anywhere
+/// is then dead too) and wake the accept loop.
+fn release(shared: &Shared, id: usize) {
+    if let Some(c) = lock(&shared.conns).remove(&id) {
+        let _ = c.shutdown(Shutdown::Both);
+    }
+    shared.slots.notify_all();
+}
+
 /// Answer requests on one connection until the client closes it, asks to,
-/// or sends something that is not HTTP.
+/// stays silent past the timeout, or sends something that is not HTTP.
 fn serve_connection(shared: &Shared, conn: TcpStream) {
     let _ = conn.set_nodelay(true);
+    let _ = conn.set_write_timeout(Some(shared.timeout));
     let Ok(read_half) = conn.try_clone() else {
         return;
     };
-    let mut reader = BufReader::new(read_half);
+    let mut reader = BufReader::new(http::Deadline::new(read_half, shared.timeout));
     let mut writer = conn;
     loop {
+        reader.get_mut().reset();
         match http::read_request(&mut reader, &mut writer) {
             Ok(None) => return,
             Ok(Some(req)) => {
                 if respond(shared, &req, &mut writer).is_err() || !req.keep_alive {
                     return;
                 }
+                if shared.stop.load(Ordering::SeqCst) {
+                    return;
+                }
             }
             Err(e) => {
-                if e.kind() == io::ErrorKind::InvalidData {
-                    let body = error_json(&format!("bad HTTP request: {e}"));
+                if let Some(status) = e.status() {
+                    let body = error_json(&e.to_string());
                     let _ = http::write_full(
                         &mut writer,
-                        400,
+                        status,
                         "application/json",
                         &[],
                         body.to_string().as_bytes(),
                         false,
                         false,
                     );
+                    linger(&writer, &mut reader);
                 }
                 return;
             }
+        }
+    }
+}
+
+/// Close after an error answer without losing it: a socket closed with
+/// unread input sends RST, which can make the peer drop the answer unread.
+/// So stop writing, then read and discard for a bounded time and amount.
+fn linger(writer: &TcpStream, reader: &mut BufReader<http::Deadline>) {
+    let _ = writer.shutdown(Shutdown::Write);
+    reader.get_mut().shorten(Duration::from_millis(500));
+    let mut sink = [0u8; 16 * 1024];
+    let mut left: usize = 1 << 20;
+    while left > 0 {
+        match reader.read(&mut sink) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => left = left.saturating_sub(n),
         }
     }
 }
@@ -339,12 +513,38 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> 
     if let Some(log) = &shared.log {
         let mut line = entry.to_string();
         line.push('\n');
-        let mut f = lock(log);
+        let mut f = lock(&log.file);
         // One write per line so concurrent requests never interleave.
-        f.write_all(line.as_bytes())?;
-        f.flush()?;
+        if let Err(e) = f.write_all(line.as_bytes()).and_then(|()| f.flush()) {
+            drop(f);
+            // A request that cannot be logged is not answered as if it had
+            // been: the client gets a 500 and the server stops (the CLI
+            // exits 1), so a test never passes on a log that lies.
+            let message = format!("cannot write log {}: {e}", log.path.display());
+            // The answer first: the CLI exits as soon as the error is known.
+            let body = error_json(&message).to_string();
+            let _ = http::write_full(
+                w,
+                500,
+                "application/json",
+                &[],
+                body.as_bytes(),
+                false,
+                false,
+            );
+            shared.fail_for_good(message.clone());
+            return Err(io::Error::other(message));
+        }
     }
     shared.served.fetch_add(1, Ordering::SeqCst);
+    if req.keep_alive {
+        // Clients that honour it close an idle connection before the
+        // server does, so none sends a request into a closing socket.
+        headers.push((
+            "Keep-Alive",
+            format!("timeout={}", shared.timeout.as_secs().max(1)),
+        ));
+    }
     match body {
         Body::Json(v) => http::write_full(
             w,
@@ -355,7 +555,12 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> 
             req.keep_alive,
             req.method == "HEAD",
         ),
-        Body::Sse(events) => http::write_sse(w, events.iter().map(String::as_str), req.keep_alive),
+        Body::Sse(events) => http::write_sse(
+            w,
+            &headers,
+            events.iter().map(String::as_str),
+            req.keep_alive,
+        ),
     }
 }
 
@@ -400,4 +605,37 @@ fn answer(
         Api::Anthropic => anthropic::reply(conv, &decision, &ctx, body),
     };
     (rendered, decision)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The guard around a connection: a handler that panics (after leaking
+    /// a clone of its socket, the way the old `conns` entry leaked one)
+    /// still leaves the peer with a closed connection, the table empty and
+    /// the panic inside the thread.
+    #[test]
+    fn a_panicking_connection_is_closed_and_forgotten() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (conn, _) = listener.accept().unwrap();
+        let shared = Arc::new(Shared::new(0, ServerConfig::default(), None));
+        lock(&shared.conns).insert(7, conn.try_clone().unwrap());
+        let mine = Arc::clone(&shared);
+        let thread = std::thread::spawn(move || {
+            guarded(&mine, 7, conn, |_, conn| {
+                std::mem::forget(conn.try_clone());
+                panic!("a forced panic in a connection handler");
+            });
+        });
+        thread.join().expect("the panic stayed inside guarded");
+        client
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut rest = Vec::new();
+        client.read_to_end(&mut rest).expect("EOF, not a hang");
+        assert!(rest.is_empty());
+        assert!(lock(&shared.conns).is_empty());
+    }
 }

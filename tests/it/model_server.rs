@@ -1429,3 +1429,364 @@ fn scripted_failures_then_the_usual_answer() {
     assert_eq!(first["reason"], "shforge-fail: scripted 429 (1 of 2)");
     assert_eq!(first["tools"][0], "exec_command");
 }
+
+// ---------------------------------------------------------------- hostile peers
+
+/// Send `raw` on a new connection and read until the server closes it (a
+/// reset after its answer counts as the close): what arrived.
+fn exchange(port: u16, raw: &[u8]) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .unwrap();
+    // The server may answer and close before the whole claim is written.
+    let _ = s.write_all(raw);
+    read_until_closed(&mut s)
+}
+
+fn read_until_closed(s: &mut TcpStream) -> String {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("reading the answer: {e} (after {got:?})"),
+        }
+    }
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// The server still answers an ordinary request.
+fn still_answers(port: u16) {
+    let got = exchange(
+        port,
+        b"GET /v1/models HTTP/1.1\r\nConnection: close\r\n\r\n",
+    );
+    assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    assert!(got.contains("fake-model"), "{got}");
+}
+
+/// Lengths a client made up: each is refused with its status (413 for
+/// sizes past the 64 MiB bound, chunk sums overflowing 64 bits included;
+/// 400 for what is not a length), the answer arrives before the close, and
+/// the server keeps answering.
+#[test]
+fn hostile_lengths_get_their_status_and_the_server_stays_up() {
+    let server = RunningServer::start(ServerConfig::default()).unwrap();
+    let port = server.port();
+    let chunked = "POST /v1/messages HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let cases: Vec<(String, &str)> = vec![
+        (format!("{chunked}ffffffffffffffff\r\nabc"), "413"),
+        (format!("{chunked}1\r\na\r\nffffffffffffffff\r\nabc"), "413"),
+        (format!("{chunked}fffffffffffffffff\r\n"), "400"),
+        (format!("{chunked}-1\r\n"), "400"),
+        (format!("{chunked}{}\r\n", "f".repeat(5000)), "400"),
+        (
+            "POST /v1/messages HTTP/1.1\r\nContent-Length: 10000000000\r\n\r\n{\"a\"".into(),
+            "413",
+        ),
+        (
+            "POST /v1/messages HTTP/1.1\r\nContent-Length: 340282366920938463463374607431768211456\r\n\r\n".into(),
+            "413",
+        ),
+        (
+            "POST /v1/messages HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 100\r\n\r\n{".into(),
+            "400",
+        ),
+        (
+            format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(70 * 1024)),
+            "431",
+        ),
+    ];
+    for (raw, status) in &cases {
+        let got = exchange(port, raw.as_bytes());
+        assert!(
+            got.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{status} expected for {:?}: {got}",
+            &raw[..raw.len().min(120)]
+        );
+        let body = got.split_once("\r\n\r\n").unwrap().1;
+        assert!(json_of(body)["error"]["message"].is_string(), "{got}");
+        still_answers(port);
+    }
+    // A claim of 64 MiB (the bound itself) with a few bytes, then the client
+    // stops sending: the body ends early, nobody is answered, no harm.
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let claim = format!(
+        "POST /v1/messages HTTP/1.1\r\nContent-Length: {}\r\n\r\nabc",
+        64 << 20
+    );
+    s.write_all(claim.as_bytes()).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(read_until_closed(&mut s), "");
+    still_answers(port);
+}
+
+/// Slowloris: a request trickled a byte at a time is cut off at the
+/// server's timeout with a 408, and an idle connection is closed without a
+/// word; meanwhile and afterwards ordinary requests are answered.
+#[test]
+fn slow_and_idle_connections_are_closed_at_the_timeout() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let server = RunningServer::start(ServerConfig {
+        timeout: std::time::Duration::from_millis(800),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let port = server.port();
+
+    let mut idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    idle.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .unwrap();
+
+    let slow = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    slow.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let mut slow = slow.try_clone().unwrap();
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let got = read_until_closed(&mut slow);
+            done.store(true, Ordering::SeqCst);
+            got
+        })
+    };
+    let mut w = slow;
+    w.write_all(b"POST /v1/messages HTTP/1.1\r\nX-Slow: ")
+        .unwrap();
+    // One byte every 50 ms, forever from the client's side: only the
+    // server's deadline can end it (bounded here so a broken server fails
+    // the test instead of hanging it).
+    let mut sent = 0;
+    while !done.load(Ordering::SeqCst) && sent < 2400 {
+        if w.write_all(b"a").is_err() {
+            break;
+        }
+        sent += 1;
+        if sent == 4 {
+            still_answers(port);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let got = reader.join().unwrap();
+    assert!(
+        got.starts_with("HTTP/1.1 408 "),
+        "after {sent} bytes: {got:?}"
+    );
+    assert!(sent < 2400, "the trickle was never cut off");
+
+    assert_eq!(
+        read_until_closed(&mut idle),
+        "",
+        "idle: closed without a word"
+    );
+    still_answers(port);
+    assert_eq!(server.error(), None);
+}
+
+/// 200 clients at once each get their answer, though at most 64
+/// connections are served together; with 64 held idle the others wait (not
+/// refused) and are served as soon as slots free.
+#[test]
+fn two_hundred_connections_at_once_and_the_cap() {
+    let server = RunningServer::start(ServerConfig::default()).unwrap();
+    let port = server.port();
+    let body = request(Api::Chat, false, "m", &pi_tools(), "hi").to_string();
+    std::thread::scope(|sc| {
+        for i in 0..200 {
+            let body = &body;
+            sc.spawn(move || {
+                let raw = format!(
+                    "POST /v1/chat/completions HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                let got = exchange(port, raw.as_bytes());
+                assert!(got.starts_with("HTTP/1.1 200"), "client {i}: {got}");
+            });
+        }
+    });
+    assert_eq!(server.requests(), 200);
+
+    // The cap: 70 idle connections, of which the server takes 64.
+    let mut held: Vec<TcpStream> = (0..70)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    let mut waited = 0;
+    while server.connections() < 64 && waited < 600 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        waited += 1;
+    }
+    assert_eq!(server.connections(), 64, "64 taken");
+    // A request now waits in the queue behind the six others; closing ten
+    // held connections frees slots for all seven.
+    let waiting = std::thread::spawn(move || {
+        exchange(
+            port,
+            b"GET /v1/models HTTP/1.1\r\nConnection: close\r\n\r\n",
+        )
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(server.connections() <= 64);
+    let still_held = held.split_off(10);
+    drop(held);
+    let got = waiting.join().unwrap();
+    assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    drop(still_held);
+}
+
+/// A `shforge fake-model-server` child, killed when dropped (an assertion
+/// failing mid-test must not leave it running).
+struct CliServer(Option<std::process::Child>);
+
+impl CliServer {
+    fn child(&mut self) -> &mut std::process::Child {
+        self.0.as_mut().unwrap()
+    }
+
+    /// Wait for it to end by itself.
+    fn wait_with_output(mut self) -> std::process::Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+
+    /// Kill it and collect what it wrote.
+    fn kill(mut self) -> std::process::Output {
+        let mut child = self.0.take().unwrap();
+        let _ = child.kill();
+        child.wait_with_output().unwrap()
+    }
+}
+
+impl Drop for CliServer {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Start `shforge fake-model-server ARGS` (under `prefix`, e.g. prlimit,
+/// with `env` added) and read its port from the listening line.
+fn start_cli(prefix: &[&str], env: &[(&str, &str)], args: &[&str]) -> (CliServer, u16) {
+    let (program, pre) = match prefix.split_first() {
+        Some((p, rest)) => (PathBuf::from(p), rest.to_vec()),
+        None => (common::shforge(), Vec::new()),
+    };
+    let mut c = Command::new(program);
+    c.args(pre);
+    if !prefix.is_empty() {
+        c.arg(common::shforge());
+    }
+    let child = c
+        .arg("fake-model-server")
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut server = CliServer(Some(child));
+    let mut line = String::new();
+    BufReader::new(server.child().stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim_end()
+        .strip_prefix("listening on http://127.0.0.1:")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("listening line: {line:?}"));
+    (server, port)
+}
+
+/// Memory: under an address-space limit of 512 MiB, twenty clients each
+/// claiming a 60 MiB body (1.2 GB if the server allocated what was claimed)
+/// and sending three bytes, plus claims of 10 GB by Content-Length and by
+/// chunk size, cost the server nothing it cannot afford: it answers the
+/// claims past the bound with 413 and an ordinary request with 200, and
+/// is still running.
+#[test]
+fn memory_under_prlimit_while_clients_claim_gigabytes() {
+    if !common::require_tool(
+        "memory_under_prlimit_while_clients_claim_gigabytes",
+        "prlimit",
+    ) {
+        return;
+    }
+    let limit = format!("--as={}", 512u64 << 20);
+    // glibc reserves 64 MiB of address space per thread arena (up to 8 per
+    // core); one arena keeps the limit about this server's allocations.
+    let (mut child, port) = start_cli(&["prlimit", &limit], &[("MALLOC_ARENA_MAX", "1")], &[]);
+    let claims: Vec<TcpStream> = (0..20)
+        .map(|_| {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(
+                format!(
+                    "POST /v1/messages HTTP/1.1\r\nContent-Length: {}\r\n\r\nabc",
+                    60u64 << 20
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+            s
+        })
+        .collect();
+    // Each claim is read (three bytes) before these are answered.
+    still_answers(port);
+    let got = exchange(
+        port,
+        b"POST /v1/messages HTTP/1.1\r\nContent-Length: 10737418240\r\n\r\nabc",
+    );
+    assert!(got.starts_with("HTTP/1.1 413 "), "{got}");
+    let got = exchange(
+        port,
+        b"POST /v1/messages HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n280000000\r\nabc",
+    );
+    assert!(got.starts_with("HTTP/1.1 413 "), "{got}");
+    still_answers(port);
+    assert!(
+        child.child().try_wait().unwrap().is_none(),
+        "the server died"
+    );
+    drop(claims);
+    let out = child.kill();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A log that cannot be written (`/dev/full`: every write is ENOSPC): the
+/// request is answered 500, stderr says which log and why in one line, and
+/// the CLI exits 1.
+#[test]
+fn an_unwritable_log_stops_the_cli_with_exit_1() {
+    let (child, port) = start_cli(&[], &[], &["--log", "/dev/full"]);
+    let body = request(Api::Anthropic, false, "m", &claude_tools(), "hi").to_string();
+    let got = exchange(
+        port,
+        format!(
+            "POST /v1/messages HTTP/1.1\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    assert!(got.starts_with("HTTP/1.1 500 "), "{got}");
+    assert!(got.contains("cannot write log /dev/full"), "{got}");
+    let out = child.wait_with_output();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("shforge: cannot write log /dev/full: "),
+        "{err}"
+    );
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "port {port} still open"
+    );
+}
