@@ -463,6 +463,48 @@ pub fn write_sse<'a>(
     w.flush()
 }
 
+/// A scripted cut: the head of a chunked `text/event-stream` and `events`,
+/// then nothing more (no terminating chunk); the caller closes.
+pub fn write_cut_sse<'a>(
+    w: &mut impl Write,
+    headers: &[(&str, String)],
+    events: impl IntoIterator<Item = &'a str>,
+) -> io::Result<()> {
+    let mut head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n".to_owned();
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    w.write_all(head.as_bytes())?;
+    for event in events {
+        write!(w, "{:x}\r\n{event}\r\n", event.len())?;
+    }
+    w.flush()
+}
+
+/// A scripted cut of a whole response: the head announces all of `body`,
+/// half of it is sent; the caller closes.
+pub fn write_cut_json(
+    w: &mut impl Write,
+    status: u16,
+    headers: &[(&str, String)],
+    body: &[u8],
+) -> io::Result<()> {
+    let mut out = Vec::new();
+    write_full(
+        &mut out,
+        status,
+        "application/json",
+        headers,
+        body,
+        false,
+        true,
+    )?;
+    out.extend_from_slice(&body[..body.len() / 2]);
+    w.write_all(&out)?;
+    w.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,16 +3,18 @@
 //!
 //! It speaks OpenAI Chat Completions (`/v1/chat/completions`), OpenAI
 //! Responses (`/v1/responses`) and Anthropic Messages (`/v1/messages`), as
-//! JSON or as SSE when the body says `"stream": true`, and lists one model at
-//! `GET /v1/models`. Every answer follows [`script::decide`]: text when no
+//! JSON or as SSE when the body says `"stream": true`, the Gemini API
+//! (`/v1beta/models/M:generateContent`, `:streamGenerateContent?alt=sse`),
+//! and lists one model at `GET /v1/models` (and `GET /v1beta/models`). Every answer follows [`script::decide`]: text when no
 //! tools are offered, `done` once a tool result is in the conversation, and
 //! otherwise exactly one tool call that writes a token to a target file.
 //!
 //! * [`http`] — reading requests and writing responses;
 //! * [`script`] — the decision and the tool arguments;
-//! * [`chat`], [`responses`], [`anthropic`] — one wire format each;
+//! * [`chat`], [`responses`], [`anthropic`], [`gemini`] — one wire format each;
 //! * [`wire`] — what the formats share;
-//! * [`fail`] — scripted error answers (`shforge-fail=429:retry-after=1`);
+//! * [`fail`] — scripted error answers in each API's own shape
+//!   (`shforge-fail=429:retry-after=1`, `context`, `cut`, ...);
 //! * [`cli`] — `shforge fake-model-server`.
 //!
 //! ```no_run
@@ -29,6 +31,7 @@ pub mod anthropic;
 pub mod chat;
 pub mod cli;
 pub mod fail;
+pub mod gemini;
 pub mod http;
 pub mod responses;
 pub mod script;
@@ -46,9 +49,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
-
-// The same three wire APIs, under the names the session builder uses.
-use crate::harness::Api;
 
 pub use script::{Decision, Directives, Prefer};
 
@@ -368,7 +368,7 @@ fn serve_connection(shared: &Shared, conn: TcpStream) {
         match http::read_request(&mut reader, &mut writer) {
             Ok(None) => return,
             Ok(Some(req)) => {
-                if respond(shared, &req, &mut writer).is_err() || !req.keep_alive {
+                if !respond(shared, &req, &mut writer).unwrap_or(false) {
                     return;
                 }
                 if shared.stop.load(Ordering::SeqCst) {
@@ -411,18 +411,52 @@ fn linger(writer: &TcpStream, reader: &mut BufReader<http::Deadline>) {
     }
 }
 
+/// The wire APIs the server speaks (the session builder's `harness::Api`
+/// has the first three; Gemini is served here before any profile uses it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// OpenAI Chat Completions.
+    Chat,
+    /// OpenAI Responses.
+    Responses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini `generateContent`.
+    Gemini,
+}
+
+impl Wire {
+    /// `chat`, `responses`, `anthropic` or `gemini`, as logged.
+    pub fn name(self) -> &'static str {
+        match self {
+            Wire::Chat => "chat",
+            Wire::Responses => "responses",
+            Wire::Anthropic => "anthropic",
+            Wire::Gemini => "gemini",
+        }
+    }
+}
+
 enum Route {
-    Model(Api),
+    Model(Wire),
+    Gemini(gemini::Method),
     Models,
+    GeminiModels,
     NotFound,
 }
 
 fn route(method: &str, path: &str) -> Route {
+    if let Some(m) = gemini::method(path).filter(|_| method == "POST") {
+        return Route::Gemini(m);
+    }
+    if matches!(method, "GET" | "HEAD") && matches!(path, "/v1beta/models" | "/v1alpha/models") {
+        return Route::GeminiModels;
+    }
     let path = path.strip_prefix("/v1").unwrap_or(path);
     match (method, path) {
-        ("POST", "/chat/completions") => Route::Model(Api::Chat),
-        ("POST", "/responses") => Route::Model(Api::Responses),
-        ("POST", "/messages") => Route::Model(Api::Anthropic),
+        ("POST", "/chat/completions") => Route::Model(Wire::Chat),
+        ("POST", "/responses") => Route::Model(Wire::Responses),
+        ("POST", "/messages") => Route::Model(Wire::Anthropic),
         ("GET" | "HEAD", "/models") => Route::Models,
         _ => Route::NotFound,
     }
@@ -433,7 +467,39 @@ fn error_json(message: &str) -> Value {
     json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}})
 }
 
-fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> {
+/// An error in the shape of `wire` (Gemini's differs from the others).
+fn wire_error(wire: Wire, status: u16, message: &str) -> Value {
+    match wire {
+        Wire::Gemini => json!({"error": {
+            "code": status, "message": message, "status": fail::google_status(status),
+        }}),
+        _ => error_json(message),
+    }
+}
+
+/// What to send back.
+struct Reply {
+    status: u16,
+    headers: Vec<(&'static str, String)>,
+    body: Body,
+    /// Send only this many SSE events (or half the JSON body), then close:
+    /// a scripted stream cut.
+    cut: Option<usize>,
+}
+
+impl Reply {
+    fn new(status: u16, body: Body) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body,
+            cut: None,
+        }
+    }
+}
+
+/// Answer one request. `Ok(true)` when the connection may serve another.
+fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<bool> {
     let parsed: Option<Value> = serde_json::from_slice(&req.body).ok();
     let mut entry = json!({
         "method": req.method,
@@ -452,16 +518,15 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> 
             None => Value::String(String::from_utf8_lossy(&req.body).into_owned()),
         },
     });
-    let mut headers = Vec::new();
-    let (status, body) = match route(&req.method, &req.path) {
-        Route::NotFound => (
+    let mut reply = match route(&req.method, &req.path) {
+        Route::NotFound => Reply::new(
             404,
             Body::Json(error_json(&format!(
                 "no route for {} {}",
                 req.method, req.path
             ))),
         ),
-        Route::Models => (
+        Route::Models => Reply::new(
             200,
             Body::Json(json!({
                 "object": "list",
@@ -473,42 +538,32 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> 
                 "last_id": "fake-model",
             })),
         ),
-        Route::Model(api) => {
-            entry["api"] = json!(api.name());
-            match parsed.as_ref().filter(|v| v.is_object()) {
-                None => (400, Body::Json(error_json("the body is not a JSON object"))),
-                Some(v) => {
-                    let conv = conversation(api, v);
-                    entry["stream"] = json!(conv.stream);
-                    entry["model"] = json!(conv.model);
-                    entry["tools"] = json!(conv.tools.iter().map(|t| &t.name).collect::<Vec<_>>());
-                    let failure =
-                        fail::Failure::from_texts(conv.user_texts.iter().map(String::as_str))
-                            .and_then(|f| Some((f, shared.failures.fails(&conv.user_texts, &f)?)));
-                    if let Some((f, n)) = failure {
-                        let body = f.body(n);
-                        entry["decision"] = json!("fail");
-                        entry["reason"] = body["error"]["message"].clone();
-                        if let Some(secs) = f.retry_after {
-                            headers.push(("Retry-After", secs.to_string()));
-                        }
-                        (f.status, Body::Json(body))
-                    } else {
-                        let (body, decision) = answer(shared, api, &conv, v, req.body.len());
-                        entry["decision"] = json!(decision.label());
-                        match &decision {
-                            Decision::Tool(call) => {
-                                entry["tool"] = json!(call.name);
-                                entry["arguments"] = Value::Object(call.arguments.clone());
-                            }
-                            Decision::Done { reason } => entry["reason"] = json!(reason),
-                            Decision::Text => {}
-                        }
-                        (200, body)
-                    }
-                }
-            }
+        Route::GeminiModels => Reply::new(
+            200,
+            Body::Json(json!({"models": [{
+                "name": "models/fake-model", "displayName": "Fake Model",
+                "inputTokenLimit": 1_048_576, "outputTokenLimit": 65_536,
+                "supportedGenerationMethods": ["generateContent", "countTokens"],
+            }]})),
+        ),
+        Route::Gemini(m) if m.count => {
+            entry["api"] = json!(Wire::Gemini.name());
+            entry["model"] = json!(m.model);
+            entry["decision"] = json!("count");
+            Reply::new(200, Body::Json(gemini::count_tokens(req.body.len())))
         }
+        Route::Gemini(m) => {
+            let sse = req.query_param("alt") == Some("sse");
+            model_reply(
+                shared,
+                req,
+                parsed.as_ref(),
+                Wire::Gemini,
+                Some((&m, sse)),
+                &mut entry,
+            )
+        }
+        Route::Model(wire) => model_reply(shared, req, parsed.as_ref(), wire, None, &mut entry),
     };
     if let Some(log) = &shared.log {
         let mut line = entry.to_string();
@@ -537,52 +592,138 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<()> 
         }
     }
     shared.served.fetch_add(1, Ordering::SeqCst);
-    if req.keep_alive {
+    let keep_alive = req.keep_alive && reply.cut.is_none();
+    if keep_alive {
         // Clients that honour it close an idle connection before the
         // server does, so none sends a request into a closing socket.
-        headers.push((
+        reply.headers.push((
             "Keep-Alive",
             format!("timeout={}", shared.timeout.as_secs().max(1)),
         ));
     }
-    match body {
-        Body::Json(v) => http::write_full(
+    match (reply.body, reply.cut) {
+        (Body::Json(v), None) => http::write_full(
             w,
-            status,
+            reply.status,
             "application/json",
-            &headers,
+            &reply.headers,
             v.to_string().as_bytes(),
-            req.keep_alive,
+            keep_alive,
             req.method == "HEAD",
-        ),
-        Body::Sse(events) => http::write_sse(
+        )?,
+        (Body::Sse(events), None) => http::write_sse(
             w,
-            &headers,
+            &reply.headers,
             events.iter().map(String::as_str),
-            req.keep_alive,
-        ),
+            keep_alive,
+        )?,
+        (Body::Json(v), Some(_)) => {
+            http::write_cut_json(w, reply.status, &reply.headers, v.to_string().as_bytes())?;
+        }
+        (Body::Sse(events), Some(n)) => {
+            http::write_cut_sse(w, &reply.headers, events.iter().take(n).map(String::as_str))?;
+        }
     }
+    Ok(keep_alive)
 }
 
-/// What a model request asks, whatever its wire format.
-fn conversation(api: Api, body: &Value) -> Conversation {
-    let mut conv = match api {
-        Api::Chat => chat::conversation(body),
-        Api::Responses => responses::conversation(body),
-        Api::Anthropic => anthropic::conversation(body),
+/// The answer to a model request of `wire` (for Gemini, the path's method
+/// and whether `alt=sse` was asked): a scripted failure or the script's
+/// decision, with the log entry filled in.
+fn model_reply(
+    shared: &Shared,
+    req: &Request,
+    parsed: Option<&Value>,
+    wire: Wire,
+    gemini_path: Option<(&gemini::Method, bool)>,
+    entry: &mut Value,
+) -> Reply {
+    entry["api"] = json!(wire.name());
+    let Some(v) = parsed.filter(|v| v.is_object()) else {
+        return Reply::new(
+            400,
+            Body::Json(wire_error(wire, 400, "the body is not a JSON object")),
+        );
     };
-    conv.model = body["model"].as_str().unwrap_or("fake-model").to_owned();
-    conv.stream = body["stream"] == json!(true);
+    let conv = conversation(wire, v, gemini_path.map(|(m, _)| m));
+    entry["stream"] = json!(conv.stream);
+    entry["model"] = json!(conv.model);
+    entry["tools"] = json!(conv.tools.iter().map(|t| &t.name).collect::<Vec<_>>());
+    let failure = fail::Failure::from_texts(conv.user_texts.iter().map(String::as_str))
+        .and_then(|f| Some((f, shared.failures.fails(&conv.user_texts, &f)?)));
+    if let Some((f, n)) = failure
+        && let Some(err) = f.answer(wire, &conv.model, n)
+    {
+        entry["decision"] = json!("fail");
+        entry["reason"] = json!(err.message);
+        return Reply {
+            status: err.status,
+            headers: err.headers,
+            body: Body::Json(err.body),
+            cut: None,
+        };
+    }
+    let sse = gemini_path.is_some_and(|(_, sse)| sse);
+    let (body, decision) = answer(shared, wire, &conv, v, req.body.len(), sse);
+    entry["decision"] = json!(decision.label());
+    match &decision {
+        Decision::Tool(call) => {
+            entry["tool"] = json!(call.name);
+            entry["arguments"] = Value::Object(call.arguments.clone());
+        }
+        Decision::Done { reason } => entry["reason"] = json!(reason),
+        Decision::Text => {}
+    }
+    let mut reply = Reply::new(200, body);
+    // A scripted cut: the decision is made (and logged) but only part of it
+    // is sent.
+    if let Some((f, _)) = failure {
+        let events = match &reply.body {
+            Body::Sse(events) => events.len(),
+            Body::Json(_) => 2,
+        };
+        if let Some(n) = f.cut_after(events) {
+            entry["decision"] = json!("fail");
+            entry["reason"] = json!(match &reply.body {
+                Body::Sse(_) => format!("shforge-fail: stream cut after {n} of {events} events"),
+                Body::Json(_) => "shforge-fail: body cut half way".to_owned(),
+            });
+            reply.cut = Some(n);
+        }
+    }
+    reply
+}
+
+/// What a model request asks, whatever its wire format. Gemini names the
+/// model and the streaming in the path.
+fn conversation(wire: Wire, body: &Value, gemini_path: Option<&gemini::Method>) -> Conversation {
+    let mut conv = match wire {
+        Wire::Chat => chat::conversation(body),
+        Wire::Responses => responses::conversation(body),
+        Wire::Anthropic => anthropic::conversation(body),
+        Wire::Gemini => gemini::conversation(body),
+    };
+    match gemini_path {
+        Some(m) => {
+            conv.model = m.model.clone();
+            conv.stream = m.stream;
+        }
+        None => {
+            conv.model = body["model"].as_str().unwrap_or("fake-model").to_owned();
+            conv.stream = body["stream"] == json!(true);
+        }
+    }
     conv
 }
 
 /// Decide and render one model request.
 fn answer(
     shared: &Shared,
-    api: Api,
+    wire: Wire,
     conv: &Conversation,
     body: &Value,
     body_len: usize,
+    sse: bool,
 ) -> (Body, Decision) {
     let decision = script::decide(conv, &shared.defaults);
     let out_len = match &decision {
@@ -599,10 +740,11 @@ fn answer(
             output: (out_len as u64 / 4).max(1),
         },
     };
-    let rendered = match api {
-        Api::Chat => chat::reply(conv, &decision, &ctx, body),
-        Api::Responses => responses::reply(conv, &decision, &ctx, body),
-        Api::Anthropic => anthropic::reply(conv, &decision, &ctx, body),
+    let rendered = match wire {
+        Wire::Chat => chat::reply(conv, &decision, &ctx, body),
+        Wire::Responses => responses::reply(conv, &decision, &ctx, body),
+        Wire::Anthropic => anthropic::reply(conv, &decision, &ctx, body),
+        Wire::Gemini => gemini::reply(conv, &decision, &ctx, sse),
     };
     (rendered, decision)
 }
