@@ -500,6 +500,21 @@ impl Reply {
 
 /// Answer one request. `Ok(true)` when the connection may serve another.
 fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<bool> {
+    if json_values(&req.body) > MAX_JSON_VALUES {
+        let message =
+            format!("the body holds more than {MAX_JSON_VALUES} JSON values; it is not parsed");
+        let body = error_json(&message).to_string();
+        http::write_full(
+            w,
+            413,
+            "application/json",
+            &[],
+            body.as_bytes(),
+            false,
+            false,
+        )?;
+        return Ok(false);
+    }
     let parsed: Option<Value> = serde_json::from_slice(&req.body).ok();
     let mut entry = json!({
         "method": req.method,
@@ -512,11 +527,6 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<bool
         "tool": null,
         "arguments": null,
         "reason": null,
-        "body": match &parsed {
-            Some(v) => v.clone(),
-            None if req.body.is_empty() => Value::Null,
-            None => Value::String(String::from_utf8_lossy(&req.body).into_owned()),
-        },
     });
     let mut reply = match route(&req.method, &req.path) {
         Route::NotFound => Reply::new(
@@ -566,11 +576,10 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<bool
         Route::Model(wire) => model_reply(shared, req, parsed.as_ref(), wire, None, &mut entry),
     };
     if let Some(log) = &shared.log {
-        let mut line = entry.to_string();
-        line.push('\n');
+        let line = log_line(&entry, parsed.as_ref(), &req.body);
         let mut f = lock(&log.file);
         // One write per line so concurrent requests never interleave.
-        if let Err(e) = f.write_all(line.as_bytes()).and_then(|()| f.flush()) {
+        if let Err(e) = f.write_all(&line).and_then(|()| f.flush()) {
             drop(f);
             // A request that cannot be logged is not answered as if it had
             // been: the client gets a 500 and the server stops (the CLI
@@ -625,6 +634,54 @@ fn respond(shared: &Shared, req: &Request, w: &mut TcpStream) -> io::Result<bool
         }
     }
     Ok(keep_alive)
+}
+
+/// Most JSON values a body may hold before it is parsed. A parsed value
+/// takes 32 bytes and more, so a 64 MiB body of `[0,0,0,…]` would parse
+/// into over a gigabyte (measured: 1.2 GB peak for 60 MiB); two million
+/// values bound a parse to about a hundred MiB, and a real agent's request
+/// (a megabyte or so of conversation) holds tens of thousands.
+const MAX_JSON_VALUES: usize = 2 << 20;
+
+/// An upper bound on the values in a JSON text: its separators and
+/// openings outside strings, plus one.
+fn json_values(body: &[u8]) -> usize {
+    let (mut n, mut in_string, mut escaped) = (1usize, false, false);
+    for &b in body {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b',' | b':' | b'[' | b'{' => n += 1,
+                _ => {}
+            }
+        }
+    }
+    n
+}
+
+/// One log line: `entry` with the request's `body` added — the parsed
+/// JSON, else the text, else null — serialized from the parse in place
+/// rather than copied into `entry` (a hostile 64 MiB body can parse into
+/// a gigabyte of values; once is enough).
+fn log_line(entry: &Value, parsed: Option<&Value>, raw: &[u8]) -> Vec<u8> {
+    let mut line = entry.to_string().into_bytes();
+    line.pop(); // the closing brace of a non-empty object
+    line.extend_from_slice(b",\"body\":");
+    let body = match parsed {
+        Some(v) => serde_json::to_vec(v),
+        None if raw.is_empty() => Ok(b"null".to_vec()),
+        None => serde_json::to_vec(&String::from_utf8_lossy(raw)),
+    };
+    line.extend(body.unwrap_or_else(|_| b"null".to_vec()));
+    line.extend_from_slice(b"}\n");
+    line
 }
 
 /// The answer to a model request of `wire` (for Gemini, the path's method
@@ -757,6 +814,13 @@ mod tests {
     /// a clone of its socket, the way the old `conns` entry leaked one)
     /// still leaves the peer with a closed connection, the table empty and
     /// the panic inside the thread.
+    #[test]
+    fn json_values_counts_outside_strings() {
+        assert_eq!(json_values(b"0"), 1);
+        assert_eq!(json_values(br#"{"a":[1,2]}"#), 5);
+        assert_eq!(json_values(br#"["a,b:[{", "\",["]"#), 3);
+    }
+
     #[test]
     fn a_panicking_connection_is_closed_and_forgotten() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();

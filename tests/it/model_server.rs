@@ -1514,6 +1514,17 @@ fn hostile_lengths_get_their_status_and_the_server_stays_up() {
             format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(70 * 1024)),
             "431",
         ),
+        // 6 MiB that would parse into three million values (about 100 MiB).
+        {
+            let body = format!("[{}0]", "0,".repeat(3 << 20));
+            (
+                format!(
+                    "POST /v1/messages HTTP/1.1\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                ),
+                "413",
+            )
+        },
     ];
     for (raw, status) in &cases {
         let got = exchange(port, raw.as_bytes());
