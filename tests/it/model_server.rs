@@ -1318,6 +1318,8 @@ fn cli_errors() {
         &["--prefer", "both"][..],
         &["--port", "65536"],
         &["--port", "x"],
+        &["--timeout", "0"],
+        &["--timeout", "-1"],
         &["--bogus"],
     ] {
         let out = run(bad);
