@@ -105,6 +105,9 @@ enum Command {
         /// write or shell: which kind of tool to use when both are offered.
         #[arg(long)]
         prefer: Option<Prefer>,
+        /// Seconds a request may take to arrive (and a connection may idle).
+        #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
+        timeout: u64,
     },
     /// Install and run real harness CLIs against the fake model server; print a table.
     Smoke {
@@ -261,6 +264,7 @@ fn run(command: Command) -> Result<u8> {
             token,
             target,
             prefer,
+            timeout,
         } => {
             let defaults = Directives {
                 token,
@@ -271,6 +275,8 @@ fn run(command: Command) -> Result<u8> {
                 port,
                 log,
                 defaults,
+                timeout: std::time::Duration::from_secs(timeout),
+                ..ServerConfig::default()
             })? {}
         }
         Command::Harness(args) => harness(*args),

@@ -7,7 +7,8 @@ use std::io::{self, Write as _};
 use super::{RunningServer, ServerConfig};
 
 /// Serve `cfg` until the process is killed. Returns only on an error
-/// (the port is taken, the log cannot be opened, stdout is gone).
+/// (the port is taken, the log cannot be opened or written, stdout is gone);
+/// the caller prints it and exits 1.
 pub fn serve(cfg: ServerConfig) -> io::Result<Infallible> {
     // TERM and INT must end the server even when the caller started it with
     // INT ignored (a `&` job of a non-interactive shell): restore the defaults.
@@ -21,7 +22,5 @@ pub fn serve(cfg: ServerConfig) -> io::Result<Infallible> {
     writeln!(out, "listening on {}", server.base_url())?;
     out.flush()?;
     drop(out);
-    loop {
-        std::thread::park();
-    }
+    Err(server.wait())
 }

@@ -321,8 +321,11 @@ pub fn write_command(token: &str, target: &str) -> Result<Raw, QuoteError> {
 /// Whether a property schema's `type` is (or includes) `ty`.
 fn type_is(schema: &Value, ty: &str) -> bool {
     match schema.get("type") {
-        Some(Value::String(t)) => t == ty,
-        Some(Value::Array(ts)) => ts.iter().any(|t| t == ty),
+        // Gemini's OpenAPI-style schemas say `STRING`, `OBJECT`.
+        Some(Value::String(t)) => t.eq_ignore_ascii_case(ty),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .any(|t| t.as_str().is_some_and(|t| t.eq_ignore_ascii_case(ty))),
         _ => false,
     }
 }
