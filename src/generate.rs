@@ -179,7 +179,13 @@ fn expected_files(outputs: &[Output]) -> Vec<(String, String)> {
 /// that is not a regular file is refused ([`FileError::exit_code`] 2).
 pub fn write_dir(dir: &Path, outputs: &[Output]) -> Result<(), FileError> {
     let old = listed_in_manifest(dir);
-    for (path, content) in expected_files(outputs) {
+    let expected = expected_files(outputs);
+    // Every target is checked before any is written, so a refused one
+    // leaves DIR as it was rather than half regenerated.
+    for (path, _) in &expected {
+        files::check_target(&dir.join(path))?;
+    }
+    for (path, content) in expected {
         let mode = if path.ends_with(".sh") {
             Mode::Executable
         } else {

@@ -334,6 +334,8 @@ fn a_target_that_is_not_a_regular_file_is_refused_and_left() {
             );
             assert_eq!(kind(&out), before, "{label}: the target changed");
             if !inner(&w).is_empty() {
+                // Refused before any file was written: DIR holds only it.
+                assert_eq!(fs::read_dir(&target).unwrap().count(), 1, "{label}");
                 fs::rename(&out, &at).unwrap();
             }
         }
