@@ -2,7 +2,8 @@
 //! JSON object of 10,000 and of 100,000 keys into a parameter file, and
 //! their ratio. Linear work gives a ratio near 10; the duplicate-key check
 //! it replaced (a scan of the keys seen so far) gave near 100 (100,000 keys
-//! took 12 s).
+//! took 12 s). Measured on 2 shared cores: 8.9 ms and 128.6 ms, ratio 14.5;
+//! the old scan, debug build, through the CLI: 1.1 s and 117 s, ratio 106.
 //!
 //! Run: `cargo run --release --example bench_params`
 

@@ -209,4 +209,14 @@ mod tests {
             assert!(matches!(parse(bad), Err(ParamsError::Json(_))), "{bad}");
         }
     }
+
+    #[test]
+    fn a_duplicate_among_many_keys_is_named() {
+        let mut json = String::from("{");
+        for i in 0..100_000 {
+            json.push_str(&format!("\"K{i}\":\"v\","));
+        }
+        json.push_str("\"K99\":\"again\"}");
+        assert_eq!(parse(&json), Err(ParamsError::Duplicate("K99".into())));
+    }
 }
