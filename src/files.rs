@@ -8,7 +8,9 @@
 //! An existing target that is not a regular file (a directory, device, FIFO,
 //! socket, or a symlink to one) is refused and left as it was. A symlink to
 //! a regular file is replaced by the new file: the rename never writes
-//! through the link.
+//! through the link. A whole directory is written the same way by
+//! [`write_dir_atomic`]: into a directory created exclusively under a random
+//! name beside the target, renamed into place.
 //!
 //! Inputs: a path must name a regular file no larger than its [`Bound`];
 //! directories, devices, FIFOs and sockets are refused at once (the file is
@@ -48,8 +50,10 @@ impl Bound {
     pub const SQLITE_DB: Bound = Bound::mib("a session database", 1024);
     /// One value (text or blob) read out of a session database.
     pub const SQLITE_VALUE: Bound = Bound::mib("a database value", 64);
-    /// A script checked by `shforge lint`.
+    /// A script checked by `shforge lint`, or one `shforge check` compares.
     pub const SCRIPT: Bound = Bound::mib("a script", 16);
+    /// An askama template checked by `shforge lint-templates`.
+    pub const TEMPLATE: Bound = Bound::mib("a template", 16);
 
     const fn mib(what: &'static str, mib: u64) -> Bound {
         Bound {
@@ -117,6 +121,29 @@ pub enum FileError {
 }
 
 impl FileError {
+    /// The cause alone, without the path: for a caller whose own error
+    /// already names the path (so the path is not printed twice).
+    pub fn into_cause(self) -> io::Error {
+        match self {
+            FileError::Read { source, .. } | FileError::Write { source, .. } => source,
+            FileError::TargetNotRegular { kind, .. } => io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("refusing to replace {kind}"),
+            ),
+            FileError::InputNotRegular { kind, .. } => io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("not a regular file ({kind})"),
+            ),
+            FileError::TooLarge { bound, .. } => io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!(
+                    "larger than {bound}, the most shforge reads of {}",
+                    bound.what
+                ),
+            ),
+        }
+    }
+
     /// The exit code: 2 for input the user must change (a refused or
     /// oversized file, an unreadable input), 1 for a write that failed.
     pub fn exit_code(&self) -> u8 {
@@ -199,23 +226,42 @@ pub fn check_target(path: &Path) -> Result<(), FileError> {
     }
 }
 
-/// Write `content` to `path` atomically (see the module docs); missing
-/// parent directories are created.
-pub fn write_atomic(path: &Path, content: &[u8], mode: Mode) -> Result<(), FileError> {
-    check_target(path)?;
-    let failed = |source: io::Error| FileError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
+/// The cause alone: tempfile wraps its errors as "CAUSE at path
+/// \".NAME.XXXX.tmp\"", a second path the user never named (and the wrapper
+/// hides the OS error, so only its text can be cut).
+fn bare(e: io::Error) -> io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    match e.to_string().split_once(" at path \"") {
+        Some((cause, _)) => io::Error::new(e.kind(), cause.to_owned()),
+        None => e,
+    }
+}
+
+/// The directory `path` is created in, and its final name.
+fn parent_and_name(path: &Path) -> Result<(&Path, String), io::Error> {
     let name = path
         .file_name()
-        .ok_or_else(|| failed(io::Error::other("the path has no file name")))?
+        .ok_or_else(|| io::Error::other("the path has no file name"))?
         .to_string_lossy()
         .into_owned();
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    Ok((parent, name))
+}
+
+/// Write `content` to `path` atomically (see the module docs); missing
+/// parent directories are created.
+pub fn write_atomic(path: &Path, content: &[u8], mode: Mode) -> Result<(), FileError> {
+    check_target(path)?;
+    let failed = |source: io::Error| FileError::Write {
+        path: path.to_path_buf(),
+        source: bare(source),
+    };
+    let (parent, name) = parent_and_name(path).map_err(failed)?;
     fs::create_dir_all(parent).map_err(failed)?;
     // tempfile creates with O_CREAT|O_EXCL (a link at the name fails, it is
     // never followed) under a random name, mode 0600 until it is whole.
@@ -233,6 +279,82 @@ pub fn write_atomic(path: &Path, content: &[u8], mode: Mode) -> Result<(), FileE
     // A FIFO or device swapped in since the check would be replaced, not
     // written through: rename(2) never opens its target.
     tmp.persist(path).map_err(|e| failed(e.error))?;
+    Ok(())
+}
+
+/// Refuse an existing directory target that is anything but an empty
+/// directory (a symlink, even to an empty directory, is refused: the
+/// rename would not replace it).
+pub fn check_dir_target(path: &Path) -> Result<(), FileError> {
+    let refuse = |kind: String| FileError::TargetNotRegular {
+        path: path.to_path_buf(),
+        kind,
+    };
+    let failed = |source: io::Error| FileError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(failed(e)),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(refuse(match fs::metadata(path) {
+            Ok(t) => format!("a symlink to {}", kind_of(&t)),
+            Err(_) => "a dangling symlink".to_owned(),
+        }));
+    }
+    if !meta.is_dir() {
+        return Err(refuse(kind_of(&meta).to_owned()));
+    }
+    if fs::read_dir(path).map_err(failed)?.next().is_some() {
+        return Err(refuse("a directory that is not empty".to_owned()));
+    }
+    Ok(())
+}
+
+/// Write a whole directory at `path` atomically: `fill` populates a
+/// directory created exclusively (`mkdir`, a random name, beside `path`),
+/// which is then renamed over `path`. `path` must be absent or an empty
+/// directory ([`check_dir_target`]); on any failure the temporary
+/// directory is removed and `path` is left as it was. `fill` gets the
+/// temporary directory and reports its own failures (naming the user's
+/// path, not the temporary one).
+pub fn write_dir_atomic(
+    path: &Path,
+    fill: impl FnOnce(&Path) -> Result<(), FileError>,
+) -> Result<(), FileError> {
+    check_dir_target(path)?;
+    let failed = |source: io::Error| FileError::Write {
+        path: path.to_path_buf(),
+        source: bare(source),
+    };
+    let (parent, name) = parent_and_name(path).map_err(failed)?;
+    fs::create_dir_all(parent).map_err(failed)?;
+    // mkdir(2) fails on anything already at the name: never reused, never
+    // followed. Dropped (and so removed) on every early return below.
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".partial")
+        .rand_bytes(12)
+        .permissions(fs::Permissions::from_mode(0o755))
+        .tempdir_in(parent)
+        .map_err(failed)?;
+    fill(tmp.path())?;
+    // rename(2) of a directory replaces only an empty directory (or
+    // nothing); a target filled or swapped since the check fails it.
+    fs::rename(tmp.path(), path).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOTDIR | libc::EISDIR) => {
+            FileError::TargetNotRegular {
+                path: path.to_path_buf(),
+                kind: "something other than an empty directory".to_owned(),
+            }
+        }
+        _ => failed(e),
+    })?;
+    // Renamed: there is nothing left for the guard to remove.
+    let _ = tmp.keep();
     Ok(())
 }
 
@@ -270,7 +392,7 @@ pub fn read_bounded(path: &Path, bound: Bound) -> Result<Vec<u8>, FileError> {
     if meta.len() > bound.max {
         return Err(too_large());
     }
-    read_up_to(file, bound).map_err(|e| match e {
+    read_up_to(file, bound, meta.len()).map_err(|e| match e {
         Overflow::Io(source) => FileError::Read {
             path: path.to_path_buf(),
             source,
@@ -281,17 +403,33 @@ pub fn read_bounded(path: &Path, bound: Bound) -> Result<Vec<u8>, FileError> {
 
 /// [`read_bounded`], as UTF-8 text.
 pub fn read_text(path: &Path, bound: Bound) -> Result<String, FileError> {
-    let bytes = read_bounded(path, bound)?;
+    utf8(path, read_bounded(path, bound)?)
+}
+
+/// [`read_path_or_stdin`], as UTF-8 text.
+pub fn read_text_or_stdin(path: &Path, bound: Bound) -> Result<String, FileError> {
+    let shown = if path == Path::new("-") {
+        Path::new(STDIN)
+    } else {
+        path
+    };
+    utf8(shown, read_path_or_stdin(path, bound)?)
+}
+
+fn utf8(path: &Path, bytes: Vec<u8>) -> Result<String, FileError> {
     String::from_utf8(bytes).map_err(|_| FileError::Read {
         path: path.to_path_buf(),
         source: io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"),
     })
 }
 
+/// How messages name `-`.
+const STDIN: &str = "standard input";
+
 /// Read standard input to its end, up to `bound`.
 pub fn read_stdin(bound: Bound) -> Result<Vec<u8>, FileError> {
-    let path = PathBuf::from("standard input");
-    read_up_to(io::stdin().lock(), bound).map_err(|e| match e {
+    let path = PathBuf::from(STDIN);
+    read_up_to(io::stdin().lock(), bound, 0).map_err(|e| match e {
         Overflow::Io(source) => FileError::Read { path, source },
         Overflow::TooLarge => FileError::TooLarge { path, bound },
     })
@@ -311,8 +449,12 @@ enum Overflow {
     TooLarge,
 }
 
-fn read_up_to(reader: impl Read, bound: Bound) -> Result<Vec<u8>, Overflow> {
-    let mut bytes = Vec::new();
+/// Read to the end, at most `bound.max + 1` bytes. `size` is what the file
+/// claims (0 when unknown): reserving it up front keeps a file near its
+/// bound from doubling the buffer past it.
+fn read_up_to(reader: impl Read, bound: Bound, size: u64) -> Result<Vec<u8>, Overflow> {
+    let reserve = size.min(bound.max).saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
     reader
         .take(bound.max.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -443,5 +585,120 @@ mod tests {
         );
         fs::write(&big, vec![b'x'; 10]).unwrap();
         assert_eq!(read_bounded(&big, bound).unwrap().len(), 10);
+    }
+
+    #[test]
+    fn write_dir_replaces_nothing_or_an_empty_directory() {
+        let d = tempfile::tempdir().unwrap();
+        let fill = |tmp: &Path| {
+            fs::write(tmp.join("f"), "x").map_err(|source| FileError::Write {
+                path: tmp.to_path_buf(),
+                source,
+            })
+        };
+        let new = d.path().join("new");
+        write_dir_atomic(&new, fill).unwrap();
+        assert_eq!(fs::read(new.join("f")).unwrap(), b"x");
+        let empty = d.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        write_dir_atomic(&empty, fill).unwrap();
+        assert_eq!(fs::read(empty.join("f")).unwrap(), b"x");
+        assert_eq!(
+            fs::read_dir(d.path()).unwrap().count(),
+            2,
+            "no temp dir left"
+        );
+    }
+
+    #[test]
+    fn write_dir_refuses_links_files_fifos_and_full_directories() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        fs::create_dir(&victim).unwrap();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let fifo = d.path().join("fifo");
+        mkfifo(&fifo);
+        let file = d.path().join("file");
+        fs::write(&file, "keep").unwrap();
+        let full = d.path().join("full");
+        fs::create_dir(&full).unwrap();
+        fs::write(full.join("keep"), "keep").unwrap();
+        for (p, kind) in [
+            (&link, "a symlink to a directory"),
+            (&fifo, "a FIFO"),
+            (&file, "a regular file"),
+            (&full, "a directory that is not empty"),
+        ] {
+            let e = write_dir_atomic(p, |_| panic!("must not be filled")).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert_eq!(
+                e.to_string(),
+                format!("{}: refusing to replace {kind}", p.display())
+            );
+        }
+        assert_eq!(fs::read_dir(&victim).unwrap().count(), 0);
+        assert_eq!(fs::read(&file).unwrap(), b"keep");
+        assert_eq!(
+            fs::read_dir(d.path()).unwrap().count(),
+            5,
+            "no temp dir left"
+        );
+    }
+
+    #[test]
+    fn write_dir_that_fails_to_fill_leaves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let e = write_dir_atomic(&out, |tmp| {
+            fs::write(tmp.join("half"), "x").unwrap();
+            Err(FileError::Write {
+                path: out.join("half"),
+                source: io::Error::other("disk full"),
+            })
+        })
+        .unwrap_err();
+        assert_eq!(e.exit_code(), 1);
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0, "nothing left");
+    }
+
+    #[test]
+    fn a_cause_without_its_path() {
+        let p = Path::new("/x/out");
+        let refused = FileError::TargetNotRegular {
+            path: p.to_path_buf(),
+            kind: "a FIFO".into(),
+        };
+        assert_eq!(
+            refused.into_cause().to_string(),
+            "refusing to replace a FIFO"
+        );
+        let big = FileError::TooLarge {
+            path: p.to_path_buf(),
+            bound: Bound::RECEIPT,
+        };
+        assert_eq!(
+            big.into_cause().to_string(),
+            "larger than 16 MiB, the most shforge reads of a receipt"
+        );
+        let wrapped = io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "Permission denied (os error 13) at path \"/x/.out.abc.tmp\"",
+        );
+        assert_eq!(bare(wrapped).to_string(), "Permission denied (os error 13)");
+    }
+
+    #[test]
+    fn a_file_at_its_bound_is_read_without_growing_past_it() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        fs::write(&p, vec![b'x'; 4096]).unwrap();
+        let bound = Bound {
+            what: "a test file",
+            max: 4096,
+        };
+        let bytes = read_bounded(&p, bound).unwrap();
+        assert_eq!(bytes.len(), 4096);
+        assert!(bytes.capacity() <= 4097, "{}", bytes.capacity());
     }
 }

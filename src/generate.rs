@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::dialect::{self, Dialect};
 use crate::diff::Change;
+use crate::files::{self, Bound, FileError, Mode};
 use crate::script::{RenderError, Script};
 
 /// The manifest's file name inside the output directory.
@@ -41,14 +42,28 @@ pub enum GenerateError {
         /// 1-based line.
         line: usize,
     },
-    /// Reading or writing a file failed.
-    #[error("{}", path.display())]
+    /// Listing a directory failed.
+    #[error("cannot read {}: {source}", path.display())]
     Io {
-        /// The file or directory.
+        /// The directory.
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
     },
+    /// A file could not be read, or was refused (see [`crate::files`]).
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
+impl GenerateError {
+    /// The exit code: a refused file's own ([`FileError::exit_code`]),
+    /// otherwise 1.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            GenerateError::File(e) => e.exit_code(),
+            _ => 1,
+        }
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> GenerateError + '_ {
@@ -157,13 +172,26 @@ fn expected_files(outputs: &[Output]) -> Vec<(String, String)> {
     files
 }
 
-/// Write every file atomically (a temporary file renamed into place), and
-/// remove files an earlier generation wrote that the catalog no longer has
-/// (only those the old manifest lists: nothing else in DIR is touched).
-pub fn write_dir(dir: &Path, outputs: &[Output]) -> Result<(), GenerateError> {
+/// Write every file atomically ([`files::write_atomic`]: an exclusive
+/// temporary file under a random name, renamed into place), and remove
+/// files an earlier generation wrote that the catalog no longer has (only
+/// those the old manifest lists: nothing else in DIR is touched). A target
+/// that is not a regular file is refused ([`FileError::exit_code`] 2).
+pub fn write_dir(dir: &Path, outputs: &[Output]) -> Result<(), FileError> {
     let old = listed_in_manifest(dir);
-    for (path, content) in expected_files(outputs) {
-        write_atomic(&dir.join(&path), content.as_bytes(), path.ends_with(".sh"))?;
+    let expected = expected_files(outputs);
+    // Every target is checked before any is written, so a refused one
+    // leaves DIR as it was rather than half regenerated.
+    for (path, _) in &expected {
+        files::check_target(&dir.join(path))?;
+    }
+    for (path, content) in expected {
+        let mode = if path.ends_with(".sh") {
+            Mode::Executable
+        } else {
+            Mode::Data
+        };
+        files::write_atomic(&dir.join(&path), content.as_bytes(), mode)?;
     }
     let keep: BTreeSet<&str> = outputs.iter().map(|o| o.path.as_str()).collect();
     for stale in old.iter().filter(|p| !keep.contains(p.as_str())) {
@@ -171,14 +199,17 @@ pub fn write_dir(dir: &Path, outputs: &[Output]) -> Result<(), GenerateError> {
         match fs::remove_file(&p) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_err(&p)(e)),
+            Err(source) => return Err(FileError::Write { path: p, source }),
         }
     }
     Ok(())
 }
 
+/// The files the old manifest lists; none when it is absent, unreadable
+/// or not a manifest (a FIFO or device there is refused, never waited on;
+/// writing the new manifest then refuses it too).
 fn listed_in_manifest(dir: &Path) -> Vec<String> {
-    let Ok(text) = fs::read_to_string(dir.join(MANIFEST)) else {
+    let Ok(text) = files::read_text(&dir.join(MANIFEST), Bound::SCRIPT) else {
         return Vec::new();
     };
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
@@ -195,22 +226,17 @@ fn listed_in_manifest(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn write_atomic(path: &Path, content: &[u8], executable: bool) -> Result<(), GenerateError> {
-    write_file_atomic(path, content, executable).map_err(io_err(path))
-}
-
 /// Write `content` to `path` atomically, never through a link (see
-/// [`crate::files::write_atomic`]).
+/// [`files::write_atomic`]). The error is the cause alone, for a caller
+/// whose message names `path` itself; one that needs the exit code of a
+/// refused target calls [`files::write_atomic`].
 pub fn write_file_atomic(path: &Path, content: &[u8], executable: bool) -> std::io::Result<()> {
     let mode = if executable {
-        crate::files::Mode::Executable
+        Mode::Executable
     } else {
-        crate::files::Mode::Data
+        Mode::Data
     };
-    crate::files::write_atomic(path, content, mode).map_err(|e| match e {
-        crate::files::FileError::Write { source, .. } => source,
-        refused => std::io::Error::new(std::io::ErrorKind::AlreadyExists, refused.to_string()),
-    })
+    files::write_atomic(path, content, mode).map_err(FileError::into_cause)
 }
 
 /// How an output directory differs from a fresh generation.
@@ -244,15 +270,19 @@ pub fn check_dir(dir: &Path, outputs: &[Output]) -> Result<CheckReport, Generate
     let expected = expected_files(outputs);
     for (path, want) in &expected {
         let p = dir.join(path);
-        match fs::read(&p) {
+        match files::read_bounded(&p, Bound::SCRIPT) {
             Ok(have) if have == want.as_bytes() => {}
             Ok(have) => report.stale.push(Change {
                 path: path.clone(),
                 old: String::from_utf8_lossy(&have).into_owned(),
                 new: want.clone(),
             }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => report.missing.push(path.clone()),
-            Err(e) => return Err(io_err(&p)(e)),
+            Err(FileError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                report.missing.push(path.clone())
+            }
+            Err(e) => return Err(e.into()),
         }
     }
     let wanted: BTreeSet<&str> = expected.iter().map(|(p, _)| p.as_str()).collect();

@@ -1,15 +1,15 @@
 //! The `shforge` command line.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use shforge::catalog::catalog;
 use shforge::dialect::{self, Dialect};
-use shforge::generate;
+use shforge::files::{self, Bound, FileError};
+use shforge::generate::{self, GenerateError};
 use shforge::model_server::{self, Directives, Prefer, ServerConfig};
 use shforge::params;
 
@@ -60,7 +60,7 @@ enum Command {
     },
     /// Turn a JSON object of strings and string arrays into a parameter file.
     Params {
-        /// JSON file, or - for standard input (the default).
+        /// JSON file (at most 256 MiB), or - for standard input (the default).
         file: Option<PathBuf>,
     },
     /// Generate an installer from an adapter's TOML spec.
@@ -166,7 +166,7 @@ struct HarnessArgs {
     /// The prompt text.
     #[arg(long)]
     prompt: Option<String>,
-    /// A file holding the prompt (UTF-8).
+    /// A file holding the prompt (UTF-8, at most 64 MiB), or - for standard input.
     #[arg(long)]
     prompt_file: Option<PathBuf>,
 }
@@ -184,15 +184,43 @@ fn main() -> ExitCode {
     match run(cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            let code = if err.downcast_ref::<Usage>().is_some() {
-                2
-            } else {
-                1
-            };
-            eprintln!("shforge: {err:#}");
-            ExitCode::from(code)
+            eprintln!("shforge: {}", message(&err));
+            ExitCode::from(exit_code(&err))
         }
     }
+}
+
+/// The one place an error becomes an exit code: 2 for the user's input
+/// ([`Usage`], a refused or oversized file), 1 for a write or run that
+/// failed.
+fn exit_code(err: &anyhow::Error) -> u8 {
+    if err.is::<Usage>() {
+        2
+    } else if let Some(e) = err.downcast_ref::<FileError>() {
+        e.exit_code()
+    } else if let Some(e) = err.downcast_ref::<GenerateError>() {
+        e.exit_code()
+    } else {
+        1
+    }
+}
+
+/// The error and its causes on one line, each said once: an error whose
+/// own message already ends with its cause (thiserror's `{source}`) would
+/// otherwise print the cause twice ("cannot write X: denied: denied").
+fn message(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 fn run(command: Command) -> Result<u8> {
@@ -200,8 +228,7 @@ fn run(command: Command) -> Result<u8> {
         Command::Generate { out, specs } => {
             refuse_stale_binary(&out, "generate")?;
             let outputs = render(&specs)?;
-            generate::write_dir(&out, &outputs)
-                .with_context(|| format!("writing {}", out.display()))?;
+            generate::write_dir(&out, &outputs)?;
             eprintln!(
                 "shforge: wrote {} scripts and {} to {}",
                 outputs.len(),
@@ -245,7 +272,8 @@ fn run(command: Command) -> Result<u8> {
         Command::Lint { dialect, files } => lint(dialect, &files),
         Command::LintTemplates { dirs } => lint_templates(&dirs),
         Command::Params { file } => {
-            let json = read_input(file.as_deref())?;
+            let file = file.unwrap_or_else(|| PathBuf::from("-"));
+            let json = files::read_text_or_stdin(&file, Bound::PARAMS)?;
             match params::shell_assignments(&json) {
                 Ok(raw) => {
                     print!("{raw}");
@@ -343,11 +371,7 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     };
     let prompt = match (a.prompt, a.prompt_file) {
         (Some(p), _) => p,
-        (None, Some(file)) => {
-            let bytes = read_prompt_file(&file)?;
-            String::from_utf8(bytes)
-                .map_err(|_| Usage(format!("{}: the prompt is not UTF-8", file.display())))?
-        }
+        (None, Some(file)) => files::read_text_or_stdin(&file, Bound::PROMPT)?,
         (None, None) => unreachable!("clap requires one of --prompt and --prompt-file"),
     };
     let spec = SessionSpec {
@@ -370,29 +394,6 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     let session = spec.build().map_err(usage)?;
     session.write_into(&a.out).map_err(usage)?;
     Ok(0)
-}
-
-/// The most a prompt file may hold: far above any real prompt, and a bound
-/// on what a device or FIFO given as the file (`/dev/zero`) can make us read.
-const PROMPT_MAX: u64 = 64 << 20;
-
-fn read_prompt_file(file: &Path) -> Result<Vec<u8>, Usage> {
-    use std::io::Read as _;
-    let cannot = |e: std::io::Error| Usage(format!("cannot read {}: {e}", file.display()));
-    let mut bytes = Vec::new();
-    std::fs::File::open(file)
-        .map_err(cannot)?
-        .take(PROMPT_MAX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    if bytes.len() as u64 > PROMPT_MAX {
-        return Err(Usage(format!(
-            "{}: the prompt is larger than {} MiB",
-            file.display(),
-            PROMPT_MAX >> 20
-        )));
-    }
-    Ok(bytes)
 }
 
 /// The catalog and the adapter's specs of `--spec DIR`, each finished.
@@ -467,22 +468,19 @@ fn snapshot(
                 .and_then(|()| stdout.flush())
                 .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
         }
-        Some(path) => generate::write_file_atomic(path, &json, false)
-            .map_err(|e| Usage(format!("cannot write {}: {e}", path.display())))?,
+        Some(path) => files::write_atomic(path, &json, files::Mode::Data)?,
     }
     Ok(0)
 }
 
 fn installer(spec: &Path, out: Option<&Path>) -> Result<u8> {
-    let text = std::fs::read_to_string(spec)
-        .map_err(|e| Usage(format!("cannot read {}: {e}", spec.display())))?;
+    let text = files::read_text(spec, Bound::INSTALLER_SPEC)?;
     let inst = shforge::installer::Installer::from_toml(&text)
         .map_err(|e| Usage(format!("{}: {e}", spec.display())))?;
     let script = inst.script_from_spec(spec)?;
     match out {
         None => print!("{script}"),
-        Some(path) => shforge::installer::write_script(path, &script)
-            .with_context(|| format!("writing {}", path.display()))?,
+        Some(path) => shforge::installer::write_script(path, &script)?,
     }
     Ok(0)
 }
@@ -490,8 +488,7 @@ fn installer(spec: &Path, out: Option<&Path>) -> Result<u8> {
 fn lint(dialect: Dialect, files: &[PathBuf]) -> Result<u8> {
     let mut clean = true;
     for file in files {
-        let text = std::fs::read(file)
-            .map_err(|e| Usage(format!("cannot read {}: {e}", file.display())))?;
+        let text = files::read_bounded(file, Bound::SCRIPT)?;
         let text = String::from_utf8_lossy(&text);
         for f in dialect::check(&text, dialect) {
             clean = false;
@@ -504,26 +501,11 @@ fn lint(dialect: Dialect, files: &[PathBuf]) -> Result<u8> {
 fn lint_templates(dirs: &[PathBuf]) -> Result<u8> {
     let mut clean = true;
     for dir in dirs {
-        let problems = shforge::template_lint::check_dir(dir)
-            .map_err(|e| Usage(format!("cannot read {}: {e}", dir.display())))?;
+        let problems = shforge::template_lint::check_dir(dir)?;
         for p in &problems {
             println!("{p}");
         }
         clean &= problems.is_empty();
     }
     Ok(if clean { 0 } else { 1 })
-}
-
-fn read_input(file: Option<&Path>) -> Result<String> {
-    let mut s = String::new();
-    match file {
-        None => std::io::stdin().read_to_string(&mut s).map(drop),
-        Some(p) if p == Path::new("-") => std::io::stdin().read_to_string(&mut s).map(drop),
-        Some(p) => std::fs::read_to_string(p).map(|t| s = t),
-    }
-    .map_err(|e| {
-        let what = file.map_or("standard input".into(), |p| p.display().to_string());
-        Usage(format!("cannot read {what}: {e}"))
-    })?;
-    Ok(s)
 }

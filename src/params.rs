@@ -104,11 +104,13 @@ pub fn parse(json: &str) -> Result<Vec<(String, ParamValue)>, ParamsError> {
         .map_err(|e| ParamsError::Json(e.to_string()))?;
     de.end().map_err(|e| ParamsError::Json(e.to_string()))?;
     let mut out: Vec<(String, ParamValue)> = Vec::with_capacity(pairs.len());
+    // A set, not a scan of `out`: a scan made 100,000 keys take 12 s.
+    let mut seen = std::collections::HashSet::with_capacity(pairs.len());
     for (key, value) in pairs {
         if VarName::new(key.as_str()).is_err() {
             return Err(ParamsError::BadName(key));
         }
-        if out.iter().any(|(k, _)| *k == key) {
+        if !seen.insert(key.clone()) {
             return Err(ParamsError::Duplicate(key));
         }
         let value = check_value(&key, value)?;
@@ -206,5 +208,15 @@ mod tests {
         for bad in ["[]", "\"x\"", "{", "{} x", ""] {
             assert!(matches!(parse(bad), Err(ParamsError::Json(_))), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_duplicate_among_many_keys_is_named() {
+        let mut json = String::from("{");
+        for i in 0..100_000 {
+            json.push_str(&format!("\"K{i}\":\"v\","));
+        }
+        json.push_str("\"K99\":\"again\"}");
+        assert_eq!(parse(&json), Err(ParamsError::Duplicate("K99".into())));
     }
 }

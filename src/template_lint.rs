@@ -79,9 +79,15 @@ pub fn check(src: &str) -> Vec<TemplateFinding> {
 /// text, and that it is ASCII (a generated script must be: yash drops other
 /// bytes under the C locale, see `docs/portability.md`). Each problem is one
 /// line, `DIR/REL:LINE: message`.
-pub fn check_dir(dir: &Path) -> std::io::Result<Vec<String>> {
+///
+/// Each file is read with [`crate::files::read_bounded`]: a FIFO or device
+/// under DIR is refused at once, never waited on.
+pub fn check_dir(dir: &Path) -> Result<Vec<String>, crate::files::FileError> {
     let mut files = Vec::new();
-    walk(dir, &mut files)?;
+    walk(dir, &mut files).map_err(|source| crate::files::FileError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     files.sort();
     let mut problems = Vec::new();
     for path in &files {
@@ -90,7 +96,7 @@ pub fn check_dir(dir: &Path) -> std::io::Result<Vec<String>> {
         if let Some(p) = check_name(&rel) {
             problems.push(format!("{shown}: {p}"));
         }
-        let bytes = std::fs::read(path)?;
+        let bytes = crate::files::read_bounded(path, crate::files::Bound::TEMPLATE)?;
         let text = String::from_utf8_lossy(&bytes);
         if let Some(n) = text.lines().position(|l| !l.is_ascii()) {
             problems.push(format!(

@@ -708,59 +708,42 @@ impl Session {
     /// directory first and renamed into place, so `out` never holds half a
     /// session.
     pub fn write_into(&self, out: &Path) -> Result<(), HarnessError> {
-        let io = |path: &Path| {
-            let path = path.display().to_string();
-            move |source| HarnessError::Io { path, source }
+        use crate::files::{self, FileError};
+        // Failures inside the temporary directory name the user's path
+        // (`out/REL`), never the temporary one.
+        let failed = |rel: &str| {
+            let path = out.join(rel);
+            move |source| FileError::Write { path, source }
         };
-        if let Ok(mut entries) = std::fs::read_dir(out) {
-            if entries.next().is_some() {
-                return Err(HarnessError::Invalid {
-                    what: "--out",
-                    why: format!("{} exists and is not empty", out.display()),
-                });
-            }
-        } else if out.exists() || out.is_symlink() {
-            return Err(HarnessError::Invalid {
-                what: "--out",
-                why: format!("{} exists and is not a directory", out.display()),
-            });
-        }
-        let name = out
-            .file_name()
-            .ok_or_else(|| HarnessError::Invalid {
-                what: "--out",
-                why: format!("{} has no final name", out.display()),
-            })?
-            .to_string_lossy()
-            .into_owned();
-        let parent = match out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&parent).map_err(io(&parent))?;
-        let tmp = parent.join(format!(".{name}.partial{}", std::process::id()));
-        let result = (|| {
-            let _ = std::fs::remove_dir_all(&tmp);
-            std::fs::create_dir(&tmp).map_err(io(&tmp))?;
+        let fill = |tmp: &Path| -> Result<(), FileError> {
             for d in &self.dirs {
-                let p = tmp.join(d);
-                std::fs::create_dir_all(&p).map_err(io(&p))?;
+                std::fs::create_dir_all(tmp.join(d)).map_err(failed(d))?;
             }
             for f in &self.files {
                 let p = tmp.join(&f.path);
                 if let Some(dir) = p.parent() {
-                    std::fs::create_dir_all(dir).map_err(io(dir))?;
+                    std::fs::create_dir_all(dir).map_err(failed(&f.path))?;
                 }
-                std::fs::write(&p, &f.content).map_err(io(&p))?;
+                // The directory is new and ours alone: nothing can be
+                // planted in it, so a plain exclusive create is enough.
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&p)
+                    .and_then(|mut file| std::io::Write::write_all(&mut file, &f.content))
+                    .map_err(failed(&f.path))?;
             }
-            if out.is_dir() {
-                std::fs::remove_dir(out).map_err(io(out))?;
-            }
-            std::fs::rename(&tmp, out).map_err(io(out))
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_dir_all(&tmp);
-        }
-        result
+            Ok(())
+        };
+        files::write_dir_atomic(out, fill).map_err(|e| match e {
+            FileError::Write { path, source } => HarnessError::Io {
+                path: path.display().to_string(),
+                source,
+            },
+            refused => HarnessError::Invalid {
+                what: "--out",
+                why: refused.to_string(),
+            },
+        })
     }
 }

@@ -360,11 +360,15 @@ impl CleanupReceipt {
         Ok(serde_json::from_str(text)?)
     }
 
-    /// Read and parse a receipt file.
+    /// Read and parse a receipt file: a regular file of at most
+    /// [`Bound::RECEIPT`](crate::files::Bound::RECEIPT) (a FIFO or device
+    /// is refused at once, never waited on).
     pub fn from_file(path: &Path) -> Result<Self, ReceiptError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ReceiptError::Io {
-            path: path.display().to_string(),
-            source,
+        let text = crate::files::read_text(path, crate::files::Bound::RECEIPT).map_err(|e| {
+            ReceiptError::Io {
+                path: path.display().to_string(),
+                source: e.into_cause(),
+            }
         })?;
         Self::from_json(&text)
     }

@@ -77,10 +77,12 @@ pub fn needed(spec: &InstallerSpec) -> Vec<Needed> {
         .collect()
 }
 
-/// Hex sha256 of a file.
+/// Hex sha256 of a regular file (streamed: artifacts are large; a FIFO or
+/// device at the name is refused, never waited on).
 pub fn sha256_file(path: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
-    let mut f = std::fs::File::open(path)?;
+    let (mut f, _) =
+        crate::files::open_regular(path).map_err(crate::files::FileError::into_cause)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -149,9 +151,8 @@ pub fn ensure(
             let src = work.join("bundle-src/installers");
             for (rel, text) in BUNDLE_FILES {
                 let p = src.join(rel);
-                std::fs::create_dir_all(p.parent().expect("has a parent"))
-                    .and_then(|()| std::fs::write(&p, text))
-                    .map_err(|e| missing(&format!("writing {}: {e}", p.display())))?;
+                crate::files::write_atomic(&p, text.as_bytes(), crate::files::Mode::Data)
+                    .map_err(|e| missing(&e.to_string()))?;
             }
             progress(&format!("building {} with `{source}`", a.path));
             let mut sh = Command::new("sh");

@@ -436,8 +436,8 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
         }
         for (rel, text) in TASK_HOME {
             let p = task_home.join(rel);
-            std::fs::create_dir_all(p.parent().expect("has a parent"))?;
-            std::fs::write(p, text)?;
+            crate::files::write_atomic(&p, text.as_bytes(), crate::files::Mode::Data)
+                .map_err(crate::files::FileError::into_cause)?;
         }
         Ok(())
     })();

@@ -649,7 +649,7 @@ fn bad_input_exits_2_and_writes_nothing() {
         assert!(err.contains(what), "{what}: {err}");
         assert!(!out_dir.exists(), "{what}: something was written");
     }
-    // A device as the prompt file is read only up to a bound, then refused.
+    // A device as the prompt file is refused before anything is read.
     let mut args = pi(&[]);
     let at = args.iter().position(|a| a == "--prompt").unwrap();
     args[at] = "--prompt-file".into();
@@ -657,7 +657,7 @@ fn bad_input_exits_2_and_writes_nothing() {
     let out = shforge_harness(&args, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "/dev/zero: {err}");
-    assert!(err.contains("larger than"), "/dev/zero: {err}");
+    assert!(err.contains("not a regular file"), "/dev/zero: {err}");
     assert!(!out_dir.exists(), "/dev/zero: something was written");
     // A non-empty --out is refused and left alone.
     std::fs::create_dir(&out_dir).unwrap();

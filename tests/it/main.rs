@@ -12,6 +12,7 @@ mod bootstrap;
 mod generate;
 mod harness;
 mod hook;
+mod hostile_files;
 mod installer;
 mod lint;
 mod matrix;
