@@ -20,8 +20,12 @@ mod claude;
 mod codex;
 mod jsonl;
 mod pi;
+mod signal;
 mod sqlite;
 mod summary;
+mod wal;
+
+pub use signal::remove_private_copies_on_signal;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -327,6 +331,10 @@ pub enum SnapshotError {
         /// Why.
         source: std::io::Error,
     },
+    /// An input refused by the shared file rules: not a regular file, past
+    /// its bound (exit 2).
+    #[error("{0}")]
+    File(#[from] crate::files::FileError),
     /// The `--db` file is not a SQLite database (exit 2).
     #[error("{path} is not a SQLite database", path = .0.display())]
     NotSqlite(PathBuf),
