@@ -434,15 +434,32 @@ fn empty_tables_and_empty_dirs_are_exit_1_saying_what_was_looked_for() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("table session"), "{}", stderr(&o));
 
-    for (kind, looked) in [
-        ("claude-code", "projects/*/*.jsonl"),
-        ("pi", "sessions/*/*.jsonl"),
-        ("codex", "sessions/YYYY/MM/DD/rollout-*.jsonl"),
+    // The harness's directory there and empty: no session data (1). No
+    // such directory at all: not the harness's data (2, naming it).
+    for (kind, sub, looked) in [
+        ("claude-code", "projects", "projects/*/*.jsonl"),
+        ("pi", "sessions", "sessions/*/*.jsonl"),
+        ("codex", "sessions", "sessions/YYYY/MM/DD/rollout-*.jsonl"),
     ] {
         let empty = tempfile::tempdir().unwrap();
         let o = shforge(&[kind, "--dir", empty.path().to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{kind}: {}", stderr(&o));
+        assert!(o.stdout.is_empty());
+        assert!(
+            stderr(&o).contains(&format!("it has no {sub}/")),
+            "{kind}: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(looked), "{kind}: {}", stderr(&o));
+        fs::create_dir(empty.path().join(sub)).unwrap();
+        let o = shforge(&[kind, "--dir", empty.path().to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(1), "{kind}: {}", stderr(&o));
         assert!(o.stdout.is_empty());
+        assert!(
+            stderr(&o).contains("no session data"),
+            "{kind}: {}",
+            stderr(&o)
+        );
         assert!(stderr(&o).contains(looked), "{kind}: {}", stderr(&o));
         let kind: Kind = kind.parse().unwrap();
         assert_eq!(
@@ -520,15 +537,31 @@ fn links_inside_a_data_dir_are_not_followed() {
         .unwrap()
         .unwrap()
         .path();
+    // A transcript that is a link (here, out of the directory): refused.
     std::os::unix::fs::symlink(&real, sub.join("a.jsonl")).unwrap();
+    let err = snapshot::snapshot_dir(Kind::Pi, dir.path()).unwrap_err();
+    assert_eq!(err.exit_code(), 2, "{err}");
+    assert!(
+        err.to_string()
+            .contains("a.jsonl: a symlink, where the layout has a transcript"),
+        "{err}"
+    );
+    // A directory of the layout that is a link: refused.
+    fs::remove_file(sub.join("a.jsonl")).unwrap();
     std::os::unix::fs::symlink(fixture("pi/sessions"), dir.path().join("sessions/linked")).unwrap();
     let err = snapshot::snapshot_dir(Kind::Pi, dir.path()).unwrap_err();
-    assert_eq!(err.exit_code(), 1, "{err}");
+    assert_eq!(err.exit_code(), 2, "{err}");
+    assert!(
+        err.to_string()
+            .contains("linked: a symlink, where the layout has a directory"),
+        "{err}"
+    );
     // Nor a `sessions` that is a link.
     let linked = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(fixture("pi/sessions"), linked.path().join("sessions")).unwrap();
     let err = snapshot::snapshot_dir(Kind::Pi, linked.path()).unwrap_err();
-    assert_eq!(err.exit_code(), 1, "{err}");
+    assert_eq!(err.exit_code(), 2, "{err}");
+    assert!(err.to_string().contains("sessions: a symlink"), "{err}");
     // The directory named by the caller may be a link.
     let named = linked.path().join("named");
     std::os::unix::fs::symlink(fixture("pi"), &named).unwrap();
@@ -636,7 +669,8 @@ fn hostile_counts_saturate() {
     let line = format!(
         r#"{{"type":"message","id":"a","message":{{"role":"assistant","content":[{{"type":"text","text":"hi"}}],"usage":{{"input":{huge},"output":{huge},"totalTokens":{huge}}}}}}}"#
     );
-    fs::write(sub.join("s.jsonl"), format!("{line}\n{line}\n")).unwrap();
+    let header = r#"{"type":"session","id":"s","cwd":"/w","timestamp":"2026-12-01T00:00:00Z"}"#;
+    fs::write(sub.join("s.jsonl"), format!("{header}\n{line}\n{line}\n")).unwrap();
     let snap = snapshot::snapshot_dir(Kind::Pi, dir.path()).unwrap();
     assert_eq!(snap.summary.tokens.input, u64::MAX);
     assert_eq!(snap.summary.tokens.total, u64::MAX);
@@ -1019,4 +1053,290 @@ fn wal_checksum(bytes: &[u8]) -> [u32; 2] {
         s2 = s2.wrapping_add(w(&pair[4..8])).wrapping_add(s1);
     }
     [s1, s2]
+}
+
+fn mknod_char(path: &Path, major: u32, minor: u32) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a plain mknod(2) on a path in a test's own directory.
+    unsafe {
+        libc::mknod(
+            c.as_ptr(),
+            libc::S_IFCHR | 0o600,
+            libc::makedev(major, minor),
+        ) == 0
+    }
+}
+
+/// A FIFO, a device, a socket or a link to one where a transcript is
+/// expected is refused at once, naming it (never opened, never waited on).
+#[test]
+fn a_transcript_that_is_not_a_regular_file_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("claude-code"), dir.path());
+    let slug = dir.path().join("projects/-tmp-snap-run-cc1-work");
+    let fifo = dir.path().join("elsewhere.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut cases: Vec<(PathBuf, &str)> = Vec::new();
+    let named = slug.join("z-fifo.jsonl");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&named)
+            .status()
+            .unwrap()
+            .success()
+    );
+    cases.push((named, "a FIFO"));
+    let link = slug.join("z-link.jsonl");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    cases.push((link, "a symlink"));
+    let socket = slug.join("z-socket.jsonl");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    cases.push((socket, "a socket"));
+    let device = slug.join("z-zero.jsonl");
+    if mknod_char(&device, 1, 5) {
+        cases.push((device, "a device"));
+    } else {
+        // Not root: a link to the real /dev/zero stands in.
+        std::os::unix::fs::symlink("/dev/zero", &device).unwrap();
+        cases.push((device, "a symlink"));
+    }
+    for (path, kind) in &cases {
+        let o = shforge_guarded(
+            &["claude-code", "--dir", dir.path().to_str().unwrap()],
+            tmp.path(),
+        );
+        assert_eq!(o.0, Some(2), "{kind}: {}", o.2);
+        assert!(o.1.is_empty());
+        assert_eq!(o.2.lines().count(), 1, "{}", o.2);
+        assert!(
+            o.2.contains(&format!(
+                "{}: {kind}, where the layout has a transcript",
+                path.display()
+            )),
+            "{kind}: {}",
+            o.2
+        );
+        fs::remove_file(path).unwrap();
+    }
+    let o = shforge_guarded(
+        &["claude-code", "--dir", dir.path().to_str().unwrap()],
+        tmp.path(),
+    );
+    assert_eq!(o.0, Some(0), "{}", o.2);
+}
+
+#[test]
+fn transcripts_and_lines_past_their_bounds_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sessions/--x--");
+    fs::create_dir_all(&sub).unwrap();
+    let header = r#"{"type":"session","id":"s","cwd":"/w","timestamp":"2026-12-01T00:00:00Z"}"#;
+    // A line of 64 MiB + 1 byte, and more after it: refused at its place,
+    // in 1 GiB of address space.
+    let long = sub.join("long.jsonl");
+    {
+        use std::io::Write as _;
+        let mut f = std::io::BufWriter::new(fs::File::create(&long).unwrap());
+        writeln!(f, "{header}").unwrap();
+        f.write_all(b"\"").unwrap();
+        f.write_all(&vec![b'a'; (64 << 20) - 1]).unwrap();
+        f.write_all(b"\"\n").unwrap();
+        f.write_all(&vec![b'b'; 16 << 20]).unwrap();
+    }
+    let o = shforge_guarded(&["pi", "--dir", dir.path().to_str().unwrap()], tmp.path());
+    assert_eq!(o.0, Some(2), "{}", o.2);
+    assert_eq!(o.2.lines().count(), 1, "{}", o.2);
+    assert!(
+        o.2.contains(
+            "long.jsonl:2: longer than 64 MiB, the most shforge reads of a transcript line"
+        ),
+        "{}",
+        o.2
+    );
+    // A line of exactly 64 MiB is read.
+    {
+        let f = fs::OpenOptions::new().write(true).open(&long).unwrap();
+        f.set_len(header.len() as u64 + 1 + (64 << 20) - 1).unwrap();
+        use std::io::{Seek as _, Write as _};
+        let mut f = f;
+        f.seek(std::io::SeekFrom::End(-1)).unwrap();
+        f.write_all(b"\n").unwrap();
+    }
+    let o = shforge_guarded(&["pi", "--dir", dir.path().to_str().unwrap()], tmp.path());
+    assert_eq!(o.0, Some(2), "{}", o.2);
+    assert!(o.2.contains("long.jsonl:2: not JSON"), "{}", o.2);
+    fs::remove_file(&long).unwrap();
+
+    // A file past 256 MiB (sparse: no disk spent) is refused before a read.
+    let big = sub.join("big.jsonl");
+    fs::write(&big, format!("{header}\n")).unwrap();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len((256 << 20) + 1)
+        .unwrap();
+    let o = shforge_guarded(&["pi", "--dir", dir.path().to_str().unwrap()], tmp.path());
+    assert_eq!(o.0, Some(2), "{}", o.2);
+    assert!(
+        o.2.contains("big.jsonl: larger than 256 MiB, the most shforge reads of a transcript"),
+        "{}",
+        o.2
+    );
+}
+
+#[test]
+fn more_transcripts_than_the_bound_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sessions/--x--");
+    fs::create_dir_all(&sub).unwrap();
+    for i in 0..=10_000 {
+        fs::write(sub.join(format!("{i:05}.jsonl")), "").unwrap();
+    }
+    let o = shforge(&["pi", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("more than 10000 transcripts"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 26.5: the data of another harness, or of none, is exit 2 naming
+/// what was expected, never a snapshot with nothing in it.
+#[test]
+fn another_harnesss_data_is_refused_naming_what_was_expected() {
+    let qwen_line = r#"{"uuid":"u1","parentUuid":null,"sessionId":"s1","timestamp":"2026-12-01T00:00:00Z","type":"user","cwd":"/w","version":"0.24.4","message":{"role":"user","parts":[{"text":"hi"}]}}"#;
+    // Qwen Code's home: projects/<slug>/chats/<id>.jsonl.
+    let qwen = tempfile::tempdir().unwrap();
+    let chats = qwen.path().join("projects/-w/chats");
+    fs::create_dir_all(&chats).unwrap();
+    fs::write(chats.join("s1.jsonl"), format!("{qwen_line}\n")).unwrap();
+    // Qwen Code's chats laid out as Claude Code's.
+    let moved = tempfile::tempdir().unwrap();
+    fs::create_dir_all(moved.path().join("projects/-w")).unwrap();
+    fs::write(
+        moved.path().join("projects/-w/s1.jsonl"),
+        format!("{qwen_line}\n"),
+    )
+    .unwrap();
+    // Pi's lines laid out as Claude Code's.
+    let pi_as_claude = tempfile::tempdir().unwrap();
+    copy_tree(
+        &fixture("pi/sessions"),
+        &pi_as_claude.path().join("projects"),
+    );
+    // Gemini CLI's home: projects.json, tmp/<dir>/chats/session-*.jsonl.
+    let gemini = tempfile::tempdir().unwrap();
+    fs::write(gemini.path().join("projects.json"), "{}").unwrap();
+    let cases: Vec<(&str, PathBuf, &str)> = vec![
+        (
+            "claude-code",
+            qwen.path().to_owned(),
+            "expected Claude Code's projects/*/*.jsonl transcripts, found",
+        ),
+        (
+            "claude-code",
+            moved.path().to_owned(),
+            "s1.jsonl:1: not a Claude Code transcript: a user/assistant line whose `message` has no `content`",
+        ),
+        (
+            "claude-code",
+            pi_as_claude.path().to_owned(),
+            ":1: not a Claude Code transcript: a line without a `sessionId`",
+        ),
+        (
+            "claude-code",
+            gemini.path().to_owned(),
+            "expected Claude Code's data directory (holding projects/*/*.jsonl) or its projects directory itself; it has no projects/",
+        ),
+        (
+            "codex",
+            fixture("pi"),
+            "expected Codex's sessions/YYYY/MM/DD/rollout-*.jsonl transcripts, found",
+        ),
+        (
+            "pi",
+            fixture("codex"),
+            "expected Pi's sessions/*/*.jsonl transcripts, found",
+        ),
+        (
+            "pi",
+            fixture("claude-code"),
+            "expected Pi's data directory (holding sessions/*/*.jsonl)",
+        ),
+        ("claude-code", fixture("opencode"), "it has no projects/"),
+    ];
+    for (kind, dir, wanted) in cases {
+        let o = shforge(&[kind, "--dir", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{kind} {}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(wanted),
+            "{kind} {}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+    }
+    // Codex's rollouts laid out as Pi's sessions: the header is not Pi's.
+    let codex_as_pi = tempfile::tempdir().unwrap();
+    copy_tree(
+        &fixture("codex/sessions/2026/12"),
+        &codex_as_pi.path().join("sessions"),
+    );
+    let o = shforge(&["pi", "--dir", codex_as_pi.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            ":1: not a Pi transcript: its first line is not a `{\"type\":\"session\",…}` header"
+        ),
+        "{}",
+        stderr(&o)
+    );
+
+    // A SQLite file of no harness, and one with a `session` table of
+    // another shape.
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (x); INSERT INTO notes VALUES (1);")
+        .unwrap();
+    let o = shforge(&["opencode", "--db", other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no table `session`: not a opencode session database"),
+        "{}",
+        stderr(&o)
+    );
+    let shaped = dir.path().join("shaped.db");
+    rusqlite::Connection::open(&shaped)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE session (id, started); CREATE TABLE message (id); CREATE TABLE part (id);",
+        )
+        .unwrap();
+    let o = shforge(&["kilo", "--db", shaped.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("table `session` has no column `title`"),
+        "{}",
+        stderr(&o)
+    );
 }
