@@ -59,6 +59,25 @@ impl Drop for Registration {
     }
 }
 
+/// Run `f` with TERM and INT held back (delivered when it returns): a
+/// copy's directory is made and registered with no moment between the two
+/// when a signal would leave it behind.
+pub(super) fn held<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: sigset operations on local sets; pthread_sigmask on this
+    // thread only, restored before returning.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        let out = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, ptr::null_mut());
+        out
+    }
+}
+
 extern "C" fn on_signal(sig: libc::c_int) {
     let paths = CURRENT.swap(ptr::null_mut(), Ordering::SeqCst);
     if !paths.is_null() {

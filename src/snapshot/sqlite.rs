@@ -149,8 +149,10 @@ fn check_size(path: &Path, meta: &fs::Metadata, already: u64) -> Result<(), Snap
 /// `FILE` and its `-wal`/`-journal` copied into a temporary directory that
 /// is removed on drop (and on TERM/INT, see `signal.rs`).
 struct PrivateCopy {
-    _signal: signal::Registration,
+    // Dropped in this order: the directory is removed while a signal would
+    // still remove it too, then forgotten.
     _dir: tempfile::TempDir,
+    _signal: signal::Registration,
     db: PathBuf,
     /// The copy of `FILE-wal`, when it existed beside the original.
     wal: Option<PathBuf>,
@@ -158,24 +160,32 @@ struct PrivateCopy {
 
 impl PrivateCopy {
     fn take(db: &Path) -> Result<Self, SnapshotError> {
-        let dir = tempfile::Builder::new()
-            .prefix("shforge-snapshot-")
-            .tempdir()
-            .map_err(|e| {
-                SnapshotError::BadInput(format!(
-                    "cannot make a temporary directory in {}: {e}",
-                    std::env::temp_dir().display()
-                ))
-            })?;
+        let (dir, registration) = signal::held(|| {
+            let dir = tempfile::Builder::new()
+                .prefix("shforge-snapshot-")
+                .tempdir()
+                .map_err(|e| {
+                    SnapshotError::BadInput(format!(
+                        "cannot make a temporary directory in {}: {e}",
+                        std::env::temp_dir().display()
+                    ))
+                })?;
+            let made = [
+                "session.db",
+                "session.db-wal",
+                "session.db-journal",
+                "session.db-shm",
+            ]
+            .map(|name| dir.path().join(name));
+            let registration = signal::register(dir.path(), &made);
+            Ok::<_, SnapshotError>((dir, registration))
+        })?;
         let target = dir.path().join("session.db");
         let sources = [
             (db.to_owned(), target.clone()),
             (sibling(db, "-wal"), sibling(&target, "-wal")),
             (sibling(db, "-journal"), sibling(&target, "-journal")),
         ];
-        let mut made: Vec<PathBuf> = sources.iter().map(|(_, to)| to.clone()).collect();
-        made.push(sibling(&target, "-shm"));
-        let registration = signal::register(dir.path(), &made);
         let mut had_wal = false;
         for attempt in 1..=COPY_ATTEMPTS {
             let before = stamps(&sources)?;

@@ -1340,3 +1340,59 @@ fn another_harnesss_data_is_refused_naming_what_was_expected() {
         stderr(&o)
     );
 }
+
+/// TERM or INT while a snapshot reads a database: the private copy in
+/// `$TMPDIR` is removed and the process dies of the signal.
+#[test]
+fn a_snapshot_stopped_by_term_or_int_removes_its_private_copy() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("big.db");
+    // About 100 MB of real rows (not sparse): copying and reading them
+    // outlasts the wait for the copy to appear.
+    opencode_like(
+        &db,
+        "WITH RECURSIVE n(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM n WHERE v < 100000)
+         INSERT INTO part SELECT 'p' || v, 'm1', json_object('type', 'text', 'text', printf('%.*c', 1000, 'x')) FROM n;",
+    );
+    assert!(fs::metadata(&db).unwrap().len() > 100_000_000);
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_shforge"))
+            .args(["snapshot", "opencode", "--db", db.to_str().unwrap()])
+            .env("TMPDIR", tmp.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let copy = loop {
+            if let Some(e) = fs::read_dir(tmp.path()).unwrap().next() {
+                break e.unwrap().path();
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "shforge ended before its copy was seen"
+            );
+            assert!(std::time::Instant::now() < deadline, "no copy after 20 s");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        assert!(
+            copy.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("shforge-snapshot-")
+        );
+        // SAFETY: kill(2) of our own child.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+        let status = child.wait().unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(sig),
+            "shforge must die of the signal, not end first: {status:?}"
+        );
+        let left: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
+        assert!(left.is_empty(), "signal {sig}: left {left:?}");
+    }
+}
