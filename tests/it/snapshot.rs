@@ -1396,3 +1396,21 @@ fn a_snapshot_stopped_by_term_or_int_removes_its_private_copy() {
         assert!(left.is_empty(), "signal {sig}: left {left:?}");
     }
 }
+
+#[test]
+fn a_value_past_its_bound_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("o.db");
+    opencode_like(
+        &db,
+        "UPDATE part SET data = '\"' || printf('%.*c', 64 * 1024 * 1024 + 1, 'x') || '\"';",
+    );
+    let o = shforge_guarded(&["opencode", "--db", db.to_str().unwrap()], tmp.path());
+    assert_refused(
+        &o,
+        "o.db: a value larger than 64 MiB, the most shforge reads of a database value",
+        tmp.path(),
+        "value",
+    );
+}
