@@ -1414,3 +1414,40 @@ fn a_value_past_its_bound_is_refused() {
         "value",
     );
 }
+
+/// The main file copied before a checkpoint and the -wal after it (a copy
+/// of a live DB taken file by file at two moments): refused.
+#[test]
+fn a_wal_newer_than_its_main_file_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("opencode.db");
+    copy_db(&fixture("opencode/opencode.db"), &db);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+    let old = dir.path().join("old.db");
+    fs::copy(&db, &old).unwrap();
+    let session: String = c
+        .query_row("SELECT id FROM session", [], |r| r.get(0))
+        .unwrap();
+    c.execute_batch(&format!(
+        "WITH RECURSIVE n(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM n WHERE v < 300)
+         INSERT INTO message (id, session_id, time_created, time_updated, data)
+           SELECT 'msg_bulk_' || v, '{session}', v, v, json_object('role', 'user', 'pad', printf('%.*c', 500, 'x')) FROM n;
+         PRAGMA wal_checkpoint(TRUNCATE);
+         INSERT INTO message (id, session_id, time_created, time_updated, data)
+           VALUES ('msg_last', '{session}', 1, 1, '{{\"role\":\"user\"}}');"
+    ))
+    .unwrap();
+    let mixed = tempfile::tempdir().unwrap();
+    let main = mixed.path().join("opencode.db");
+    fs::copy(&old, &main).unwrap();
+    fs::copy(
+        dir.path().join("opencode.db-wal"),
+        mixed.path().join("opencode.db-wal"),
+    )
+    .unwrap();
+    drop(c);
+    let o = shforge_guarded(&["opencode", "--db", main.to_str().unwrap()], tmp.path());
+    assert_refused(&o, "a WAL of another database", tmp.path(), "stale main");
+}
