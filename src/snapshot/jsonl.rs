@@ -192,7 +192,9 @@ fn root(dir: &Path, layout: &Layout) -> Result<PathBuf, SnapshotError> {
         }
         Err(_) => {}
     }
-    if dir.file_name().is_some_and(|n| n == layout.sub) {
+    // By its real name: `--dir .` inside `sessions/` is `sessions/` too.
+    let named = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
+    if named.file_name().is_some_and(|n| n == layout.sub) {
         return Ok(dir.to_owned());
     }
     Err(SnapshotError::BadInput(format!(

@@ -376,6 +376,13 @@ fn the_projects_or_sessions_directory_itself_is_accepted() {
         let whole = snapshot::snapshot_dir(kind, &fixture(name)).unwrap();
         let inner = snapshot::snapshot_dir(kind, &fixture(name).join(sub)).unwrap();
         assert_eq!(whole, inner, "{name}");
+        let dot = Command::new(env!("CARGO_BIN_EXE_shforge"))
+            .args(["snapshot", kind.name(), "--dir", "."])
+            .current_dir(fixture(name).join(sub))
+            .output()
+            .unwrap();
+        assert_eq!(dot.status.code(), Some(0), "{name}: {}", stderr(&dot));
+        assert_eq!(dot.stdout, inner.to_json(), "{name}");
     }
 }
 
