@@ -446,6 +446,7 @@ fn snapshot(
     out: Option<&Path>,
 ) -> Result<u8> {
     use shforge::snapshot;
+    snapshot::remove_private_copies_on_signal();
     let taken = match (db, dir) {
         (Some(db), _) => snapshot::snapshot_db(kind, db),
         (None, Some(dir)) => snapshot::snapshot_dir(kind, dir),

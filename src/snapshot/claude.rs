@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::jsonl::{self, Head, Layout, Line, Parsed, count_at, str_at};
+use super::jsonl::{self, Foreign, Head, Layout, Line, Parsed, count_at, str_at};
 use super::{Message, Part, PartKind, Tokens, ToolStatus};
 
 pub(super) const LAYOUT: Layout = Layout {
@@ -22,7 +22,31 @@ pub(super) const LAYOUT: Layout = Layout {
     pattern: "*/*.jsonl",
     depth: 1,
     is_transcript: |name| name.ends_with(".jsonl"),
+    recognize,
 };
+
+/// Every line has a `type` and the `sessionId` (but an older `summary`
+/// line), and a `user`/`assistant` line's `message` has `content` (a string
+/// or blocks): Qwen Code writes the same keys with `message.parts` instead,
+/// Pi's lines have no `sessionId`.
+fn recognize(lines: &[Line]) -> Result<(), Foreign> {
+    jsonl::untyped(lines)?;
+    for l in lines {
+        let v = &l.value;
+        if !v["sessionId"].is_string() && v["type"] != "summary" {
+            return Err((l.no, "a line without a `sessionId`".into()));
+        }
+        if matches!(v["type"].as_str(), Some("user" | "assistant"))
+            && !matches!(v["message"]["content"], Value::String(_) | Value::Array(_))
+        {
+            return Err((
+                l.no,
+                "a user/assistant line whose `message` has no `content` (string or blocks)".into(),
+            ));
+        }
+    }
+    Ok(())
+}
 
 pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
     let mut head = Head::default();

@@ -29,6 +29,7 @@ pub(super) const LAYOUT: Layout = Layout {
     pattern: "YYYY/MM/DD/rollout-*.jsonl",
     depth: 3,
     is_transcript: |name| name.starts_with("rollout-") && name.ends_with(".jsonl"),
+    recognize: |lines| jsonl::first_typed(lines, "session_meta"),
 };
 
 pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {

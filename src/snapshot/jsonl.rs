@@ -5,11 +5,22 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::{Message, Part, PartKind, Session, SnapshotError, Tokens, ToolStatus};
+use crate::files::{self, Bound, FileError};
+
+/// The most transcripts one snapshot reads (a run makes one to a few).
+pub(super) const MAX_FILES: usize = 10_000;
+/// The most directory entries one snapshot looks at.
+pub(super) const MAX_ENTRIES: usize = 100_000;
+/// The most bytes of transcripts one snapshot reads, all files together
+/// (each file is also held to [`Bound::TRANSCRIPT`], each line to
+/// [`Bound::JSONL_LINE`]).
+pub(super) const MAX_TOTAL: u64 = 1 << 30;
 
 /// Where a harness keeps its transcripts below its data directory.
 pub(super) struct Layout {
@@ -23,6 +34,10 @@ pub(super) struct Layout {
     pub depth: usize,
     /// Whether a file name is a transcript's.
     pub is_transcript: fn(&str) -> bool,
+    /// Whether the lines of a file are this harness's: the first line that
+    /// is not, with why (a file of another harness with the same name
+    /// pattern, e.g. Qwen Code's chats, which look like Claude Code's).
+    pub recognize: fn(&[Line]) -> Result<(), Foreign>,
 }
 
 /// One parsed line of a transcript.
@@ -42,6 +57,9 @@ pub(super) struct Parsed {
 }
 
 pub(super) type Parser = fn(&Path, &[Line]) -> Parsed;
+
+/// A line that is not the harness's: its number and why.
+pub(super) type Foreign = (usize, String);
 
 /// What a transcript's lines say of its session as a whole.
 #[derive(Default)]
@@ -77,6 +95,12 @@ impl Head {
 /// Every transcript under `dir` (or under `dir` itself when it is the
 /// `sub` directory), parsed, in start order; sessions without a message are
 /// left out.
+///
+/// Refused (exit 2): a `dir` without `sub` that is not `sub` itself; a
+/// link, FIFO, device or socket where a transcript or a directory of the
+/// layout is expected (never followed, never opened); no transcript but
+/// entries of another layout; a transcript whose lines are not the
+/// harness's. Exit 1 (no session data): the layout is there and empty.
 pub(super) fn read(
     dir: &Path,
     layout: &Layout,
@@ -92,12 +116,9 @@ pub(super) fn read(
             dir.display()
         )));
     }
-    let nested = dir.join(layout.sub);
-    // `dir` itself may be a link (the caller named it); `dir/sub` is inside.
-    let is_dir = fs::symlink_metadata(&nested).is_ok_and(|m| m.is_dir());
-    let root = if is_dir { nested } else { dir.to_owned() };
-    let mut files = Vec::new();
-    walk(&root, layout, 0, &mut files)?;
+    let root = root(dir, layout)?;
+    let mut walk = Walk::default();
+    walk.dir(&root, layout, 0)?;
     let looked_for = || {
         format!(
             "no {} transcript ({}/{}) under {}",
@@ -107,12 +128,31 @@ pub(super) fn read(
             dir.display()
         )
     };
-    if files.is_empty() {
+    if walk.files.is_empty() {
+        if let Some(other) = walk.foreign {
+            return Err(SnapshotError::BadInput(format!(
+                "{}: expected {}'s {}/{} transcripts, found {} instead: not {}'s data",
+                dir.display(),
+                layout.harness,
+                layout.sub,
+                layout.pattern,
+                other.display(),
+                layout.harness
+            )));
+        }
         return Err(SnapshotError::NoData(looked_for()));
     }
     let mut parsed = Vec::new();
-    for file in &files {
-        let lines = read_lines(file)?;
+    let mut budget = MAX_TOTAL;
+    for file in &walk.files {
+        let lines = read_lines(file, &mut budget)?;
+        (layout.recognize)(&lines).map_err(|(no, why)| {
+            SnapshotError::BadInput(format!(
+                "{}:{no}: not a {} transcript: {why}",
+                file.display(),
+                layout.harness
+            ))
+        })?;
         let p = parse(file, &lines);
         if !p.session.messages.is_empty() {
             parsed.push((p.started, file, p.session));
@@ -122,74 +162,253 @@ pub(super) fn read(
         return Err(SnapshotError::NoData(format!(
             "{}: {} file(s) found, none holds a message",
             looked_for(),
-            files.len()
+            walk.files.len()
         )));
     }
     parsed.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
     Ok(parsed.into_iter().map(|(_, _, s)| s).collect())
 }
 
-/// Regular files `depth` directories below `root` whose names match; links
-/// are not followed (a copied sandbox must not lead the reader elsewhere).
-fn walk(
-    dir: &Path,
-    layout: &Layout,
-    level: usize,
-    out: &mut Vec<PathBuf>,
-) -> Result<(), SnapshotError> {
-    let unreadable = |source| SnapshotError::Unreadable {
-        path: dir.to_owned(),
-        source,
-    };
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .map_err(unreadable)?
-        .collect::<Result<_, _>>()
-        .map_err(unreadable)?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let kind = entry.file_type().map_err(unreadable)?;
-        let path = entry.path();
-        if level < layout.depth {
-            if kind.is_dir() {
-                walk(&path, layout, level + 1, out)?;
-            }
-        } else if kind.is_file() && entry.file_name().to_str().is_some_and(layout.is_transcript) {
-            out.push(path);
+/// `dir/sub`, or `dir` itself when it is named `sub`; anything else is not
+/// this harness's data directory.
+fn root(dir: &Path, layout: &Layout) -> Result<PathBuf, SnapshotError> {
+    let nested = dir.join(layout.sub);
+    // `dir` itself may be a link (the caller named it); `dir/sub` is inside.
+    match fs::symlink_metadata(&nested) {
+        Ok(m) if m.is_dir() => return Ok(nested),
+        Ok(m) => {
+            return Err(SnapshotError::BadInput(format!(
+                "{}: {}, where {}'s {} directory was expected{}",
+                nested.display(),
+                kind_of(&m),
+                layout.harness,
+                layout.sub,
+                if m.file_type().is_symlink() {
+                    " (links in a data directory are not followed)"
+                } else {
+                    ""
+                }
+            )));
         }
+        Err(_) => {}
     }
-    Ok(())
+    // By its real name: `--dir .` inside `sessions/` is `sessions/` too.
+    let named = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
+    if named.file_name().is_some_and(|n| n == layout.sub) {
+        return Ok(dir.to_owned());
+    }
+    Err(SnapshotError::BadInput(format!(
+        "{}: expected {}'s data directory (holding {}/{}) or its {} directory itself; it has no {}/",
+        dir.display(),
+        layout.harness,
+        layout.sub,
+        layout.pattern,
+        layout.sub,
+        layout.sub
+    )))
 }
 
-/// The JSON lines of a transcript. A last line without its newline that is
-/// not JSON is a write cut off by the harness's end, and is dropped; any
-/// other line that is not JSON is bad input.
-fn read_lines(file: &Path) -> Result<Vec<Line>, SnapshotError> {
-    let bytes = fs::read(file).map_err(|source| SnapshotError::Unreadable {
+/// What is at `meta`, for a message.
+fn kind_of(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    let t = meta.file_type();
+    if t.is_symlink() {
+        "a symlink"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "a regular file"
+    }
+}
+
+/// The transcripts found, and the first entry that does not fit the
+/// layout (reported when no transcript is found).
+#[derive(Default)]
+struct Walk {
+    files: Vec<PathBuf>,
+    foreign: Option<PathBuf>,
+    entries: usize,
+}
+
+impl Walk {
+    /// Regular files `layout.depth` directories below `dir` whose names
+    /// match; links are never followed (a copied sandbox must not lead the
+    /// reader elsewhere) and are refused where the layout expects a
+    /// directory or a transcript, as are FIFOs, devices and sockets.
+    fn dir(&mut self, dir: &Path, layout: &Layout, level: usize) -> Result<(), SnapshotError> {
+        let unreadable = |source| SnapshotError::Unreadable {
+            path: dir.to_owned(),
+            source,
+        };
+        let mut entries = Vec::new();
+        for entry in fs::read_dir(dir).map_err(unreadable)? {
+            self.entries += 1;
+            if self.entries > MAX_ENTRIES {
+                return Err(SnapshotError::BadInput(format!(
+                    "{}: more than {MAX_ENTRIES} directory entries, the most shforge looks at in one snapshot",
+                    dir.display()
+                )));
+            }
+            entries.push(entry.map_err(unreadable)?);
+        }
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let path = entry.path();
+            let meta = fs::symlink_metadata(&path).map_err(|source| SnapshotError::Unreadable {
+                path: path.clone(),
+                source,
+            })?;
+            let refuse = || {
+                SnapshotError::BadInput(format!(
+                    "{}: {}, where the layout has {}: refused (not followed, not opened)",
+                    path.display(),
+                    kind_of(&meta),
+                    if level < layout.depth {
+                        "a directory"
+                    } else {
+                        "a transcript"
+                    }
+                ))
+            };
+            if level < layout.depth {
+                if meta.is_dir() {
+                    self.dir(&path, layout, level + 1)?;
+                } else if meta.file_type().is_symlink() {
+                    return Err(refuse());
+                } else {
+                    self.foreign.get_or_insert(path);
+                }
+            } else if entry.file_name().to_str().is_some_and(layout.is_transcript) {
+                if !meta.is_file() {
+                    return Err(refuse());
+                }
+                if self.files.len() == MAX_FILES {
+                    return Err(SnapshotError::BadInput(format!(
+                        "{}: more than {MAX_FILES} transcripts, the most shforge reads in one snapshot",
+                        dir.display()
+                    )));
+                }
+                self.files.push(path);
+            } else {
+                self.foreign.get_or_insert(path);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The JSON lines of a transcript, each read up to its bound, the file up
+/// to its own and to what is left of `budget` (all files together). A last
+/// line without its newline that is not JSON is a write cut off by the
+/// harness's end, and is dropped; any other line that is not JSON is bad
+/// input.
+fn read_lines(file: &Path, budget: &mut u64) -> Result<Vec<Line>, SnapshotError> {
+    let (handle, meta) = files::open_regular(file).map_err(SnapshotError::File)?;
+    let too_large = || {
+        SnapshotError::File(FileError::TooLarge {
+            path: file.to_owned(),
+            bound: Bound::TRANSCRIPT,
+        })
+    };
+    let over_budget = || {
+        SnapshotError::BadInput(format!(
+            "{}: the transcripts add up to more than {} MiB, the most shforge reads in one snapshot",
+            file.display(),
+            MAX_TOTAL >> 20
+        ))
+    };
+    if meta.len() > Bound::TRANSCRIPT.max {
+        return Err(too_large());
+    }
+    if meta.len() > *budget {
+        return Err(over_budget());
+    }
+    let unreadable = |source| SnapshotError::Unreadable {
         path: file.to_owned(),
         source,
-    })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| SnapshotError::BadInput(format!("{}: not UTF-8: {e}", file.display())))?;
-    let torn_tail = !text.ends_with('\n');
-    let count = text.lines().count();
+    };
+    let mut reader = BufReader::new(handle);
     let mut lines = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+    let mut buf = Vec::new();
+    let mut total = 0u64;
+    for no in 1.. {
+        buf.clear();
+        // One byte past the bound and the newline: a longer line is seen
+        // without reading the rest of it.
+        let n = (&mut reader)
+            .take(Bound::JSONL_LINE.max + 2)
+            .read_until(b'\n', &mut buf)
+            .map_err(unreadable)?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        if total > Bound::TRANSCRIPT.max {
+            return Err(too_large());
+        }
+        if total > *budget {
+            return Err(over_budget());
+        }
+        let complete = buf.last() == Some(&b'\n');
+        let text = if complete { &buf[..n - 1] } else { &buf[..] };
+        if text.len() as u64 > Bound::JSONL_LINE.max {
+            return Err(SnapshotError::BadInput(format!(
+                "{}:{no}: longer than {}, the most shforge reads of {}",
+                file.display(),
+                Bound::JSONL_LINE,
+                Bound::JSONL_LINE.what
+            )));
+        }
+        if text.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_str(line) {
-            Ok(value) => lines.push(Line { no: i + 1, value }),
-            Err(_) if torn_tail && i + 1 == count => {}
-            Err(e) => {
+        let parsed = std::str::from_utf8(text)
+            .map_err(|e| format!("not UTF-8: {e}"))
+            .and_then(|t| serde_json::from_str(t).map_err(|e| format!("not JSON: {e}")));
+        match parsed {
+            Ok(value) => lines.push(Line { no, value }),
+            Err(_) if !complete => {}
+            Err(why) => {
                 return Err(SnapshotError::BadInput(format!(
-                    "{}:{}: not JSON: {e}",
-                    file.display(),
-                    i + 1
+                    "{}:{no}: {why}",
+                    file.display()
                 )));
             }
         }
     }
+    *budget -= total;
     Ok(lines)
+}
+
+/// The first line without a string `type` (every line of the three
+/// harnesses has one).
+pub(super) fn untyped(lines: &[Line]) -> Result<(), Foreign> {
+    match lines
+        .iter()
+        .find(|l| !l.value.get("type").is_some_and(Value::is_string))
+    {
+        Some(l) => Err((l.no, "a line without a string `type`".into())),
+        None => Ok(()),
+    }
+}
+
+/// The first line must have `type` `wanted` (Pi's `session` header,
+/// Codex's `session_meta`).
+pub(super) fn first_typed(lines: &[Line], wanted: &str) -> Result<(), Foreign> {
+    untyped(lines)?;
+    match lines.first() {
+        Some(l) if l.value["type"] != wanted => Err((
+            l.no,
+            format!("its first line is not a `{{\"type\":\"{wanted}\",…}}` header"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Give each tool call the status its result says: `completed`, `error`

@@ -20,8 +20,12 @@ mod claude;
 mod codex;
 mod jsonl;
 mod pi;
+mod signal;
 mod sqlite;
 mod summary;
+mod wal;
+
+pub use signal::remove_private_copies_on_signal;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -327,6 +331,10 @@ pub enum SnapshotError {
         /// Why.
         source: std::io::Error,
     },
+    /// An input refused by the shared file rules: not a regular file, past
+    /// its bound (exit 2).
+    #[error("{0}")]
+    File(#[from] crate::files::FileError),
     /// The `--db` file is not a SQLite database (exit 2).
     #[error("{path} is not a SQLite database", path = .0.display())]
     NotSqlite(PathBuf),
@@ -367,7 +375,11 @@ impl SnapshotError {
 /// Capture an OpenCode or Kilo database: `db` plus `db-wal` beside it when
 /// it exists (`db-shm` is not needed). The files are copied into a private
 /// temporary directory and only the copy is opened, in one read
-/// transaction; the originals are never modified.
+/// transaction; the originals are never modified. Refused before the copy:
+/// files that are not regular, over [`crate::files::Bound::SQLITE_DB`]
+/// together, or sparse; before SQLite reads it: a `-wal` that is not this
+/// file's (see `wal.rs`); before a row is read: a schema whose tables are
+/// views or whose columns read are generated.
 pub fn snapshot_db(kind: Kind, db: &Path) -> Result<Snapshot, SnapshotError> {
     if kind.source() != SourceKind::Db {
         return Err(SnapshotError::WrongSource {
@@ -382,7 +394,11 @@ pub fn snapshot_db(kind: Kind, db: &Path) -> Result<Snapshot, SnapshotError> {
 /// Capture the JSONL transcripts of Claude Code (`dir` holds `projects/`),
 /// Pi (`dir` holds `sessions/`) or Codex (`dir` is `CODEX_HOME`, holding
 /// `sessions/`). The `projects`/`sessions` directory itself is accepted too.
-/// Symbolic links inside `dir` are not followed.
+/// Links, FIFOs, devices and sockets where the layout has a directory or a
+/// transcript are refused, never followed or opened; files and lines are
+/// bounded ([`crate::files::Bound::TRANSCRIPT`], `JSONL_LINE`); a `dir` or
+/// a transcript that is not the harness's is refused (exit 2), an empty
+/// layout is [`SnapshotError::NoData`] (exit 1).
 pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
     let sessions = match kind {
         Kind::ClaudeCode => jsonl::read(dir, &claude::LAYOUT, claude::parse)?,

@@ -21,6 +21,7 @@ pub(super) const LAYOUT: Layout = Layout {
     pattern: "*/*.jsonl",
     depth: 1,
     is_transcript: |name| name.ends_with(".jsonl"),
+    recognize: |lines| jsonl::first_typed(lines, "session"),
 };
 
 pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {

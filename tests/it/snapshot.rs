@@ -376,6 +376,13 @@ fn the_projects_or_sessions_directory_itself_is_accepted() {
         let whole = snapshot::snapshot_dir(kind, &fixture(name)).unwrap();
         let inner = snapshot::snapshot_dir(kind, &fixture(name).join(sub)).unwrap();
         assert_eq!(whole, inner, "{name}");
+        let dot = Command::new(env!("CARGO_BIN_EXE_shforge"))
+            .args(["snapshot", kind.name(), "--dir", "."])
+            .current_dir(fixture(name).join(sub))
+            .output()
+            .unwrap();
+        assert_eq!(dot.status.code(), Some(0), "{name}: {}", stderr(&dot));
+        assert_eq!(dot.stdout, inner.to_json(), "{name}");
     }
 }
 
@@ -426,22 +433,40 @@ fn empty_tables_and_empty_dirs_are_exit_1_saying_what_was_looked_for() {
         .unwrap()
         .execute_batch(
             "CREATE TABLE session (id TEXT, title TEXT, directory TEXT, parent_id TEXT, time_created INT);
-             CREATE TABLE message (id TEXT); CREATE TABLE part (id TEXT);",
+             CREATE TABLE message (id TEXT, session_id TEXT, time_created INT, data TEXT);
+             CREATE TABLE part (id TEXT, message_id TEXT, data TEXT);",
         )
         .unwrap();
     let o = shforge(&["opencode", "--db", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("table session"), "{}", stderr(&o));
 
-    for (kind, looked) in [
-        ("claude-code", "projects/*/*.jsonl"),
-        ("pi", "sessions/*/*.jsonl"),
-        ("codex", "sessions/YYYY/MM/DD/rollout-*.jsonl"),
+    // The harness's directory there and empty: no session data (1). No
+    // such directory at all: not the harness's data (2, naming it).
+    for (kind, sub, looked) in [
+        ("claude-code", "projects", "projects/*/*.jsonl"),
+        ("pi", "sessions", "sessions/*/*.jsonl"),
+        ("codex", "sessions", "sessions/YYYY/MM/DD/rollout-*.jsonl"),
     ] {
         let empty = tempfile::tempdir().unwrap();
         let o = shforge(&[kind, "--dir", empty.path().to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{kind}: {}", stderr(&o));
+        assert!(o.stdout.is_empty());
+        assert!(
+            stderr(&o).contains(&format!("it has no {sub}/")),
+            "{kind}: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(looked), "{kind}: {}", stderr(&o));
+        fs::create_dir(empty.path().join(sub)).unwrap();
+        let o = shforge(&[kind, "--dir", empty.path().to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(1), "{kind}: {}", stderr(&o));
         assert!(o.stdout.is_empty());
+        assert!(
+            stderr(&o).contains("no session data"),
+            "{kind}: {}",
+            stderr(&o)
+        );
         assert!(stderr(&o).contains(looked), "{kind}: {}", stderr(&o));
         let kind: Kind = kind.parse().unwrap();
         assert_eq!(
@@ -519,15 +544,31 @@ fn links_inside_a_data_dir_are_not_followed() {
         .unwrap()
         .unwrap()
         .path();
+    // A transcript that is a link (here, out of the directory): refused.
     std::os::unix::fs::symlink(&real, sub.join("a.jsonl")).unwrap();
+    let err = snapshot::snapshot_dir(Kind::Pi, dir.path()).unwrap_err();
+    assert_eq!(err.exit_code(), 2, "{err}");
+    assert!(
+        err.to_string()
+            .contains("a.jsonl: a symlink, where the layout has a transcript"),
+        "{err}"
+    );
+    // A directory of the layout that is a link: refused.
+    fs::remove_file(sub.join("a.jsonl")).unwrap();
     std::os::unix::fs::symlink(fixture("pi/sessions"), dir.path().join("sessions/linked")).unwrap();
     let err = snapshot::snapshot_dir(Kind::Pi, dir.path()).unwrap_err();
-    assert_eq!(err.exit_code(), 1, "{err}");
+    assert_eq!(err.exit_code(), 2, "{err}");
+    assert!(
+        err.to_string()
+            .contains("linked: a symlink, where the layout has a directory"),
+        "{err}"
+    );
     // Nor a `sessions` that is a link.
     let linked = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(fixture("pi/sessions"), linked.path().join("sessions")).unwrap();
     let err = snapshot::snapshot_dir(Kind::Pi, linked.path()).unwrap_err();
-    assert_eq!(err.exit_code(), 1, "{err}");
+    assert_eq!(err.exit_code(), 2, "{err}");
+    assert!(err.to_string().contains("sessions: a symlink"), "{err}");
     // The directory named by the caller may be a link.
     let named = linked.path().join("named");
     std::os::unix::fs::symlink(fixture("pi"), &named).unwrap();
@@ -635,9 +676,785 @@ fn hostile_counts_saturate() {
     let line = format!(
         r#"{{"type":"message","id":"a","message":{{"role":"assistant","content":[{{"type":"text","text":"hi"}}],"usage":{{"input":{huge},"output":{huge},"totalTokens":{huge}}}}}}}"#
     );
-    fs::write(sub.join("s.jsonl"), format!("{line}\n{line}\n")).unwrap();
+    let header = r#"{"type":"session","id":"s","cwd":"/w","timestamp":"2026-12-01T00:00:00Z"}"#;
+    fs::write(sub.join("s.jsonl"), format!("{header}\n{line}\n{line}\n")).unwrap();
     let snap = snapshot::snapshot_dir(Kind::Pi, dir.path()).unwrap();
     assert_eq!(snap.summary.tokens.input, u64::MAX);
     assert_eq!(snap.summary.tokens.total, u64::MAX);
     assert_eq!(snap.summary.final_text.as_deref(), Some("hi"));
+}
+
+/// Run `shforge snapshot ARGS` with at most 1 GiB of address space and
+/// `TMPDIR=tmp`; a run still going after 20 s is killed and fails the test
+/// (a guard against a hostile input that hangs it, not a speed check).
+fn shforge_guarded(args: &[&str], tmp: &Path) -> (Option<i32>, Vec<u8>, String) {
+    use std::os::unix::process::CommandExt as _;
+    use std::process::Stdio;
+    let out = tempfile::tempfile().unwrap();
+    let err = tempfile::tempfile().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_shforge"));
+    cmd.arg("snapshot")
+        .args(args)
+        .env("TMPDIR", tmp)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(err.try_clone().unwrap());
+    // SAFETY: setrlimit only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let gib = libc::rlimit {
+                rlim_cur: 1 << 30,
+                rlim_max: 1 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &gib) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("shforge snapshot {args:?} still ran after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let read = |mut f: fs::File| {
+        use std::io::{Read as _, Seek as _};
+        let mut v = Vec::new();
+        f.rewind().unwrap();
+        f.read_to_end(&mut v).unwrap();
+        v
+    };
+    (
+        status.code(),
+        read(out),
+        String::from_utf8_lossy(&read(err)).into_owned(),
+    )
+}
+
+/// OpenCode's three tables with the columns the snapshot reads, one
+/// session with one message and one part, then `extra` (SQL).
+fn opencode_like(path: &Path, extra: &str) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.execute_batch(&format!(
+        r#"CREATE TABLE session (id TEXT, title TEXT, directory TEXT, parent_id TEXT, time_created INT);
+           CREATE TABLE message (id TEXT, session_id TEXT, time_created INT, data TEXT);
+           CREATE TABLE part (id TEXT, message_id TEXT, data TEXT);
+           INSERT INTO session VALUES ('s1', 't', '/d', NULL, 1);
+           INSERT INTO message VALUES ('m1', 's1', 1, '{{"role":"assistant"}}');
+           INSERT INTO part VALUES ('p1', 'm1', '{{"type":"text","text":"done"}}');
+           {extra}"#
+    ))
+    .unwrap();
+}
+
+/// One line on stderr containing `wanted`, exit 2, nothing on stdout, and
+/// no private copy left in `tmp`.
+fn assert_refused(o: &(Option<i32>, Vec<u8>, String), wanted: &str, tmp: &Path, what: &str) {
+    assert_eq!(o.0, Some(2), "{what}: {}", o.2);
+    assert!(o.1.is_empty(), "{what}");
+    assert_eq!(o.2.lines().count(), 1, "{what}: {}", o.2);
+    assert!(o.2.contains(wanted), "{what}: {}", o.2);
+    assert_eq!(fs::read_dir(tmp).unwrap().count(), 0, "{what}: copy left");
+}
+
+#[test]
+fn a_schema_that_computes_is_refused_before_it_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "a generated data column",
+            r#"CREATE TABLE part (id TEXT, message_id TEXT, data BLOB AS (zeroblob(1000000000)));
+               CREATE TABLE message (id TEXT, session_id TEXT, time_created INT, data TEXT);
+               CREATE TABLE session (id TEXT, title TEXT, directory TEXT, parent_id TEXT, time_created INT);
+               INSERT INTO session VALUES ('s1', 't', '/d', NULL, 1);
+               INSERT INTO message VALUES ('m1', 's1', 1, '{"role":"assistant"}');
+               INSERT INTO part (id, message_id) VALUES ('p1', 'm1');"#,
+            "`part.data` is a generated column",
+        ),
+        (
+            "a stored generated column",
+            r#"CREATE TABLE part (id TEXT, message_id TEXT, data TEXT);
+               CREATE TABLE message (id TEXT, session_id TEXT,
+                 time_created INT AS (length(printf('%.*c', 1000000, 'x'))) STORED, data TEXT);
+               CREATE TABLE session (id TEXT, title TEXT, directory TEXT, parent_id TEXT, time_created INT);"#,
+            "`message.time_created` is a generated column",
+        ),
+        (
+            "a recursive view",
+            r#"CREATE TABLE part (id TEXT, message_id TEXT, data TEXT);
+               CREATE TABLE session (id TEXT, title TEXT, directory TEXT, parent_id TEXT, time_created INT);
+               INSERT INTO session VALUES ('s1', 't', '/d', NULL, 1);
+               CREATE VIEW message AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r)
+                 SELECT n AS id, 's1' AS session_id, n AS time_created,
+                        printf('%.*c', 100000000, 'x') AS data FROM r;"#,
+            "`message` is a view, not a table",
+        ),
+        (
+            "a view of randomblob",
+            r#"CREATE TABLE part (id TEXT, message_id TEXT, data TEXT);
+               CREATE TABLE message (id TEXT, session_id TEXT, time_created INT, data TEXT);
+               CREATE VIEW session AS SELECT randomblob(1000000000) AS id, 1 AS title, 1 AS directory,
+                 1 AS parent_id, 1 AS time_created;"#,
+            "`session` is a view, not a table",
+        ),
+    ];
+    for (what, sql, wanted) in cases {
+        let db = dir.path().join(format!("{}.db", what.replace(' ', "-")));
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+        assert!(fs::metadata(&db).unwrap().len() <= 16 << 10, "{what}");
+        let o = shforge_guarded(&["opencode", "--db", db.to_str().unwrap()], tmp.path());
+        assert_refused(&o, wanted, tmp.path(), what);
+    }
+}
+
+/// Code the file defines outside what is read never runs: a generated
+/// column, a trigger and a recursive view beside the columns read.
+#[test]
+fn code_beside_the_columns_read_never_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("o.db");
+    opencode_like(
+        &db,
+        "ALTER TABLE part ADD COLUMN boom BLOB AS (zeroblob(1000000000));
+         CREATE TRIGGER t AFTER INSERT ON part BEGIN SELECT zeroblob(1000000000); END;
+         CREATE VIEW v AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r;",
+    );
+    assert!(fs::metadata(&db).unwrap().len() <= 16 << 10);
+    let (code, out, err) = shforge_guarded(&["opencode", "--db", db.to_str().unwrap()], tmp.path());
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["summary"]["final_text"], "done");
+    assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 0, "copy left");
+}
+
+#[test]
+fn a_huge_or_sparse_db_or_wal_is_refused_before_it_is_copied() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let header = b"SQLite format 3\0";
+    let sparse = dir.path().join("sparse.db");
+    fs::write(&sparse, header).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&sparse)
+        .unwrap()
+        .set_len(100 << 20)
+        .unwrap();
+    let o = shforge_guarded(&["opencode", "--db", sparse.to_str().unwrap()], tmp.path());
+    assert_refused(&o, "sparse.db: a sparse file", tmp.path(), "sparse");
+
+    let huge = dir.path().join("huge.db");
+    fs::write(&huge, header).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&huge)
+        .unwrap()
+        .set_len((1 << 30) + 1)
+        .unwrap();
+    let o = shforge_guarded(&["kilo", "--db", huge.to_str().unwrap()], tmp.path());
+    assert_refused(&o, "huge.db: larger than 1024 MiB", tmp.path(), "huge");
+
+    // The same for a -wal: a sparse one, and a FIFO (never waited on).
+    let db = dir.path().join("w.db");
+    fs::copy(fixture("opencode/opencode.db"), &db).unwrap();
+    let wal = dir.path().join("w.db-wal");
+    fs::write(&wal, b"").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&wal)
+        .unwrap()
+        .set_len(100 << 20)
+        .unwrap();
+    let o = shforge_guarded(&["opencode", "--db", db.to_str().unwrap()], tmp.path());
+    assert_refused(&o, "w.db-wal: a sparse file", tmp.path(), "sparse wal");
+    fs::remove_file(&wal).unwrap();
+    assert!(Command::new("mkfifo").arg(&wal).status().unwrap().success());
+    let o = shforge_guarded(&["opencode", "--db", db.to_str().unwrap()], tmp.path());
+    assert_refused(&o, "w.db-wal is not a regular file", tmp.path(), "fifo wal");
+}
+
+/// `from`'s DB and -wal copied into `to` as `name`.
+fn copy_db(from: &Path, to: &Path) {
+    fs::copy(from, to).unwrap();
+    let wal = |p: &Path| PathBuf::from(format!("{}-wal", p.display()));
+    fs::copy(wal(from), wal(to)).unwrap();
+}
+
+/// A fixture DB checkpointed into its main file, then one more message
+/// written by a connection that stays open: the main file holds the
+/// tables and the -wal only what changed since. Returns the connection.
+fn checkpointed_with_new_message(db: &Path, id: &str) -> rusqlite::Connection {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+    let session: String = c
+        .query_row("SELECT id FROM session", [], |r| r.get(0))
+        .unwrap();
+    c.execute_batch(&format!(
+        "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES
+           ('{id}', '{session}', 9999999999999, 9999999999999, '{{\"role\":\"user\"}}');"
+    ))
+    .unwrap();
+    c
+}
+
+#[test]
+fn a_wal_that_needs_pages_of_the_main_file_is_read_when_they_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("opencode.db");
+    copy_db(&fixture("opencode/opencode.db"), &db);
+    let writer = checkpointed_with_new_message(&db, "msg_zz_after_checkpoint");
+    let copy = tempfile::tempdir().unwrap();
+    let taken = copy.path().join("opencode.db");
+    copy_db(&db, &taken);
+    assert!(
+        fs::metadata(&taken).unwrap().len() > 100_000,
+        "tables in the main file"
+    );
+    let snap = snapshot::snapshot_db(Kind::OpenCode, &taken).unwrap();
+    let ids: Vec<&str> = snap.sessions[0]
+        .messages
+        .iter()
+        .map(|m| m.id.as_str())
+        .collect();
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    assert_eq!(ids[3], "msg_zz_after_checkpoint");
+    drop(writer);
+}
+
+#[test]
+fn a_wal_of_another_database_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A real OpenCode DB (65 pages) and a real Kilo DB (73 pages), each
+    // checkpointed and written to again: one's -wal beside the other's
+    // main file, both ways.
+    let dir = tempfile::tempdir().unwrap();
+    let mut wals = Vec::new();
+    for (name, id) in [("opencode", "msg_oc"), ("kilo", "msg_kilo")] {
+        let db = dir.path().join(format!("{name}.db"));
+        copy_db(&fixture(&format!("{name}/{name}.db")), &db);
+        let writer = checkpointed_with_new_message(&db, id);
+        let wal = dir.path().join(format!("{name}.wal"));
+        fs::copy(dir.path().join(format!("{name}.db-wal")), &wal).unwrap();
+        drop(writer);
+        wals.push((db, wal));
+    }
+    for (main_of, wal_of, wanted) in [
+        // Kilo's WAL needs pages 66..73 that OpenCode's main file lacks.
+        (
+            0,
+            1,
+            "opencode.db-wal: its database has 73 pages and page 66 is neither in it nor in the 65-page database beside it: a WAL of another database",
+        ),
+        // OpenCode's fits in Kilo's 73 pages, and its b-trees do not.
+        (1, 0, "kilo.db: its -wal does not fit the main file"),
+    ] {
+        let mixed = tempfile::tempdir().unwrap();
+        let name = wals[main_of]
+            .0
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let main = mixed.path().join(&name);
+        fs::copy(&wals[main_of].0, &main).unwrap();
+        fs::copy(&wals[wal_of].1, mixed.path().join(format!("{name}-wal"))).unwrap();
+        let before = state(mixed.path());
+        let o = shforge_guarded(&["opencode", "--db", main.to_str().unwrap()], tmp.path());
+        assert_refused(&o, wanted, tmp.path(), &name);
+        assert_eq!(state(mixed.path()), before);
+    }
+
+    // A WAL with another page size.
+    let small = dir.path().join("small.db");
+    let c = rusqlite::Connection::open(&small).unwrap();
+    c.execute_batch(
+        "PRAGMA page_size = 1024; PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1);",
+    )
+    .unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    let main = fresh.path().join("opencode.db");
+    fs::copy(fixture("opencode/opencode.db"), &main).unwrap();
+    fs::copy(
+        dir.path().join("small.db-wal"),
+        fresh.path().join("opencode.db-wal"),
+    )
+    .unwrap();
+    drop(c);
+    let o = shforge_guarded(&["opencode", "--db", main.to_str().unwrap()], tmp.path());
+    assert_refused(
+        &o,
+        "its page size 1024 is not the page size 4096",
+        tmp.path(),
+        "page size",
+    );
+
+    // A WAL whose header was rewritten (new salts, a checksum that holds)
+    // without its frames: what a copy taken across a WAL restart can hold.
+    let wal = fresh.path().join("opencode.db-wal");
+    let mut bytes = fs::read(fixture("opencode/opencode.db-wal")).unwrap();
+    bytes[16] ^= 1;
+    let sum = wal_checksum(&bytes[..24]);
+    bytes[24..28].copy_from_slice(&sum[0].to_be_bytes());
+    bytes[28..32].copy_from_slice(&sum[1].to_be_bytes());
+    fs::write(&wal, &bytes).unwrap();
+    let o = shforge_guarded(&["opencode", "--db", main.to_str().unwrap()], tmp.path());
+    assert_refused(
+        &o,
+        "first frame's salts are not its header's",
+        tmp.path(),
+        "salts",
+    );
+
+    // Not a WAL at all, and a header cut short.
+    fs::write(&wal, vec![7u8; 5000]).unwrap();
+    let o = shforge_guarded(&["opencode", "--db", main.to_str().unwrap()], tmp.path());
+    assert_refused(&o, "not a SQLite WAL", tmp.path(), "magic");
+    fs::write(&wal, &bytes[..20]).unwrap();
+    let o = shforge_guarded(&["opencode", "--db", main.to_str().unwrap()], tmp.path());
+    assert_refused(&o, "shorter than a WAL header", tmp.path(), "short");
+}
+
+/// A fresh run leaves a bare 4 KiB main file, the same bytes for every
+/// OpenCode and Kilo DB, and a -wal that rewrites every page: such a -wal
+/// is a whole database by itself and nothing of the main file is mixed
+/// in (README: which -wal is refused).
+#[test]
+fn a_wal_that_rewrites_every_page_is_the_whole_database() {
+    assert_eq!(
+        fs::read(fixture("opencode/opencode.db")).unwrap(),
+        fs::read(fixture("kilo/kilo.db")).unwrap()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("opencode.db");
+    fs::copy(fixture("opencode/opencode.db"), &main).unwrap();
+    fs::copy(
+        fixture("kilo/kilo.db-wal"),
+        dir.path().join("opencode.db-wal"),
+    )
+    .unwrap();
+    let snap = snapshot::snapshot_db(Kind::OpenCode, &main).unwrap();
+    let kilo = snapshot::snapshot_db(Kind::Kilo, &source(Kind::Kilo, "kilo")).unwrap();
+    assert_eq!(snap.sessions, kilo.sessions);
+}
+
+/// SQLite's WAL header checksum, little-endian words (magic 0x377f0682).
+fn wal_checksum(bytes: &[u8]) -> [u32; 2] {
+    let (mut s1, mut s2) = (0u32, 0u32);
+    for pair in bytes.chunks_exact(8) {
+        let w = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        s1 = s1.wrapping_add(w(&pair[0..4])).wrapping_add(s2);
+        s2 = s2.wrapping_add(w(&pair[4..8])).wrapping_add(s1);
+    }
+    [s1, s2]
+}
+
+fn mknod_char(path: &Path, major: u32, minor: u32) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a plain mknod(2) on a path in a test's own directory.
+    unsafe {
+        libc::mknod(
+            c.as_ptr(),
+            libc::S_IFCHR | 0o600,
+            libc::makedev(major, minor),
+        ) == 0
+    }
+}
+
+/// A FIFO, a device, a socket or a link to one where a transcript is
+/// expected is refused at once, naming it (never opened, never waited on).
+#[test]
+fn a_transcript_that_is_not_a_regular_file_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("claude-code"), dir.path());
+    let slug = dir.path().join("projects/-tmp-snap-run-cc1-work");
+    let fifo = dir.path().join("elsewhere.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut cases: Vec<(PathBuf, &str)> = Vec::new();
+    let named = slug.join("z-fifo.jsonl");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&named)
+            .status()
+            .unwrap()
+            .success()
+    );
+    cases.push((named, "a FIFO"));
+    let link = slug.join("z-link.jsonl");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    cases.push((link, "a symlink"));
+    let socket = slug.join("z-socket.jsonl");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    cases.push((socket, "a socket"));
+    let device = slug.join("z-zero.jsonl");
+    if mknod_char(&device, 1, 5) {
+        cases.push((device, "a device"));
+    } else {
+        // Not root: a link to the real /dev/zero stands in.
+        std::os::unix::fs::symlink("/dev/zero", &device).unwrap();
+        cases.push((device, "a symlink"));
+    }
+    for (path, kind) in &cases {
+        let o = shforge_guarded(
+            &["claude-code", "--dir", dir.path().to_str().unwrap()],
+            tmp.path(),
+        );
+        assert_eq!(o.0, Some(2), "{kind}: {}", o.2);
+        assert!(o.1.is_empty());
+        assert_eq!(o.2.lines().count(), 1, "{}", o.2);
+        assert!(
+            o.2.contains(&format!(
+                "{}: {kind}, where the layout has a transcript",
+                path.display()
+            )),
+            "{kind}: {}",
+            o.2
+        );
+        fs::remove_file(path).unwrap();
+    }
+    let o = shforge_guarded(
+        &["claude-code", "--dir", dir.path().to_str().unwrap()],
+        tmp.path(),
+    );
+    assert_eq!(o.0, Some(0), "{}", o.2);
+}
+
+#[test]
+fn transcripts_and_lines_past_their_bounds_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sessions/--x--");
+    fs::create_dir_all(&sub).unwrap();
+    let header = r#"{"type":"session","id":"s","cwd":"/w","timestamp":"2026-12-01T00:00:00Z"}"#;
+    // A line of 64 MiB + 1 byte, and more after it: refused at its place,
+    // in 1 GiB of address space.
+    let long = sub.join("long.jsonl");
+    {
+        use std::io::Write as _;
+        let mut f = std::io::BufWriter::new(fs::File::create(&long).unwrap());
+        writeln!(f, "{header}").unwrap();
+        f.write_all(b"\"").unwrap();
+        f.write_all(&vec![b'a'; (64 << 20) - 1]).unwrap();
+        f.write_all(b"\"\n").unwrap();
+        f.write_all(&vec![b'b'; 16 << 20]).unwrap();
+    }
+    let o = shforge_guarded(&["pi", "--dir", dir.path().to_str().unwrap()], tmp.path());
+    assert_eq!(o.0, Some(2), "{}", o.2);
+    assert_eq!(o.2.lines().count(), 1, "{}", o.2);
+    assert!(
+        o.2.contains(
+            "long.jsonl:2: longer than 64 MiB, the most shforge reads of a transcript line"
+        ),
+        "{}",
+        o.2
+    );
+    // A line of exactly 64 MiB is read.
+    {
+        let f = fs::OpenOptions::new().write(true).open(&long).unwrap();
+        f.set_len(header.len() as u64 + 1 + (64 << 20) - 1).unwrap();
+        use std::io::{Seek as _, Write as _};
+        let mut f = f;
+        f.seek(std::io::SeekFrom::End(-1)).unwrap();
+        f.write_all(b"\n").unwrap();
+    }
+    let o = shforge_guarded(&["pi", "--dir", dir.path().to_str().unwrap()], tmp.path());
+    assert_eq!(o.0, Some(2), "{}", o.2);
+    assert!(o.2.contains("long.jsonl:2: not JSON"), "{}", o.2);
+    fs::remove_file(&long).unwrap();
+
+    // A file past 256 MiB (sparse: no disk spent) is refused before a read.
+    let big = sub.join("big.jsonl");
+    fs::write(&big, format!("{header}\n")).unwrap();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len((256 << 20) + 1)
+        .unwrap();
+    let o = shforge_guarded(&["pi", "--dir", dir.path().to_str().unwrap()], tmp.path());
+    assert_eq!(o.0, Some(2), "{}", o.2);
+    assert!(
+        o.2.contains("big.jsonl: larger than 256 MiB, the most shforge reads of a transcript"),
+        "{}",
+        o.2
+    );
+}
+
+#[test]
+fn more_transcripts_than_the_bound_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sessions/--x--");
+    fs::create_dir_all(&sub).unwrap();
+    for i in 0..=10_000 {
+        fs::write(sub.join(format!("{i:05}.jsonl")), "").unwrap();
+    }
+    let o = shforge(&["pi", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("more than 10000 transcripts"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 26.5: the data of another harness, or of none, is exit 2 naming
+/// what was expected, never a snapshot with nothing in it.
+#[test]
+fn another_harnesss_data_is_refused_naming_what_was_expected() {
+    let qwen_line = r#"{"uuid":"u1","parentUuid":null,"sessionId":"s1","timestamp":"2026-12-01T00:00:00Z","type":"user","cwd":"/w","version":"0.24.4","message":{"role":"user","parts":[{"text":"hi"}]}}"#;
+    // Qwen Code's home: projects/<slug>/chats/<id>.jsonl.
+    let qwen = tempfile::tempdir().unwrap();
+    let chats = qwen.path().join("projects/-w/chats");
+    fs::create_dir_all(&chats).unwrap();
+    fs::write(chats.join("s1.jsonl"), format!("{qwen_line}\n")).unwrap();
+    // Qwen Code's chats laid out as Claude Code's.
+    let moved = tempfile::tempdir().unwrap();
+    fs::create_dir_all(moved.path().join("projects/-w")).unwrap();
+    fs::write(
+        moved.path().join("projects/-w/s1.jsonl"),
+        format!("{qwen_line}\n"),
+    )
+    .unwrap();
+    // Pi's lines laid out as Claude Code's.
+    let pi_as_claude = tempfile::tempdir().unwrap();
+    copy_tree(
+        &fixture("pi/sessions"),
+        &pi_as_claude.path().join("projects"),
+    );
+    // Gemini CLI's home: projects.json, tmp/<dir>/chats/session-*.jsonl.
+    let gemini = tempfile::tempdir().unwrap();
+    fs::write(gemini.path().join("projects.json"), "{}").unwrap();
+    let cases: Vec<(&str, PathBuf, &str)> = vec![
+        (
+            "claude-code",
+            qwen.path().to_owned(),
+            "expected Claude Code's projects/*/*.jsonl transcripts, found",
+        ),
+        (
+            "claude-code",
+            moved.path().to_owned(),
+            "s1.jsonl:1: not a Claude Code transcript: a user/assistant line whose `message` has no `content`",
+        ),
+        (
+            "claude-code",
+            pi_as_claude.path().to_owned(),
+            ":1: not a Claude Code transcript: a line without a `sessionId`",
+        ),
+        (
+            "claude-code",
+            gemini.path().to_owned(),
+            "expected Claude Code's data directory (holding projects/*/*.jsonl) or its projects directory itself; it has no projects/",
+        ),
+        (
+            "codex",
+            fixture("pi"),
+            "expected Codex's sessions/YYYY/MM/DD/rollout-*.jsonl transcripts, found",
+        ),
+        (
+            "pi",
+            fixture("codex"),
+            "expected Pi's sessions/*/*.jsonl transcripts, found",
+        ),
+        (
+            "pi",
+            fixture("claude-code"),
+            "expected Pi's data directory (holding sessions/*/*.jsonl)",
+        ),
+        ("claude-code", fixture("opencode"), "it has no projects/"),
+    ];
+    for (kind, dir, wanted) in cases {
+        let o = shforge(&[kind, "--dir", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{kind} {}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(wanted),
+            "{kind} {}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+    }
+    // Codex's rollouts laid out as Pi's sessions: the header is not Pi's.
+    let codex_as_pi = tempfile::tempdir().unwrap();
+    copy_tree(
+        &fixture("codex/sessions/2026/12"),
+        &codex_as_pi.path().join("sessions"),
+    );
+    let o = shforge(&["pi", "--dir", codex_as_pi.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            ":1: not a Pi transcript: its first line is not a `{\"type\":\"session\",…}` header"
+        ),
+        "{}",
+        stderr(&o)
+    );
+
+    // A SQLite file of no harness, and one with a `session` table of
+    // another shape.
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (x); INSERT INTO notes VALUES (1);")
+        .unwrap();
+    let o = shforge(&["opencode", "--db", other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no table `session`: not a opencode session database"),
+        "{}",
+        stderr(&o)
+    );
+    let shaped = dir.path().join("shaped.db");
+    rusqlite::Connection::open(&shaped)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE session (id, started); CREATE TABLE message (id); CREATE TABLE part (id);",
+        )
+        .unwrap();
+    let o = shforge(&["kilo", "--db", shaped.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("table `session` has no column `title`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// TERM or INT while a snapshot reads a database: the private copy in
+/// `$TMPDIR` is removed and the process dies of the signal.
+#[test]
+fn a_snapshot_stopped_by_term_or_int_removes_its_private_copy() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("big.db");
+    // About 100 MB of real rows (not sparse): copying and reading them
+    // outlasts the wait for the copy to appear.
+    opencode_like(
+        &db,
+        "WITH RECURSIVE n(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM n WHERE v < 100000)
+         INSERT INTO part SELECT 'p' || v, 'm1', json_object('type', 'text', 'text', printf('%.*c', 1000, 'x')) FROM n;",
+    );
+    assert!(fs::metadata(&db).unwrap().len() > 100_000_000);
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_shforge"))
+            .args(["snapshot", "opencode", "--db", db.to_str().unwrap()])
+            .env("TMPDIR", tmp.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let copy = loop {
+            if let Some(e) = fs::read_dir(tmp.path()).unwrap().next() {
+                break e.unwrap().path();
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "shforge ended before its copy was seen"
+            );
+            assert!(std::time::Instant::now() < deadline, "no copy after 20 s");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        assert!(
+            copy.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("shforge-snapshot-")
+        );
+        // SAFETY: kill(2) of our own child.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+        let status = child.wait().unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(sig),
+            "shforge must die of the signal, not end first: {status:?}"
+        );
+        let left: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
+        assert!(left.is_empty(), "signal {sig}: left {left:?}");
+    }
+}
+
+#[test]
+fn a_value_past_its_bound_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("o.db");
+    opencode_like(
+        &db,
+        "UPDATE part SET data = '\"' || printf('%.*c', 64 * 1024 * 1024 + 1, 'x') || '\"';",
+    );
+    let o = shforge_guarded(&["opencode", "--db", db.to_str().unwrap()], tmp.path());
+    assert_refused(
+        &o,
+        "o.db: a value larger than 64 MiB, the most shforge reads of a database value",
+        tmp.path(),
+        "value",
+    );
+}
+
+/// The main file copied before a checkpoint and the -wal after it (a copy
+/// of a live DB taken file by file at two moments): refused.
+#[test]
+fn a_wal_newer_than_its_main_file_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("opencode.db");
+    copy_db(&fixture("opencode/opencode.db"), &db);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+    let old = dir.path().join("old.db");
+    fs::copy(&db, &old).unwrap();
+    let session: String = c
+        .query_row("SELECT id FROM session", [], |r| r.get(0))
+        .unwrap();
+    c.execute_batch(&format!(
+        "WITH RECURSIVE n(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM n WHERE v < 300)
+         INSERT INTO message (id, session_id, time_created, time_updated, data)
+           SELECT 'msg_bulk_' || v, '{session}', v, v, json_object('role', 'user', 'pad', printf('%.*c', 500, 'x')) FROM n;
+         PRAGMA wal_checkpoint(TRUNCATE);
+         INSERT INTO message (id, session_id, time_created, time_updated, data)
+           VALUES ('msg_last', '{session}', 1, 1, '{{\"role\":\"user\"}}');"
+    ))
+    .unwrap();
+    let mixed = tempfile::tempdir().unwrap();
+    let main = mixed.path().join("opencode.db");
+    fs::copy(&old, &main).unwrap();
+    fs::copy(
+        dir.path().join("opencode.db-wal"),
+        mixed.path().join("opencode.db-wal"),
+    )
+    .unwrap();
+    drop(c);
+    let o = shforge_guarded(&["opencode", "--db", main.to_str().unwrap()], tmp.path());
+    assert_refused(&o, "a WAL of another database", tmp.path(), "stale main");
 }
