@@ -17,7 +17,7 @@
 # Each root is built in DIR/KIND.new.PID and renamed to DIR/KIND (default
 # DIR: /var/cache/shforge/roots, outside the checkout) only when complete;
 # DIR/KIND/.shforge-root records the recipe and the package versions, and a
-# root whose record matches is reused as is. Every root gets /etc/hosts,
+# root whose record matches is reused, its /tmp emptied. Every root gets /etc/hosts,
 # /etc/passwd, /etc/group, /tmp (1777), /proc and /dev (empty mount points)
 # and /root. Prints one line per root: `KIND PATH SECONDS built|reused`.
 # Needs root (dpkg-deb keeps owners, debootstrap chroots), apt-get, dpkg-deb;
@@ -177,6 +177,9 @@ build() {
     _want=$(recipe "$_kind")
     _final=$cache/$_kind
     if [ -f "$_final/.shforge-root" ] && [ "$(cat "$_final/.shforge-root")" = "$_want" ]; then
+        # Smoke runs leave their mount points and OpenClaw's /tmp/openclaw*
+        # there: every run starts from the same root.
+        find "$_final/tmp" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
         printf '%s %s 0 reused\n' "$_kind" "$_final"
         return 0
     fi
