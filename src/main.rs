@@ -122,7 +122,7 @@ enum Command {
         /// The bash that runs the installer, supervisor and runner.
         #[arg(long, default_value = "bash")]
         bash: String,
-        /// Run inside this root dir (chroot + PID namespace; root only), after bootstrap.sh under dash.
+        /// Run inside this root dir (chroot + PID namespace; root only), after bootstrap.sh under its /bin/sh.
         #[arg(long)]
         root: Option<PathBuf>,
     },

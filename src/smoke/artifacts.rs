@@ -51,16 +51,12 @@ pub struct Needed {
     pub source: Option<String>,
 }
 
-/// The artifacts of `spec` for this machine (`uname -m` as Rust sees it,
-/// glibc unless a musl loader is present).
-pub fn needed(spec: &InstallerSpec) -> Vec<Needed> {
+/// The artifacts of `spec` for the system under `root` (`/` for this
+/// machine): `uname -m` as Rust sees it, the libc by
+/// [`crate::musl::system_is_musl`], the installers' own rule.
+pub fn needed(spec: &InstallerSpec, root: &Path) -> Vec<Needed> {
     let arch = std::env::consts::ARCH;
-    let musl = std::fs::read_dir("/lib")
-        .map(|d| {
-            d.flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with("ld-musl-"))
-        })
-        .unwrap_or(false);
+    let musl = crate::musl::system_is_musl(root);
     spec.artifacts
         .iter()
         .filter(|a| a.arch == "any" || a.arch == arch)

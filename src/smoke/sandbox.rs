@@ -72,6 +72,11 @@ impl Sandbox {
         self.root.is_some()
     }
 
+    /// The system the commands see, as a host path: the root, or `/`.
+    pub fn system(&self) -> &Path {
+        self.root.as_deref().unwrap_or(Path::new("/"))
+    }
+
     /// The `/tmp` the commands see, as a host path.
     pub fn tmp(&self) -> PathBuf {
         self.root

@@ -1,6 +1,7 @@
 # Which artifacts this machine needs: those whose arch is `uname -m` (or any)
-# and whose libc is this system's (musl when the musl loader is there, else
-# glibc; or any). Fills `selected` with indices into the art_* arrays.
+# and whose libc is the one this system's programs run on (system_libc in
+# musl.sh: glibc wherever a glibc loader is, musl only where musl is all
+# there is; or any). Fills `selected` with indices into the art_* arrays.
 
 selected=()
 selected_count=0
@@ -19,11 +20,8 @@ select_artifacts() {
     local arch libc i=0
     machine_arch
     arch=$REPLY
-    if is_musl; then
-        libc=musl
-    else
-        libc=glibc
-    fi
+    system_libc
+    libc=$REPLY
     while [ "$i" -lt "$art_count" ]; do
         case ${art_arch[$i]} in
             any | "$arch") ;;

@@ -11,7 +11,7 @@ use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::chroot::copy_with_libs;
+use common::chroot::{copy_with_libs, hide_glibc_loader};
 use common::{Kind, Shell};
 use shforge::scripts::bootstrap::{BootstrapBuilder, PackageManager};
 
@@ -783,13 +783,19 @@ fn busybox_chroot(shells: &[Shell]) -> tempfile::TempDir {
         root.join("var/cache/fake-apk/bash/bin/bash"),
     )
     .unwrap();
+    let mut copied = Vec::new();
     for s in shells.iter().filter(|s| {
         s.kind == Kind::Posix
             && !s.program().ends_with("/bash")
             && !s.program().ends_with("/busybox")
     }) {
         copy_with_libs(root, s.program());
+        copied.push(PathBuf::from(s.program()));
     }
+    // The matrix's shells are glibc programs: their loader goes to a path
+    // of its own, so that the image shows what a busybox image shows (no
+    // glibc loader; with /lib/ld-musl-*.so.1 added, musl is all it has).
+    hide_glibc_loader(root, &copied);
     for bash in ["bin/bash", "usr/bin/bash", "usr/local/bin/bash"] {
         assert!(
             !root.join(bash).exists(),

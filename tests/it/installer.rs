@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::chroot::copy_with_libs;
+use common::chroot::{copy_with_libs, hide_glibc_loader};
 use common::http::Server;
 use common::{Shell, code, run_shforge as shforge, text, which};
 use sha2::{Digest as _, Sha256};
@@ -908,6 +908,9 @@ impl Chroot {
         fs::set_permissions(root.join("dev/null"), fs::Permissions::from_mode(0o666)).unwrap();
         let bash = fs::canonicalize(sh.program()).unwrap();
         copy_with_libs(root, &bash);
+        // The bash under test is a glibc program: its loader goes where the
+        // libc detection does not look, so that musl is all the image shows.
+        hide_glibc_loader(root, std::slice::from_ref(&bash));
         symlink(&bash, root.join("bin/bash-under-test")).unwrap();
         fs::copy("/usr/bin/busybox", root.join("bin/busybox")).unwrap();
         for t in [

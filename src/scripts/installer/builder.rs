@@ -87,7 +87,8 @@ impl fmt::Display for Unpack {
 pub enum Libc {
     /// glibc (Debian, Ubuntu, ...).
     Glibc,
-    /// musl (Alpine): recognised by its loader `/lib/ld-musl-*.so.1`.
+    /// musl (Alpine): a system where musl is all there is (no glibc loader;
+    /// `system_libc` in `templates/lib/musl.sh`).
     Musl,
     /// Either (scripts, bundles of JavaScript).
     Any,
