@@ -262,6 +262,36 @@ impl CheckReport {
     pub fn diff(&self) -> String {
         crate::diff::folded(&self.stale)
     }
+
+    /// The report as `shforge check` prints it: a `stale:` line per stale
+    /// file, their folded diff, then `missing:` and `extra:` lines.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for change in &self.stale {
+            out.push_str(&format!("stale: {}\n", change.path));
+        }
+        out.push_str(&self.diff());
+        for path in &self.missing {
+            out.push_str(&format!("missing: {path}\n"));
+        }
+        for path in &self.extra {
+            out.push_str(&format!("extra: {path}\n"));
+        }
+        out
+    }
+
+    /// What to do about a directory that is not clean, or `None` when it is.
+    pub fn fix(&self) -> Option<&'static str> {
+        if self.is_clean() {
+            return None;
+        }
+        let regenerate = !(self.stale.is_empty() && self.missing.is_empty());
+        Some(match (regenerate, self.extra.is_empty()) {
+            (true, true) => "run `shforge generate`",
+            (true, false) => "run `shforge generate` and remove the extra files",
+            _ => "remove the extra files (generate deletes only files its manifest listed)",
+        })
+    }
 }
 
 /// Compare `dir` with what [`write_dir`] would write.

@@ -241,27 +241,14 @@ fn run(command: Command) -> Result<u8> {
             refuse_stale_binary(&out, "check")?;
             let outputs = render(&specs)?;
             let report = generate::check_dir(&out, &outputs)?;
-            for change in &report.stale {
-                println!("stale: {}", change.path);
+            print!("{}", report.render());
+            match report.fix() {
+                None => Ok(0),
+                Some(fix) => {
+                    eprintln!("shforge: {} is out of date: {fix}", out.display());
+                    Ok(1)
+                }
             }
-            print!("{}", report.diff());
-            for path in &report.missing {
-                println!("missing: {path}");
-            }
-            for path in &report.extra {
-                println!("extra: {path}");
-            }
-            if report.is_clean() {
-                return Ok(0);
-            }
-            let regenerate = !(report.stale.is_empty() && report.missing.is_empty());
-            let fix = match (regenerate, report.extra.is_empty()) {
-                (true, true) => "run `shforge generate`",
-                (true, false) => "run `shforge generate` and remove the extra files",
-                _ => "remove the extra files (generate deletes only files its manifest listed)",
-            };
-            eprintln!("shforge: {} is out of date: {fix}", out.display());
-            Ok(1)
         }
         Command::List => {
             for s in catalog()? {
