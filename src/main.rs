@@ -200,6 +200,8 @@ fn exit_code(err: &anyhow::Error) -> u8 {
         e.exit_code()
     } else if let Some(e) = err.downcast_ref::<GenerateError>() {
         e.exit_code()
+    } else if let Some(e) = err.downcast_ref::<shforge::smoke::SmokeError>() {
+        e.exit_code()
     } else {
         1
     }
@@ -329,14 +331,7 @@ fn smoke(
         root,
     };
     let start = std::time::Instant::now();
-    let rows = shforge::smoke::run(&opts, &mut |line| eprintln!("smoke: {line}")).map_err(
-        |e| -> anyhow::Error {
-            match e {
-                shforge::smoke::SmokeError::Root { .. } => Usage(e.to_string()).into(),
-                e => e.into(),
-            }
-        },
-    )?;
+    let rows = shforge::smoke::run(&opts, &mut |line| eprintln!("smoke: {line}"))?;
     print!("{}", shforge::smoke::table::render(&rows));
     let passed = rows.iter().all(|r| r.passed());
     eprintln!(

@@ -134,6 +134,16 @@ pub enum SmokeError {
     },
 }
 
+impl SmokeError {
+    /// 2 for an unusable `--root` (the user's input), 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            SmokeError::Root { .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
 fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> SmokeError {
     let path = path.display().to_string();
     move |source| SmokeError::Io { what, path, source }
