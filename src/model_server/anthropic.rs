@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::script::{Conversation, Decision, Tool};
+use super::decide::{Conversation, Decision, Tool};
 use super::wire::{Body, Ctx, sse_event, texts_of};
 
 /// Read the parts of a Messages request the decision needs. Entries with

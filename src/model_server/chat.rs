@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::script::{Conversation, Decision};
+use super::decide::{Conversation, Decision};
 use super::wire::{Body, Ctx, openai_function, sse_data, texts_of};
 
 /// Read the parts of a chat request the decision needs.

@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::script::{Conversation, Decision, Tool};
+use super::decide::{Conversation, Decision, Tool};
 use super::wire::{Body, Ctx, sse_data};
 
 /// What a Gemini path asks for.

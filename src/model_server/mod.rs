@@ -5,12 +5,12 @@
 //! Responses (`/v1/responses`) and Anthropic Messages (`/v1/messages`), as
 //! JSON or as SSE when the body says `"stream": true`, the Gemini API
 //! (`/v1beta/models/M:generateContent`, `:streamGenerateContent?alt=sse`),
-//! and lists one model at `GET /v1/models` (and `GET /v1beta/models`). Every answer follows [`script::decide`]: text when no
+//! and lists one model at `GET /v1/models` (and `GET /v1beta/models`). Every answer follows [`decide::decide`]: text when no
 //! tools are offered, `done` once a tool result is in the conversation, and
 //! otherwise exactly one tool call that writes a token to a target file.
 //!
 //! * [`http`] — reading requests and writing responses;
-//! * [`script`] — the decision and the tool arguments;
+//! * [`decide`] — the decision and the tool arguments;
 //! * [`chat`], [`responses`], [`anthropic`], [`gemini`] — one wire format each;
 //! * [`wire`] — what the formats share;
 //! * [`fail`] — scripted error answers in each API's own shape
@@ -34,7 +34,7 @@ pub mod fail;
 pub mod gemini;
 pub mod http;
 pub mod responses;
-pub mod script;
+pub mod decide;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -50,10 +50,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-pub use script::{Decision, Directives, Prefer};
+pub use decide::{Decision, Directives, Prefer};
 
 use http::Request;
-use script::Conversation;
+use decide::Conversation;
 use wire::{Body, Ctx, Usage};
 
 /// How long one request may take to arrive, and a kept-alive connection may
@@ -782,7 +782,7 @@ fn answer(
     body_len: usize,
     sse: bool,
 ) -> (Body, Decision) {
-    let decision = script::decide(conv, &shared.defaults);
+    let decision = decide::decide(conv, &shared.defaults);
     let out_len = match &decision {
         Decision::Tool(call) => Value::Object(call.arguments.clone()).to_string().len() + 16,
         other => other.text().unwrap_or_default().len(),

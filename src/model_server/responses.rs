@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::script::{Conversation, Decision};
+use super::decide::{Conversation, Decision};
 use super::wire::{Body, Ctx, openai_function, sse_event, texts_of};
 
 /// Read the parts of a Responses request the decision needs.

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::script::Tool;
+use super::decide::Tool;
 
 /// A response body: one JSON document, or SSE events (each already framed,
 /// ending in a blank line).

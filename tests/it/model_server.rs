@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use shforge::model_server::script::{DEFAULT_TARGET, DEFAULT_TOKEN, PLAIN_TEXT};
+use shforge::model_server::decide::{DEFAULT_TARGET, DEFAULT_TOKEN, PLAIN_TEXT};
 use shforge::model_server::{Directives, Prefer, RunningServer, ServerConfig};
 
 // ---------------------------------------------------------------- clients
