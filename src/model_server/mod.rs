@@ -30,11 +30,11 @@
 pub mod anthropic;
 pub mod chat;
 pub mod cli;
+pub mod decide;
 pub mod fail;
 pub mod gemini;
 pub mod http;
 pub mod responses;
-pub mod decide;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -52,8 +52,8 @@ use serde_json::{Value, json};
 
 pub use decide::{Decision, Directives, Prefer};
 
-use http::Request;
 use decide::Conversation;
+use http::Request;
 use wire::{Body, Ctx, Usage};
 
 /// How long one request may take to arrive, and a kept-alive connection may

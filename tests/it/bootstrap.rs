@@ -474,66 +474,34 @@ fn tree() -> Tree {
     Tree { _w: w, base }
 }
 
-#[test]
-fn overlapping_dirs_are_refused_with_exit_3() {
+/// One (workdir, session dir) pair, given both ways round, absolute and
+/// (as given) relative to the tree's base, under every POSIX shell: exit
+/// `want` (3 for an overlap, refused before anything is installed; 0 when
+/// the two are apart).
+fn overlap_case(name: &str, wd: &str, sd: &str, want: i32) {
     let shells = common::posix_shells();
-    // (workdir, session dir) relative to the tree's base.
-    let overlapping: &[(&str, &str)] = &[
-        ("work dir", "work dir"),
-        ("work dir", "work dir/"),
-        ("work dir", "work dir/sub"),
-        ("work dir", "work dir/.shforge"),
-        ("work dir", "work dir/not/yet/there"),
-        ("work dir/sub", "work dir"),
-        (".", "work dir/new"),
-        ("work dir", "link to work"),
-        ("work dir", "link to work/new session"),
-        ("link to work/sub", "work dir/sub/new"),
-        ("work dir", "other/../work dir/s"),
-        ("work dir", "missing/../work dir"),
-        ("work dir", "missing/../../o p\nq/work dir/x"),
-        ("work dir", "work dir/sub/../new/."),
-        // `..` out of a missing part, then a symlink: mkdir -p lands in work dir.
-        ("work dir", "missing/../link to work"),
-        ("work dir", "other/missing/../../link to work/z"),
-        ("elsewhere", "other/up/s"),
-        ("link out", "elsewhere"),
-        ("trail\n", "trail\n/s"),
-    ];
-    let passing: &[(&str, &str)] = &[
-        ("work dir", "elsewhere"),
-        ("work dir", "work dir2"),
-        ("work dir", "work dir2/s"),
-        ("work dir", "link out/s"),
-        ("work dir", "other/up"),
-        ("work dir", "work dir/../sibling"),
-        ("trail\n", "trail"),
-        ("work dir/sub", "work dir/subway"),
-        ("link to work/sub", "work dir/new"),
-    ];
     for shell in &shells {
         let t = tree();
         t._w.managers(&["apk"]);
-        for (wd, sd) in overlapping {
-            for (a, b) in [(wd, sd), (sd, wd)] {
-                let (pa, pb) = (t.base.join(a), t.base.join(b));
-                let out = t._w.run(
-                    shell,
-                    &[
-                        "--need",
-                        "bash",
-                        "--workdir",
-                        pa.to_str().unwrap(),
-                        "--session-dir",
-                        pb.to_str().unwrap(),
-                    ],
-                );
-                assert_eq!(
-                    out.status.code(),
-                    Some(3),
-                    "{a:?} {b:?} {}",
-                    describe(shell, &out)
-                );
+        for (a, b) in [(wd, sd), (sd, wd)] {
+            let (pa, pb) = (t.base.join(a), t.base.join(b));
+            let mut args = vec![
+                "--workdir",
+                pa.to_str().unwrap(),
+                "--session-dir",
+                pb.to_str().unwrap(),
+            ];
+            if want == 3 {
+                args.extend(["--need", "bash"]);
+            }
+            let out = t._w.run(shell, &args);
+            assert_eq!(
+                out.status.code(),
+                Some(want),
+                "{a:?} {b:?} {}",
+                describe(shell, &out)
+            );
+            if want == 3 {
                 let err = text(&out.stderr);
                 assert!(
                     err.starts_with("bootstrap: "),
@@ -543,49 +511,74 @@ fn overlapping_dirs_are_refused_with_exit_3() {
                 // Refused before anything is installed.
                 assert_eq!(t._w.log(), "", "{a:?} {b:?}");
             }
-            // Relative paths, from the tree's base.
-            let mut c =
-                t._w.command(shell, &script(), &["--workdir", wd, "--session-dir", sd]);
-            c.current_dir(&t.base);
-            let out = common::run(c);
-            assert_eq!(
-                out.status.code(),
-                Some(3),
-                "relative {wd:?} {sd:?} {}",
-                describe(shell, &out)
-            );
         }
-        for (wd, sd) in passing {
-            for (a, b) in [(wd, sd), (sd, wd)] {
-                let (pa, pb) = (t.base.join(a), t.base.join(b));
-                let out = t._w.run(
-                    shell,
-                    &[
-                        "--workdir",
-                        pa.to_str().unwrap(),
-                        "--session-dir",
-                        pb.to_str().unwrap(),
-                    ],
-                );
-                assert_eq!(
-                    out.status.code(),
-                    Some(0),
-                    "{a:?} {b:?} {}",
-                    describe(shell, &out)
-                );
+        let mut c =
+            t._w.command(shell, &script(), &["--workdir", wd, "--session-dir", sd]);
+        c.current_dir(&t.base);
+        let out = common::run(c);
+        assert_eq!(
+            out.status.code(),
+            Some(want),
+            "relative {wd:?} {sd:?} {}",
+            describe(shell, &out)
+        );
+    }
+    common::report(name, &shells);
+}
+
+/// One test per (workdir, session dir) pair: `overlap!(name: wd, sd => exit)`.
+macro_rules! overlap {
+    ($($name:ident: $wd:expr, $sd:expr => $want:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                overlap_case(stringify!($name), $wd, $sd, $want);
             }
-            let mut c =
-                t._w.command(shell, &script(), &["--workdir", wd, "--session-dir", sd]);
-            c.current_dir(&t.base);
-            let out = common::run(c);
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "relative {wd:?} {sd:?} {}",
-                describe(shell, &out)
-            );
-        }
-        // A session dir that is a symlink to nothing cannot be resolved.
+        )*
+    };
+}
+
+// Paths are relative to the tree's base (see `tree`).
+overlap! {
+    overlap_same_dir: "work dir", "work dir" => 3;
+    overlap_same_dir_with_slash: "work dir", "work dir/" => 3;
+    overlap_session_inside: "work dir", "work dir/sub" => 3;
+    overlap_hidden_session_inside: "work dir", "work dir/.shforge" => 3;
+    overlap_session_inside_not_yet_made: "work dir", "work dir/not/yet/there" => 3;
+    overlap_workdir_inside: "work dir/sub", "work dir" => 3;
+    overlap_dot_workdir: ".", "work dir/new" => 3;
+    overlap_session_is_link_to_workdir: "work dir", "link to work" => 3;
+    overlap_session_under_link_to_workdir: "work dir", "link to work/new session" => 3;
+    overlap_workdir_under_link: "link to work/sub", "work dir/sub/new" => 3;
+    overlap_dotdot_back_in: "work dir", "other/../work dir/s" => 3;
+    overlap_dotdot_out_of_missing: "work dir", "missing/../work dir" => 3;
+    overlap_dotdot_past_missing_and_newline: "work dir", "missing/../../o p\nq/work dir/x" => 3;
+    overlap_dotdot_and_dot_inside: "work dir", "work dir/sub/../new/." => 3;
+    // `..` out of a missing part, then a symlink: mkdir -p lands in work dir.
+    overlap_missing_then_link: "work dir", "missing/../link to work" => 3;
+    overlap_missing_twice_then_link: "work dir", "other/missing/../../link to work/z" => 3;
+    overlap_through_link_up: "elsewhere", "other/up/s" => 3;
+    overlap_link_out_is_elsewhere: "link out", "elsewhere" => 3;
+    overlap_trailing_newline: "trail\n", "trail\n/s" => 3;
+    apart_elsewhere: "work dir", "elsewhere" => 0;
+    apart_name_prefix: "work dir", "work dir2" => 0;
+    apart_name_prefix_inside: "work dir", "work dir2/s" => 0;
+    apart_through_link_out: "work dir", "link out/s" => 0;
+    apart_link_up: "work dir", "other/up" => 0;
+    apart_sibling_by_dotdot: "work dir", "work dir/../sibling" => 0;
+    apart_newline_is_part_of_the_name: "trail\n", "trail" => 0;
+    apart_sub_and_subway: "work dir/sub", "work dir/subway" => 0;
+    apart_link_to_sub_and_new: "link to work/sub", "work dir/new" => 0;
+}
+
+/// A session dir that is a symlink to nothing cannot be resolved (2); the
+/// overlap message names the resolved directories, newline and all.
+#[test]
+fn overlap_messages_name_the_resolved_dirs() {
+    let shells = common::posix_shells();
+    for shell in &shells {
+        let t = tree();
+        t._w.managers(&["apk"]);
         symlink(t.base.join("nowhere"), t.base.join("dangling")).unwrap();
         let out = t._w.run(
             shell,
@@ -598,7 +591,6 @@ fn overlapping_dirs_are_refused_with_exit_3() {
         );
         assert_eq!(out.status.code(), Some(2), "{}", describe(shell, &out));
         assert!(text(&out.stderr).contains("symlink to nothing"));
-        // The message names the resolved directories, newline and all.
         let out = t._w.run(
             shell,
             &[
@@ -614,7 +606,7 @@ fn overlapping_dirs_are_refused_with_exit_3() {
         );
         assert_eq!(text(&out.stderr), want, "{}", describe(shell, &out));
     }
-    common::report("overlapping_dirs_are_refused_with_exit_3", &shells);
+    common::report("overlap_messages_name_the_resolved_dirs", &shells);
 }
 
 #[test]
