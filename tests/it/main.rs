@@ -17,6 +17,7 @@ mod matrix;
 mod model_server;
 mod params_cli;
 mod quoting;
+mod relocate;
 mod runner;
 mod shellcheck;
 mod smoke;
