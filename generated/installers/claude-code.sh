@@ -69,7 +69,7 @@ art_mode[0]=''
 art_dest[0]='.'
 art_size[0]='186117258'
 art_subdir[0]='.'
-art_runtime[0]='either'
+art_runtime[0]='image'
 art_path[1]='anthropic-ai-claude-code-linux-x64-musl-2.1.332.tgz'
 art_sha256[1]='58665225171bf037406decce027e97242741136c58b53411da8de3647ab47eb3'
 art_unpack[1]='tar.gz'
@@ -100,7 +100,27 @@ art_dest[3]='.'
 art_size[3]=''
 art_subdir[3]='.'
 art_runtime[3]='either'
-art_count='4'
+art_path[4]='glibc-runtime-2.36-9+deb12u14-x86_64.tar.gz'
+art_sha256[4]='d22183607a6cc111e550a05b3c80caf4a1662d50ef3cfa131ade849e420137b9'
+art_unpack[4]='tar.gz'
+art_arch[4]='x86_64'
+art_libc[4]='glibc'
+art_mode[4]=''
+art_dest[4]='glibc'
+art_size[4]='2306975'
+art_subdir[4]='.'
+art_runtime[4]='private'
+art_path[5]='anthropic-ai-claude-code-linux-x64-2.1.332-prepared.tar.gz'
+art_sha256[5]='91782e254caeb0c299ccfb697a69941a2011b0372016dff6e57c2097d66cf25a'
+art_unpack[5]='tar.gz'
+art_arch[5]='x86_64'
+art_libc[5]='glibc'
+art_mode[5]=''
+art_dest[5]='.'
+art_size[5]='183302937'
+art_subdir[5]='.'
+art_runtime[5]='private'
+art_count='6'
 musl_soname=()
 musl_package=()
 musl_soname[0]='libgcc_s.so.1'
@@ -117,10 +137,19 @@ rel_rpath_size=()
 rel_zeroed=()
 rel_interp=()
 rel_rpath=()
-rel_count='0'
+rel_art[0]='5'
+rel_file[0]='package/claude'
+rel_interp_off[0]='402329600'
+rel_interp_size[0]='256'
+rel_rpath_off[0]='402329856'
+rel_rpath_size[0]='512'
+rel_zeroed[0]='2ca10cfbd5cc56fa1083e48ebd0aa9e2a0c59426cc87a09b99c17e24f360193a'
+rel_interp[0]='glibc/ld-linux-x86-64.so.2'
+rel_rpath[0]='glibc'
+rel_count='1'
 # The highest GLIBC_ version the prepared programs need: an image with an
 # older glibc gets the private runtime.
-glibc_needed=''
+glibc_needed='2.17'
 launcher_path=''
 # shellcheck disable=SC2016 # the launcher text is data: its $ expand when the launcher runs
 launcher_text=''
@@ -1047,13 +1076,23 @@ version_older() {
     [ "$a1" -lt "$b1" ] || { [ "$a1" -eq "$b1" ] && [ "${a2%%.*}" -lt "${b2%%.*}" ]; }
 }
 
-# decide_runtime: set use_private. Only a spec with prepared programs has a
-# choice; --glibc-runtime private|image forces it.
+# decide_runtime: set use_private. Only a spec with prepared programs for
+# this arch has a choice; --glibc-runtime private|image forces it there.
 decide_runtime() {
     use_private=0
     [ "$rel_count" -gt 0 ] || return 0
     machine_arch
     machine=$REPLY
+    # No prepared program for this arch: the image's libc it is.
+    local i=0 any=0
+    while [ "$i" -lt "$rel_count" ]; do
+        if rel_applies "$i"; then
+            any=1
+            break
+        fi
+        i=$((i + 1))
+    done
+    [ "$any" -eq 1 ] || return 0
     case $glibc_runtime in
         private)
             use_private=1

@@ -69,8 +69,28 @@ art_mode[0]=''
 art_dest[0]='.'
 art_size[0]='64113345'
 art_subdir[0]='.'
-art_runtime[0]='either'
-art_count='1'
+art_runtime[0]='image'
+art_path[1]='glibc-runtime-2.36-9+deb12u14-x86_64.tar.gz'
+art_sha256[1]='d22183607a6cc111e550a05b3c80caf4a1662d50ef3cfa131ade849e420137b9'
+art_unpack[1]='tar.gz'
+art_arch[1]='x86_64'
+art_libc[1]='glibc'
+art_mode[1]=''
+art_dest[1]='glibc'
+art_size[1]='2306975'
+art_subdir[1]='.'
+art_runtime[1]='private'
+art_path[2]='kilocode-cli-linux-x64-7.7.7-prepared.tar.gz'
+art_sha256[2]='8344e0cc7dd01c5dcff1565c043d5206459f675d5c595bbfef3f181de6f9b049'
+art_unpack[2]='tar.gz'
+art_arch[2]='x86_64'
+art_libc[2]='glibc'
+art_mode[2]=''
+art_dest[2]='.'
+art_size[2]='64237325'
+art_subdir[2]='.'
+art_runtime[2]='private'
+art_count='3'
 musl_soname=()
 musl_package=()
 musl_count='0'
@@ -85,10 +105,19 @@ rel_rpath_size=()
 rel_zeroed=()
 rel_interp=()
 rel_rpath=()
-rel_count='0'
+rel_art[0]='2'
+rel_file[0]='package/bin/kilo'
+rel_interp_off[0]='169562112'
+rel_interp_size[0]='256'
+rel_rpath_off[0]='169562368'
+rel_rpath_size[0]='512'
+rel_zeroed[0]='592439c56a6c4770ad0f20dfa5ffb311560cde817ca4a68cf6b321a285a56755'
+rel_interp[0]='glibc/ld-linux-x86-64.so.2'
+rel_rpath[0]='glibc'
+rel_count='1'
 # The highest GLIBC_ version the prepared programs need: an image with an
 # older glibc gets the private runtime.
-glibc_needed=''
+glibc_needed='2.17'
 launcher_path=''
 # shellcheck disable=SC2016 # the launcher text is data: its $ expand when the launcher runs
 launcher_text=''
@@ -1015,13 +1044,23 @@ version_older() {
     [ "$a1" -lt "$b1" ] || { [ "$a1" -eq "$b1" ] && [ "${a2%%.*}" -lt "${b2%%.*}" ]; }
 }
 
-# decide_runtime: set use_private. Only a spec with prepared programs has a
-# choice; --glibc-runtime private|image forces it.
+# decide_runtime: set use_private. Only a spec with prepared programs for
+# this arch has a choice; --glibc-runtime private|image forces it there.
 decide_runtime() {
     use_private=0
     [ "$rel_count" -gt 0 ] || return 0
     machine_arch
     machine=$REPLY
+    # No prepared program for this arch: the image's libc it is.
+    local i=0 any=0
+    while [ "$i" -lt "$rel_count" ]; do
+        if rel_applies "$i"; then
+            any=1
+            break
+        fi
+        i=$((i + 1))
+    done
+    [ "$any" -eq 1 ] || return 0
     case $glibc_runtime in
         private)
             use_private=1

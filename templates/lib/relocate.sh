@@ -71,13 +71,23 @@ version_older() {
     [ "$a1" -lt "$b1" ] || { [ "$a1" -eq "$b1" ] && [ "${a2%%.*}" -lt "${b2%%.*}" ]; }
 }
 
-# decide_runtime: set use_private. Only a spec with prepared programs has a
-# choice; --glibc-runtime private|image forces it.
+# decide_runtime: set use_private. Only a spec with prepared programs for
+# this arch has a choice; --glibc-runtime private|image forces it there.
 decide_runtime() {
     use_private=0
     [ "$rel_count" -gt 0 ] || return 0
     machine_arch
     machine=$REPLY
+    # No prepared program for this arch: the image's libc it is.
+    local i=0 any=0
+    while [ "$i" -lt "$rel_count" ]; do
+        if rel_applies "$i"; then
+            any=1
+            break
+        fi
+        i=$((i + 1))
+    done
+    [ "$any" -eq 1 ] || return 0
     case $glibc_runtime in
         private)
             use_private=1

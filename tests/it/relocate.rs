@@ -668,3 +668,79 @@ test -s '{r}/etc/ld.so.cache'
         assert!(!l.contains("ld.so.cache\""), "{l}");
     }
 }
+
+#[test]
+fn the_images_glibc_version_is_read_from_its_files_without_running_them() {
+    let test = "the_images_glibc_version_is_read_from_its_files_without_running_them";
+    let Some((rt, native, p)) = fixtures(test) else {
+        return;
+    };
+    if !common::require_root(test) || !common::require_tool(test, "unshare") {
+        return;
+    }
+    // A root with no libc at all (static busybox and bash; no getconf),
+    // given a libc.so.6 of each kind the installer reads.
+    let cases = [
+        (
+            "link to libc-2.31.so",
+            "ln -s libc-2.31.so libc.so.6 && : > libc-2.31.so",
+            Some("glibc 2.31, older than the 2.34 needed"),
+        ),
+        (
+            "release string 2.33",
+            "printf 'x\\000GNU C Library (Debian GLIBC 2.33-1) stable release version 2.33.\\000y' > libc.so.6",
+            Some("glibc 2.33, older than the 2.34 needed"),
+        ),
+        ("no libc.so.6", ":", Some("no glibc found")),
+        (
+            "release string 2.99",
+            "printf 'x\\000GNU C Library stable release version 2.99.\\000' > libc.so.6",
+            None,
+        ),
+    ];
+    for (what, make, private) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(root) = musl_root(dir.path()) else {
+            common::require(test, false, "Debian's busybox-static and bash-static");
+            return;
+        };
+        let setup = format!(
+            "cd '{}' && rm -rf lib/ld-musl-x86_64.so.1 lib/libc.musl-x86_64.so.1 lib/x86_64-linux-musl && mkdir -p lib/x86_64-linux-gnu && cd lib/x86_64-linux-gnu && {make}",
+            root.display()
+        );
+        assert!(sh_status(&setup), "{what}");
+        let w = world_with(rt, native, p, None, Some("2.34"));
+        common::copy_tree(&w.src(), &root.join("src"));
+        fs::copy(&w.script, root.join("inst/install_hello.sh")).unwrap();
+        let o = in_root(
+            &root,
+            &[
+                "/bin/bash",
+                "/inst/install_hello.sh",
+                "--prefix",
+                "/opt/h",
+                "--source-dir",
+                "/src",
+            ],
+            None,
+        );
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        match private {
+            Some(why) => {
+                assert_eq!(code(&o), 0, "{what}: {}", text(&o));
+                assert!(err.contains(why), "{what}: {err}");
+                let o = in_root(&root, &["/opt/h/hello-1.0/bin/hello"], None);
+                assert!(
+                    text(&o).contains("hello-prepared glibc 2.36"),
+                    "{what}: {}",
+                    text(&o)
+                );
+            }
+            None => {
+                // The native build is chosen, and this root cannot run it.
+                assert_eq!(code(&o), 6, "{what}: {}", text(&o));
+                assert!(!err.contains("private"), "{what}: {err}");
+            }
+        }
+    }
+}
