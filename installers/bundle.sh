@@ -7,8 +7,15 @@
 # the same bytes and the sha256 in installers/NAME.toml can be checked again.
 #
 # usage: sh installers/bundle.sh NAME OUT.tar.gz
-# needs: npm, GNU tar, gzip.
+#        sh installers/bundle.sh glibc-runtime OUT.tar.gz [--debs DIR]
+# needs: npm, GNU tar, gzip. `glibc-runtime` builds the private glibc
+# runtime instead (installers/glibc-runtime/build.sh says how).
 set -eu
+
+if [ "${1:-}" = glibc-runtime ] && [ "$#" -ge 2 ]; then
+    shift
+    exec sh "$(dirname "$0")/glibc-runtime/build.sh" "$@"
+fi
 
 if [ "$#" -ne 2 ]; then
     printf 'usage: sh installers/bundle.sh NAME OUT.tar.gz\n' >&2

@@ -1,6 +1,7 @@
 # Installs one pinned runtime (see the values below) into PREFIX/NAME-VERSION.
 #
 #   bash install_NAME.sh --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S]
+#                        [--glibc-runtime auto|private|image]
 #
 # Artifacts come from --source-dir (placed by the host) or from --base-url plus
 # their relative path; this script names no download host. Each artifact's
@@ -16,10 +17,17 @@
 # HOME, TMPDIR, the XDG dirs and its working directory in a throwaway
 # directory of the installer's own.
 #
-# Exit status: 0 ok, 2 usage (or a --prefix holding a newline), 3 lock
+# Where the image's libc cannot run the harness's glibc programs (musl, or a
+# glibc older than they need), a spec with prepared programs installs the
+# private glibc runtime with them instead (lib/relocate.sh says how);
+# --glibc-runtime private|image forces the choice.
+#
+# Exit status: 0 ok, 2 usage (or a --prefix holding a newline, or, with the
+# private glibc runtime, a `:` or too long for its placeholders), 3 lock
 # timeout (or a lock file that is a symlink), 4 download failed (or an
 # artifact past its size, or no artifact for this machine), 5 digest
-# mismatch or no sha256 tool, 6 entry check or unpacking failed (or an
+# mismatch or no sha256 tool (or a prepared program whose placeholders are
+# not where its digest says), 6 entry check or unpacking failed (or an
 # archive refused), 7 a needed musl library cannot be provided.
 
 # set -u is turned on in main, once the arguments are parsed: bash 4.0 calls
@@ -51,6 +59,7 @@ art_mode=()
 art_dest=()
 art_size=()
 art_subdir=()
+art_runtime=()
 {%- for a in artifacts %}
 art_path[{{ loop.index0|raw }}]={{ a.path }}
 art_sha256[{{ loop.index0|raw }}]={{ a.sha256 }}
@@ -61,6 +70,7 @@ art_mode[{{ loop.index0|raw }}]={{ a.mode }}
 art_dest[{{ loop.index0|raw }}]={{ a.dest }}
 art_size[{{ loop.index0|raw }}]={{ a.size }}
 art_subdir[{{ loop.index0|raw }}]={{ a.subdir }}
+art_runtime[{{ loop.index0|raw }}]={{ a.runtime }}
 {%- endfor %}
 art_count={{ artifacts.len() }}
 musl_soname=()
@@ -70,6 +80,32 @@ musl_soname[{{ loop.index0|raw }}]={{ m.soname }}
 musl_package[{{ loop.index0|raw }}]={{ m.package }}
 {%- endfor %}
 musl_count={{ musl.len() }}
+# Prepared programs (runtime = "private" artifacts): install-relative file,
+# placeholder offsets and sizes, sha256 with them zeroed, and the paths they get.
+rel_art=()
+rel_file=()
+rel_interp_off=()
+rel_interp_size=()
+rel_rpath_off=()
+rel_rpath_size=()
+rel_zeroed=()
+rel_interp=()
+rel_rpath=()
+{%- for r in relocations %}
+rel_art[{{ loop.index0|raw }}]={{ r.artifact }}
+rel_file[{{ loop.index0|raw }}]={{ r.file }}
+rel_interp_off[{{ loop.index0|raw }}]={{ r.interp_offset }}
+rel_interp_size[{{ loop.index0|raw }}]={{ r.interp_size }}
+rel_rpath_off[{{ loop.index0|raw }}]={{ r.rpath_offset }}
+rel_rpath_size[{{ loop.index0|raw }}]={{ r.rpath_size }}
+rel_zeroed[{{ loop.index0|raw }}]={{ r.zeroed_sha256 }}
+rel_interp[{{ loop.index0|raw }}]={{ r.interpreter }}
+rel_rpath[{{ loop.index0|raw }}]={{ r.rpath }}
+{%- endfor %}
+rel_count={{ relocations.len() }}
+# The highest GLIBC_ version the prepared programs need: an image with an
+# older glibc gets the private runtime.
+glibc_needed={{ glibc_needed }}
 launcher_path={{ launcher_path }}
 # shellcheck disable=SC2016 # the launcher text is data: its $ expand when the launcher runs
 launcher_text={{ launcher_text }}
@@ -79,6 +115,7 @@ prefix=
 source_dir=
 base_url=
 lock_timeout=300
+glibc_runtime=auto
 entry_check_seconds=120
 final=
 stage=
@@ -102,8 +139,10 @@ check_home=
 
 {% include "lib/lock.sh" %}
 
+{% include "lib/relocate.sh" %}
+
 usage() {
-    printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S]\n' "$prog.sh" >&2
+    printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
 }
 
 usage_error() {
@@ -116,13 +155,14 @@ parse_args() {
     local re='^[0-9]+([.][0-9]+)?$'
     while [ "$#" -gt 0 ]; do
         case $1 in
-            --prefix | --source-dir | --base-url | --lock-timeout)
+            --prefix | --source-dir | --base-url | --lock-timeout | --glibc-runtime)
                 [ "$#" -ge 2 ] || usage_error "$1 needs a value"
                 case $1 in
                     --prefix) prefix=$2 ;;
                     --source-dir) source_dir=$2 ;;
                     --base-url) base_url=$2 ;;
                     --lock-timeout) lock_timeout=$2 ;;
+                    --glibc-runtime) glibc_runtime=$2 ;;
                 esac
                 shift 2
                 ;;
@@ -141,6 +181,10 @@ parse_args() {
         usage_error "one of --source-dir or --base-url is required"
     fi
     [[ $lock_timeout =~ $re ]] || usage_error "--lock-timeout wants seconds, not $lock_timeout"
+    case $glibc_runtime in
+        auto | private | image) ;;
+        *) usage_error "--glibc-runtime wants auto, private or image, not $glibc_runtime" ;;
+    esac
     # An absolute prefix without forking: the entry path we print must be absolute.
     case $prefix in
         /*) ;;
@@ -220,6 +264,9 @@ installed_ok() {
     local rc=0
     [ -d "$final" ] && [ ! -L "$final" ] && [ -f "$final/$entry" ] && [ -x "$final/$entry" ] ||
         return 1
+    # A relocated install moved here from elsewhere would run with the
+    # loader of its old place: not this install.
+    relocation_current || return 1
     check_home=$prefix/.$name-$version.check.$$
     if [ -e "$check_home" ] || [ -L "$check_home" ]; then
         rm -rf "$check_home" 9>&-
@@ -351,13 +398,19 @@ install_fresh() {
         k=$((k + 1))
     done
     write_launcher || die 6 "cannot write the launcher $launcher_path"
-    entry_ok "$inst" "$stage/home" || die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect'"
-    if [ -e "$final" ] || [ -L "$final" ]; then
-        say "replacing $final: its entry check fails"
-        old=$prefix/.$name-$version.old.$$
-        mv "$final" "$old" || die 4 "cannot move the broken $final aside"
+    if [ "$use_private" -eq 1 ]; then
+        # The prepared programs hold absolute paths of the final place and
+        # run only there: checked right after the rename, taken back if bad.
+        relocate_selected "$inst"
+        put_in_place
+        if ! entry_ok "$final" "$stage/home"; then
+            mv "$final" "$stage/failed" 2>/dev/null || rm -rf "$final"
+            die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect' (with the private glibc runtime)"
+        fi
+    else
+        entry_ok "$inst" "$stage/home" || die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect'"
+        put_in_place
     fi
-    mv "$inst" "$final" || die 4 "cannot rename $inst to $final"
     rm -rf "$stage"
     stage=
     if [ -n "$old" ]; then
@@ -366,16 +419,30 @@ install_fresh() {
     fi
 }
 
+# put_in_place: the staged install becomes final (a broken one there is
+# moved aside first, and put back by cleanup when this run fails).
+put_in_place() {
+    if [ -e "$final" ] || [ -L "$final" ]; then
+        say "replacing $final: its entry check fails"
+        old=$prefix/.$name-$version.old.$$
+        mv "$final" "$old" || die 4 "cannot move the broken $final aside"
+    fi
+    mv "$inst" "$final" || die 4 "cannot rename $inst to $final"
+}
+
 main() {
     parse_args "$@"
     set -u
+    decide_runtime
+    relocate_check_prefix
     # From here on a signal still removes what this run made (the reuse
     # check's home, the stage) and gives the lock up.
     trap cleanup EXIT
     trap 'exit 129' HUP
     trap 'exit 130' INT
     trap 'exit 143' TERM
-    musl_find_missing
+    # The image's musl libraries matter only where its libc is used.
+    [ "$use_private" -eq 1 ] || musl_find_missing
     # The common case on a warm sandbox: a good install, no lock, no download.
     if [ "$musl_missing_count" -eq 0 ] && installed_ok; then
         printf '%s\n' "$final/$entry"
@@ -383,14 +450,21 @@ main() {
     fi
     mkdir -p "$prefix" || usage_error "cannot create --prefix $prefix"
     physical_prefix
+    relocate_check_prefix
     if ! lock_acquire "$prefix/.$name-$version" "$lock_timeout"; then
         # Another installer finished the same install while we waited.
         printf '%s\n' "$final/$entry"
         exit 0
     fi
     # Nothing for this machine: say so before adding any library.
-    select_artifacts
-    ensure_musl_libs
+    if [ "$use_private" -eq 1 ]; then
+        say "using the private glibc runtime: $private_why"
+        select_private_artifacts
+    else
+        select_artifacts
+        image_filter_selected
+        ensure_musl_libs
+    fi
     if installed_ok; then
         say "reusing $final (installed meanwhile, or fixed by the libraries)"
     else

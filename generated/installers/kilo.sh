@@ -3,6 +3,7 @@
 # Installs one pinned runtime (see the values below) into PREFIX/NAME-VERSION.
 #
 #   bash install_NAME.sh --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S]
+#                        [--glibc-runtime auto|private|image]
 #
 # Artifacts come from --source-dir (placed by the host) or from --base-url plus
 # their relative path; this script names no download host. Each artifact's
@@ -18,10 +19,17 @@
 # HOME, TMPDIR, the XDG dirs and its working directory in a throwaway
 # directory of the installer's own.
 #
-# Exit status: 0 ok, 2 usage (or a --prefix holding a newline), 3 lock
+# Where the image's libc cannot run the harness's glibc programs (musl, or a
+# glibc older than they need), a spec with prepared programs installs the
+# private glibc runtime with them instead (lib/relocate.sh says how);
+# --glibc-runtime private|image forces the choice.
+#
+# Exit status: 0 ok, 2 usage (or a --prefix holding a newline, or, with the
+# private glibc runtime, a `:` or too long for its placeholders), 3 lock
 # timeout (or a lock file that is a symlink), 4 download failed (or an
 # artifact past its size, or no artifact for this machine), 5 digest
-# mismatch or no sha256 tool, 6 entry check or unpacking failed (or an
+# mismatch or no sha256 tool (or a prepared program whose placeholders are
+# not where its digest says), 6 entry check or unpacking failed (or an
 # archive refused), 7 a needed musl library cannot be provided.
 
 # set -u is turned on in main, once the arguments are parsed: bash 4.0 calls
@@ -51,6 +59,7 @@ art_mode=()
 art_dest=()
 art_size=()
 art_subdir=()
+art_runtime=()
 art_path[0]='kilocode-cli-linux-x64-7.7.7.tgz'
 art_sha256[0]='9ef5e35dea627bef03a3444ccee23a440219b6213e0c05fefc47f26b0aa678a6'
 art_unpack[0]='tar.gz'
@@ -60,10 +69,55 @@ art_mode[0]=''
 art_dest[0]='.'
 art_size[0]='64113345'
 art_subdir[0]='.'
-art_count='1'
+art_runtime[0]='image'
+art_path[1]='glibc-runtime-2.36-9+deb12u14-x86_64.tar.gz'
+art_sha256[1]='d22183607a6cc111e550a05b3c80caf4a1662d50ef3cfa131ade849e420137b9'
+art_unpack[1]='tar.gz'
+art_arch[1]='x86_64'
+art_libc[1]='glibc'
+art_mode[1]=''
+art_dest[1]='glibc'
+art_size[1]='2306970'
+art_subdir[1]='.'
+art_runtime[1]='private'
+art_path[2]='kilocode-cli-linux-x64-7.7.7-prepared.tar.gz'
+art_sha256[2]='8344e0cc7dd01c5dcff1565c043d5206459f675d5c595bbfef3f181de6f9b049'
+art_unpack[2]='tar.gz'
+art_arch[2]='x86_64'
+art_libc[2]='glibc'
+art_mode[2]=''
+art_dest[2]='.'
+art_size[2]='64237325'
+art_subdir[2]='.'
+art_runtime[2]='private'
+art_count='3'
 musl_soname=()
 musl_package=()
 musl_count='0'
+# Prepared programs (runtime = "private" artifacts): install-relative file,
+# placeholder offsets and sizes, sha256 with them zeroed, and the paths they get.
+rel_art=()
+rel_file=()
+rel_interp_off=()
+rel_interp_size=()
+rel_rpath_off=()
+rel_rpath_size=()
+rel_zeroed=()
+rel_interp=()
+rel_rpath=()
+rel_art[0]='2'
+rel_file[0]='package/bin/kilo'
+rel_interp_off[0]='169562112'
+rel_interp_size[0]='256'
+rel_rpath_off[0]='169562368'
+rel_rpath_size[0]='512'
+rel_zeroed[0]='592439c56a6c4770ad0f20dfa5ffb311560cde817ca4a68cf6b321a285a56755'
+rel_interp[0]='glibc/ld-linux-x86-64.so.2'
+rel_rpath[0]='glibc'
+rel_count='1'
+# The highest GLIBC_ version the prepared programs need: an image with an
+# older glibc gets the private runtime.
+glibc_needed='2.17'
 launcher_path=''
 # shellcheck disable=SC2016 # the launcher text is data: its $ expand when the launcher runs
 launcher_text=''
@@ -73,6 +127,7 @@ prefix=
 source_dir=
 base_url=
 lock_timeout=300
+glibc_runtime=auto
 entry_check_seconds=120
 final=
 stage=
@@ -1021,8 +1076,290 @@ lock_release() {
     lock_kind=
 }
 
+# The private glibc runtime: where the image's libc cannot run the harness's
+# glibc programs (a musl image, or a glibc older than the highest GLIBC_
+# version they need, recorded at build time), the installer takes the
+# `runtime = "private"` artifacts instead of the `runtime = "image"` ones: the
+# runtime (a hardened loader, libc, libstdc++, libgcc_s) and programs
+# prepared on the host with fixed-size placeholders for their interpreter
+# and library path. Here those placeholders get the install's real
+# absolute paths, with POSIX tools only (dd, tr; no patchelf):
+#
+#   1. the artifact's sha256 was checked before unpacking (digest.sh);
+#   2. each placeholder must hold its marker text (else exit 5);
+#   3. both are zeroed, and the file's sha256 must then be the one recorded
+#      at build time with them zeroed (else exit 5): no other byte differs;
+#   4. the paths are written in (the zeroed rest is the NUL padding) and read
+#      back; only then is the install renamed into place and its entry run.
+#
+# The paths are absolute, so a relocated install that is moved elsewhere
+# would still load the old location's loader: the reuse check compares the
+# placeholders with the paths of this install first, and reinstalls.
+
+use_private=0
+glibc_seen=
+machine=
+# Why the private runtime is used, for the log.
+private_why=
+
+# rel_applies I: entry I belongs to an artifact for this machine's arch.
+rel_applies() {
+    case ${art_arch[${rel_art[$1]}]} in
+        any | "$machine") return 0 ;;
+    esac
+    return 1
+}
+
+# glibc_version_of_image: sets REPLY to the image's glibc version (2.36), or
+# to nothing. No program of the image is run but getconf (glibc's own).
+glibc_version_of_image() {
+    local out f re='^glibc ([0-9]+[.][0-9]+)' vre='^libc-([0-9]+[.][0-9]+)[.]so$'
+    REPLY=
+    if command -v getconf >/dev/null 2>&1; then
+        out=$(exec 9>&-; exec getconf GNU_LIBC_VERSION 2>/dev/null) || out=
+        if [[ $out =~ $re ]]; then
+            REPLY=${BASH_REMATCH[1]}
+            return 0
+        fi
+    fi
+    for f in /lib64/libc.so.6 /lib/*-linux-gnu/libc.so.6 /usr/lib64/libc.so.6 \
+        /usr/lib/*-linux-gnu/libc.so.6 /lib/libc.so.6 /usr/lib/libc.so.6; do
+        [ -e "$f" ] || continue
+        # Before 2.34 libc.so.6 is a link to libc-2.NN.so.
+        if [ -L "$f" ]; then
+            out=$(exec 9>&-; exec readlink "$f") || out=
+            if [[ ${out##*/} =~ $vre ]]; then
+                REPLY=${BASH_REMATCH[1]}
+                return 0
+            fi
+        fi
+        # "GNU C Library (...) stable release version 2.36."
+        out=$(exec 9>&-; tr '\000' '\n' < "$f" | sed -n 's/.*release version \([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | sed -n 1p) || out=
+        if [ -n "$out" ]; then
+            REPLY=$out
+            return 0
+        fi
+    done
+    return 1
+}
+
+# version_older A B: succeeds when version A (N.N) is older than B.
+version_older() {
+    local a1=${1%%.*} a2=${1#*.} b1=${2%%.*} b2=${2#*.}
+    [ "$a1" -lt "$b1" ] || { [ "$a1" -eq "$b1" ] && [ "${a2%%.*}" -lt "${b2%%.*}" ]; }
+}
+
+# decide_runtime: set use_private. Only a spec with prepared programs for
+# this arch has a choice; --glibc-runtime private|image forces it there.
+decide_runtime() {
+    use_private=0
+    [ "$rel_count" -gt 0 ] || return 0
+    machine_arch
+    machine=$REPLY
+    # No prepared program for this arch: the image's libc it is.
+    local i=0 any=0
+    while [ "$i" -lt "$rel_count" ]; do
+        if rel_applies "$i"; then
+            any=1
+            break
+        fi
+        i=$((i + 1))
+    done
+    [ "$any" -eq 1 ] || return 0
+    case $glibc_runtime in
+        private)
+            use_private=1
+            private_why="--glibc-runtime private"
+            return 0
+            ;;
+        image) return 0 ;;
+    esac
+    if is_musl; then
+        use_private=1
+        private_why="a musl system"
+        return 0
+    fi
+    if glibc_version_of_image; then
+        glibc_seen=$REPLY
+        if version_older "$glibc_seen" "$glibc_needed"; then
+            use_private=1
+            private_why="glibc $glibc_seen, older than the $glibc_needed needed"
+        fi
+    else
+        # No glibc found at all: nothing of the image can run them.
+        use_private=1
+        private_why="no glibc found"
+    fi
+    return 0
+}
+
+# rel_paths I ROOT: sets rel_interp_path and rel_rpath_path, the values
+# entry I gets in an install at ROOT.
+rel_paths() {
+    local dir rest=${rel_rpath[$1]}
+    rel_interp_path=$2/${rel_interp[$1]}
+    rel_rpath_path=
+    while [ -n "$rest" ]; do
+        dir=${rest%%:*}
+        case $rest in
+            *:*) rest=${rest#*:} ;;
+            *) rest= ;;
+        esac
+        rel_rpath_path=$rel_rpath_path${rel_rpath_path:+:}$2/$dir
+    done
+}
+
+# relocate_check_prefix: exit 2 unless the install's paths fit every
+# placeholder and can be a library path (no `:`). Nothing is written before.
+relocate_check_prefix() {
+    local i=0
+    [ "$use_private" -eq 1 ] || return 0
+    case $final in
+        *:*) die 2 "--prefix may not hold a ':' where the private glibc runtime is used (it separates library path entries): $final" ;;
+    esac
+    while [ "$i" -lt "$rel_count" ]; do
+        rel_applies "$i" || { i=$((i + 1)); continue; }
+        rel_paths "$i" "$final"
+        if [ "${#rel_interp_path}" -ge "${rel_interp_size[$i]}" ] ||
+            [ "${#rel_rpath_path}" -ge "${rel_rpath_size[$i]}" ]; then
+            die 2 "--prefix is too long for the private glibc runtime: $rel_interp_path must be under ${rel_interp_size[$i]} bytes and $rel_rpath_path under ${rel_rpath_size[$i]}"
+        fi
+        i=$((i + 1))
+    done
+}
+
+# placeholder_marker TAG SIZE: sets REPLY to the text prepare.sh wrote
+# (SIZE-1 bytes).
+placeholder_marker() {
+    REPLY="/@shforge-$1-placeholder@/"
+    while [ "${#REPLY}" -lt "$(($2 - 1))" ]; do
+        REPLY=${REPLY}xxxxxxxxxxxxxxxx
+    done
+    REPLY=${REPLY:0:$(($2 - 1))}
+}
+
+# region_text FILE OFFSET LEN: sets REPLY to the bytes there, NULs dropped.
+region_text() {
+    REPLY=$(exec 9>&-; dd if="$1" bs=1 skip="$2" count="$3" 2>/dev/null | tr -d '\000') || REPLY=
+}
+
+# region_zero FILE OFFSET LEN: NULs there, in place.
+region_zero() {
+    dd if=/dev/zero of="$1" bs=1 seek="$2" count="$3" conv=notrunc 2>/dev/null 9>&-
+}
+
+# region_write FILE OFFSET TEXT: TEXT there, in place (the rest stays NUL).
+region_write() {
+    printf '%s' "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null 9>&-
+}
+
+# relocate_one I ROOT: write the paths of an install at `final` into entry
+# I's program under ROOT (the stage), or exit 5/6 (see the top).
+relocate_one() {
+    local f=$2/${rel_file[$1]} what=${rel_file[$1]}
+    if [ ! -f "$f" ] || [ -L "$f" ]; then
+        die 5 "prepared program $what is not in its artifact"
+    fi
+    placeholder_marker interp "${rel_interp_size[$1]}"
+    local want_interp=$REPLY
+    placeholder_marker rpath "${rel_rpath_size[$1]}"
+    local want_rpath=$REPLY
+    region_text "$f" "${rel_interp_off[$1]}" "${rel_interp_size[$1]}"
+    [ "$REPLY" = "$want_interp" ] ||
+        die 5 "prepared program $what: no interpreter placeholder at byte ${rel_interp_off[$1]} (tampered with, or relocated already)"
+    region_text "$f" "${rel_rpath_off[$1]}" "${rel_rpath_size[$1]}"
+    [ "$REPLY" = "$want_rpath" ] ||
+        die 5 "prepared program $what: no library path placeholder at byte ${rel_rpath_off[$1]} (tampered with, or relocated already)"
+    if ! region_zero "$f" "${rel_interp_off[$1]}" "${rel_interp_size[$1]}" ||
+        ! region_zero "$f" "${rel_rpath_off[$1]}" "${rel_rpath_size[$1]}"; then
+        die 6 "cannot write into $what"
+    fi
+    verify_digest "$f" "${rel_zeroed[$1]}" "$what with its placeholders zeroed"
+    rel_paths "$1" "$final"
+    if ! region_write "$f" "${rel_interp_off[$1]}" "$rel_interp_path" ||
+        ! region_write "$f" "${rel_rpath_off[$1]}" "$rel_rpath_path"; then
+        die 6 "cannot write into $what"
+    fi
+    relocated_ok "$1" "$2" || die 6 "$what does not hold its new paths after writing them"
+}
+
+# relocated_ok I ROOT: entry I's program under ROOT holds the paths of an
+# install at `final`.
+relocated_ok() {
+    local f=$2/${rel_file[$1]}
+    [ -f "$f" ] || return 1
+    rel_paths "$1" "$final"
+    region_text "$f" "${rel_interp_off[$1]}" "${rel_interp_size[$1]}"
+    [ "$REPLY" = "$rel_interp_path" ] || return 1
+    region_text "$f" "${rel_rpath_off[$1]}" "${rel_rpath_size[$1]}"
+    [ "$REPLY" = "$rel_rpath_path" ]
+}
+
+# relocate_selected ROOT: relocate the prepared programs of every selected
+# artifact (the stage's root, before the rename).
+relocate_selected() {
+    local i=0
+    [ "$use_private" -eq 1 ] || return 0
+    while [ "$i" -lt "$rel_count" ]; do
+        rel_applies "$i" && relocate_one "$i" "$1"
+        i=$((i + 1))
+    done
+}
+
+# relocation_current: the install at final holds the paths of final (a moved
+# install does not: it would load another location's loader).
+relocation_current() {
+    local i=0
+    [ "$use_private" -eq 1 ] || return 0
+    while [ "$i" -lt "$rel_count" ]; do
+        if rel_applies "$i" && ! relocated_ok "$i" "$final"; then
+            return 1
+        fi
+        i=$((i + 1))
+    done
+}
+
+# image_filter_selected: where the image's libc is used, drop the selected
+# artifacts that are only for the private runtime; exit 4 when none is left.
+image_filter_selected() {
+    local k=0 keep=() n=0
+    while [ "$k" -lt "$selected_count" ]; do
+        if [ "${art_runtime[${selected[$k]}]}" != private ]; then
+            keep[n]=${selected[$k]}
+            n=$((n + 1))
+        fi
+        k=$((k + 1))
+    done
+    selected=(${keep[@]+"${keep[@]}"})
+    selected_count=$n
+    if [ "$selected_count" -eq 0 ]; then
+        die 4 "no artifact of $name $version for this machine with the image's libc"
+    fi
+}
+
+# select_private_artifacts: the artifacts for the private glibc runtime:
+# this arch, built for glibc (or any libc), not only for the image's libc.
+select_private_artifacts() {
+    local arch=$machine i=0
+    selected=()
+    selected_count=0
+    while [ "$i" -lt "$art_count" ]; do
+        case ${art_arch[$i]}/${art_libc[$i]}/${art_runtime[$i]} in
+            any/*/image | "$arch"/*/image) ;;
+            any/glibc/* | any/any/* | "$arch"/glibc/* | "$arch"/any/*)
+                selected[selected_count]=$i
+                selected_count=$((selected_count + 1))
+                ;;
+        esac
+        i=$((i + 1))
+    done
+    if [ "$selected_count" -eq 0 ]; then
+        die 4 "no artifact of $name $version for $arch with the private glibc runtime"
+    fi
+}
+
 usage() {
-    printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S]\n' "$prog.sh" >&2
+    printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
 }
 
 usage_error() {
@@ -1035,13 +1372,14 @@ parse_args() {
     local re='^[0-9]+([.][0-9]+)?$'
     while [ "$#" -gt 0 ]; do
         case $1 in
-            --prefix | --source-dir | --base-url | --lock-timeout)
+            --prefix | --source-dir | --base-url | --lock-timeout | --glibc-runtime)
                 [ "$#" -ge 2 ] || usage_error "$1 needs a value"
                 case $1 in
                     --prefix) prefix=$2 ;;
                     --source-dir) source_dir=$2 ;;
                     --base-url) base_url=$2 ;;
                     --lock-timeout) lock_timeout=$2 ;;
+                    --glibc-runtime) glibc_runtime=$2 ;;
                 esac
                 shift 2
                 ;;
@@ -1060,6 +1398,10 @@ parse_args() {
         usage_error "one of --source-dir or --base-url is required"
     fi
     [[ $lock_timeout =~ $re ]] || usage_error "--lock-timeout wants seconds, not $lock_timeout"
+    case $glibc_runtime in
+        auto | private | image) ;;
+        *) usage_error "--glibc-runtime wants auto, private or image, not $glibc_runtime" ;;
+    esac
     # An absolute prefix without forking: the entry path we print must be absolute.
     case $prefix in
         /*) ;;
@@ -1139,6 +1481,9 @@ installed_ok() {
     local rc=0
     [ -d "$final" ] && [ ! -L "$final" ] && [ -f "$final/$entry" ] && [ -x "$final/$entry" ] ||
         return 1
+    # A relocated install moved here from elsewhere would run with the
+    # loader of its old place: not this install.
+    relocation_current || return 1
     check_home=$prefix/.$name-$version.check.$$
     if [ -e "$check_home" ] || [ -L "$check_home" ]; then
         rm -rf "$check_home" 9>&-
@@ -1270,13 +1615,19 @@ install_fresh() {
         k=$((k + 1))
     done
     write_launcher || die 6 "cannot write the launcher $launcher_path"
-    entry_ok "$inst" "$stage/home" || die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect'"
-    if [ -e "$final" ] || [ -L "$final" ]; then
-        say "replacing $final: its entry check fails"
-        old=$prefix/.$name-$version.old.$$
-        mv "$final" "$old" || die 4 "cannot move the broken $final aside"
+    if [ "$use_private" -eq 1 ]; then
+        # The prepared programs hold absolute paths of the final place and
+        # run only there: checked right after the rename, taken back if bad.
+        relocate_selected "$inst"
+        put_in_place
+        if ! entry_ok "$final" "$stage/home"; then
+            mv "$final" "$stage/failed" 2>/dev/null || rm -rf "$final"
+            die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect' (with the private glibc runtime)"
+        fi
+    else
+        entry_ok "$inst" "$stage/home" || die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect'"
+        put_in_place
     fi
-    mv "$inst" "$final" || die 4 "cannot rename $inst to $final"
     rm -rf "$stage"
     stage=
     if [ -n "$old" ]; then
@@ -1285,16 +1636,30 @@ install_fresh() {
     fi
 }
 
+# put_in_place: the staged install becomes final (a broken one there is
+# moved aside first, and put back by cleanup when this run fails).
+put_in_place() {
+    if [ -e "$final" ] || [ -L "$final" ]; then
+        say "replacing $final: its entry check fails"
+        old=$prefix/.$name-$version.old.$$
+        mv "$final" "$old" || die 4 "cannot move the broken $final aside"
+    fi
+    mv "$inst" "$final" || die 4 "cannot rename $inst to $final"
+}
+
 main() {
     parse_args "$@"
     set -u
+    decide_runtime
+    relocate_check_prefix
     # From here on a signal still removes what this run made (the reuse
     # check's home, the stage) and gives the lock up.
     trap cleanup EXIT
     trap 'exit 129' HUP
     trap 'exit 130' INT
     trap 'exit 143' TERM
-    musl_find_missing
+    # The image's musl libraries matter only where its libc is used.
+    [ "$use_private" -eq 1 ] || musl_find_missing
     # The common case on a warm sandbox: a good install, no lock, no download.
     if [ "$musl_missing_count" -eq 0 ] && installed_ok; then
         printf '%s\n' "$final/$entry"
@@ -1302,14 +1667,21 @@ main() {
     fi
     mkdir -p "$prefix" || usage_error "cannot create --prefix $prefix"
     physical_prefix
+    relocate_check_prefix
     if ! lock_acquire "$prefix/.$name-$version" "$lock_timeout"; then
         # Another installer finished the same install while we waited.
         printf '%s\n' "$final/$entry"
         exit 0
     fi
     # Nothing for this machine: say so before adding any library.
-    select_artifacts
-    ensure_musl_libs
+    if [ "$use_private" -eq 1 ]; then
+        say "using the private glibc runtime: $private_why"
+        select_private_artifacts
+    else
+        select_artifacts
+        image_filter_selected
+        ensure_musl_libs
+    fi
     if installed_ok; then
         say "reusing $final (installed meanwhile, or fixed by the libraries)"
     else

@@ -19,6 +19,7 @@ mod matrix;
 mod model_server;
 mod params_cli;
 mod quoting;
+mod relocate;
 mod roots;
 mod runner;
 mod shellcheck;

@@ -105,6 +105,98 @@ impl Libc {
     }
 }
 
+/// Which libc runs an artifact's programs: the image's own, or the private
+/// glibc runtime the installer brings where the image's cannot (musl, or a
+/// glibc older than [`Relocation::glibc`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    /// Only where the image's libc is used (today's native artifacts).
+    Image,
+    /// Only where the private glibc runtime is used: the runtime itself and
+    /// programs prepared for it (see [`Relocation`]).
+    Private,
+    /// Both (the default: scripts, bundles).
+    Either,
+}
+
+impl Runtime {
+    /// The spelling used in specs and in the generated script.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Runtime::Image => "image",
+            Runtime::Private => "private",
+            Runtime::Either => "either",
+        }
+    }
+}
+
+/// A program of a `runtime = "private"` artifact prepared on the host
+/// (`installers/glibc-runtime/prepare.sh`) with fixed-size placeholders for
+/// its interpreter and its DT_RPATH. The installer checks the markers, zeroes
+/// both, checks [`Relocation`]'s `zeroed_sha256`, then writes the install's
+/// absolute paths in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relocation {
+    pub(crate) file: String,
+    pub(crate) interpreter: String,
+    pub(crate) rpath: Vec<String>,
+    pub(crate) interp_offset: u64,
+    pub(crate) interp_size: u64,
+    pub(crate) rpath_offset: u64,
+    pub(crate) rpath_size: u64,
+    pub(crate) zeroed_sha256: String,
+    pub(crate) glibc: String,
+}
+
+impl Relocation {
+    /// `file` (relative to the artifact's `dest`) with the placeholder
+    /// offsets and sizes, the sha256 of the file with both zeroed and the
+    /// highest `GLIBC_` version it needs, as prepare.sh prints them. The
+    /// interpreter defaults to `glibc/ld-linux-x86-64.so.2` and the library
+    /// path to `glibc` (install-relative).
+    pub fn new(
+        file: impl Into<String>,
+        interp: (u64, u64),
+        rpath: (u64, u64),
+        zeroed_sha256: impl Into<String>,
+        glibc: impl Into<String>,
+    ) -> Self {
+        Relocation {
+            file: file.into(),
+            interpreter: "glibc/ld-linux-x86-64.so.2".into(),
+            rpath: vec!["glibc".into()],
+            interp_offset: interp.0,
+            interp_size: interp.1,
+            rpath_offset: rpath.0,
+            rpath_size: rpath.1,
+            zeroed_sha256: zeroed_sha256.into(),
+            glibc: glibc.into(),
+        }
+    }
+
+    /// The loader, relative to the install dir.
+    pub fn interpreter(mut self, path: impl Into<String>) -> Self {
+        self.interpreter = path.into();
+        self
+    }
+
+    /// The library path: directories relative to the install dir, in order.
+    pub fn rpath<I, S>(mut self, dirs: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.rpath = dirs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The highest `GLIBC_` version the program needs (`2.28`).
+    pub fn glibc_version(&self) -> &str {
+        &self.glibc
+    }
+}
+
 /// One file the installer fetches, checks and unpacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Artifact {
@@ -117,6 +209,8 @@ pub struct Artifact {
     pub(crate) dest: Option<String>,
     pub(crate) size: Option<u64>,
     pub(crate) subdir: Option<String>,
+    pub(crate) runtime: Runtime,
+    pub(crate) relocations: Vec<Relocation>,
 }
 
 impl Artifact {
@@ -133,6 +227,8 @@ impl Artifact {
             dest: None,
             size: None,
             subdir: None,
+            runtime: Runtime::Either,
+            relocations: Vec::new(),
         }
     }
 
@@ -194,6 +290,18 @@ impl Artifact {
     /// symlink in it that leads out of it.
     pub fn subdir(mut self, subdir: impl Into<String>) -> Self {
         self.subdir = Some(subdir.into());
+        self
+    }
+
+    /// Which libc runs it (default [`Runtime::Either`]).
+    pub fn runtime(mut self, runtime: Runtime) -> Self {
+        self.runtime = runtime;
+        self
+    }
+
+    /// A prepared program of this artifact (a [`Runtime::Private`] one).
+    pub fn relocate(mut self, relocation: Relocation) -> Self {
+        self.relocations.push(relocation);
         self
     }
 }
@@ -286,6 +394,23 @@ impl Installer {
     pub fn artifacts(&self) -> &[Artifact] {
         &self.artifacts
     }
+
+    /// The highest `GLIBC_` version any prepared program needs: an image
+    /// with an older glibc (or none) gets the private glibc runtime. `None`
+    /// when the installer has no prepared programs.
+    pub fn glibc_needed(&self) -> Option<&str> {
+        self.artifacts
+            .iter()
+            .flat_map(|a| &a.relocations)
+            .map(|r| r.glibc.as_str())
+            .max_by_key(|v| glibc_key(v))
+    }
+}
+
+/// `2.28` as (2, 28), for ordering (checked by [`check_relocation`]).
+pub(crate) fn glibc_key(v: &str) -> (u32, u32) {
+    let (a, b) = v.split_once('.').unwrap_or((v, "0"));
+    (a.parse().unwrap_or(0), b.parse().unwrap_or(0))
 }
 
 impl Artifact {
@@ -524,7 +649,76 @@ fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, SpecError> {
         }
         (None, _) => {}
     }
+    if !a.relocations.is_empty() && a.runtime != Runtime::Private {
+        return Err(SpecError::new(
+            f("relocate"),
+            "only a `runtime = \"private\"` artifact has prepared programs",
+        ));
+    }
+    for (k, r) in a.relocations.iter_mut().enumerate() {
+        check_relocation(&format!("artifact[{i}].relocate[{k}]"), r)?;
+    }
     Ok(a)
+}
+
+/// The largest placeholder accepted (a path of the kernel's PATH_MAX).
+const MAX_PLACEHOLDER: u64 = 4096;
+
+fn check_relocation(field: &str, r: &mut Relocation) -> Result<(), SpecError> {
+    let f = |name: &str| format!("{field}.{name}");
+    check_rel_path(&f("file"), &r.file)?;
+    check_rel_path(&f("interpreter"), &r.interpreter)?;
+    if r.rpath.is_empty() {
+        return Err(SpecError::new(
+            f("rpath"),
+            "at least one install-relative directory",
+        ));
+    }
+    for (k, d) in r.rpath.iter().enumerate() {
+        check_rel_path(&f(&format!("rpath[{k}]")), d)?;
+        if d.contains(':') {
+            return Err(SpecError::new(
+                f(&format!("rpath[{k}]")),
+                "a `:` separates library path entries",
+            ));
+        }
+    }
+    for (name, size) in [("interp_size", r.interp_size), ("rpath_size", r.rpath_size)] {
+        if !(2..=MAX_PLACEHOLDER).contains(&size) {
+            return Err(SpecError::new(
+                f(name),
+                format!("expected 2 to {MAX_PLACEHOLDER} bytes, got {size}"),
+            ));
+        }
+    }
+    let overlap = r.interp_offset < r.rpath_offset + r.rpath_size
+        && r.rpath_offset < r.interp_offset + r.interp_size;
+    if overlap {
+        return Err(SpecError::new(
+            f("rpath_offset"),
+            "the two placeholders overlap",
+        ));
+    }
+    let sha = r.zeroed_sha256.to_ascii_lowercase();
+    if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(SpecError::new(f("zeroed_sha256"), "expected 64 hex digits"));
+    }
+    r.zeroed_sha256 = sha;
+    let ok = r.glibc.split_once('.').is_some_and(|(a, b)| {
+        [a, b]
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 4 && p.bytes().all(|c| c.is_ascii_digit()))
+    });
+    if !ok {
+        return Err(SpecError::new(
+            f("glibc"),
+            format!(
+                "expected a glibc version such as \"2.28\", got {:?}",
+                r.glibc
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn check_name(field: &str, v: &str) -> Result<(), SpecError> {

@@ -14,7 +14,9 @@ mod script;
 pub mod spec;
 pub mod template;
 
-pub use builder::{Artifact, Installer, InstallerBuilder, Launcher, Libc, SpecError, Unpack};
+pub use builder::{
+    Artifact, Installer, InstallerBuilder, Launcher, Libc, Relocation, Runtime, SpecError, Unpack,
+};
 pub use script::FromSpec;
 pub use spec::InstallerSpec;
 

@@ -21,6 +21,18 @@
 //! # dest = "bin/x"                   # file: its path; archive: the dir to unpack into
 //! # size = 123456                    # bytes: larger is refused, a download stops past it (1 ..= 2^63 - 2)
 //! # subdir = "package/vendor/x"      # archive only: install just this dir's contents (at dest)
+//! # runtime = "image"                # image | private | either (default): which libc runs it
+//!
+//! [[artifact.relocate]]              # private only: a program prepared by prepare.sh
+//! file = "package/bin/node"          # relative to the artifact's dest
+//! interp_offset = 1234               # placeholder offsets and sizes in the file
+//! interp_size = 256
+//! rpath_offset = 5678
+//! rpath_size = 512
+//! zeroed_sha256 = "..."              # sha256 of the file with both placeholders zeroed
+//! glibc = "2.28"                     # highest GLIBC_ version it needs
+//! # interpreter = "glibc/ld-linux-x86-64.so.2"  # install-relative (default)
+//! # rpath = ["glibc"]                # install-relative dirs (default)
 //!
 //! [launcher]                         # optional: a sh script that runs a program of the install
 //! path = "bin/pi"
@@ -45,7 +57,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::builder::{Artifact, Installer, Launcher, Libc, SpecError, Unpack};
+use super::builder::{Artifact, Installer, Launcher, Libc, Relocation, Runtime, SpecError, Unpack};
 
 /// The largest `size` the generated script can compare and download: bash
 /// arithmetic is signed 64-bit, and a download reads `size + 1` bytes to
@@ -125,6 +137,40 @@ pub struct ArtifactSpec {
     /// Where the digest came from (free text, for reviewers; not used).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Which libc runs it: image, private or either (default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Runtime>,
+    /// Programs prepared for the private glibc runtime
+    /// (`[[artifact.relocate]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relocate: Vec<RelocateSpec>,
+}
+
+/// `[[artifact.relocate]]`: a program prepared by
+/// `installers/glibc-runtime/prepare.sh`, which prints this table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelocateSpec {
+    /// The program, relative to the artifact's `dest`.
+    pub file: String,
+    /// Byte offset of the interpreter placeholder (PT_INTERP).
+    pub interp_offset: u64,
+    /// Its size, NUL included.
+    pub interp_size: u64,
+    /// Byte offset of the library path placeholder (DT_RPATH).
+    pub rpath_offset: u64,
+    /// Its size, NUL included.
+    pub rpath_size: u64,
+    /// sha256 of the program with both placeholders zeroed.
+    pub zeroed_sha256: String,
+    /// Highest `GLIBC_` version the program needs.
+    pub glibc: String,
+    /// The loader, install-relative (default `glibc/ld-linux-x86-64.so.2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<String>,
+    /// Library path dirs, install-relative (default `["glibc"]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpath: Option<Vec<String>>,
 }
 
 /// `[launcher]`.
@@ -182,6 +228,12 @@ impl InstallerSpec {
             if let Some(s) = &a.subdir {
                 art = art.subdir(s);
             }
+            if let Some(r) = a.runtime {
+                art = art.runtime(r);
+            }
+            for r in &a.relocate {
+                art = art.relocate(r.to_relocation());
+            }
             b = b.artifact(art);
         }
         if let Some(l) = &self.launcher {
@@ -192,6 +244,26 @@ impl InstallerSpec {
             b = b.launcher(launcher);
         }
         b
+    }
+}
+
+impl RelocateSpec {
+    /// The builder's [`Relocation`], field for field.
+    fn to_relocation(&self) -> Relocation {
+        let mut r = Relocation::new(
+            &self.file,
+            (self.interp_offset, self.interp_size),
+            (self.rpath_offset, self.rpath_size),
+            &self.zeroed_sha256,
+            &self.glibc,
+        );
+        if let Some(i) = &self.interpreter {
+            r = r.interpreter(i);
+        }
+        if let Some(d) = &self.rpath {
+            r = r.rpath(d.iter().cloned());
+        }
+        r
     }
 }
 
@@ -410,6 +482,98 @@ libc = "musl"
         let none = SPEC.split("[[artifact]]").next().unwrap();
         assert_eq!(err(none), "artifact: at least one [[artifact]] is required");
         assert!(err("name = ").starts_with("line 1, column "));
+    }
+
+    const PRIVATE: &str = r#"
+[[artifact]]
+path = "tool-prepared.tgz"
+sha256 = "5cd3171216d4ab0fc911cfe9c35509bf2dd8f47761c43b7f6a4296701551a24d"
+unpack = "tar.gz"
+arch = "x86_64"
+libc = "glibc"
+runtime = "private"
+dest = "t"
+
+[[artifact.relocate]]
+file = "bin/tool"
+interp_offset = 4096
+interp_size = 256
+rpath_offset = 4352
+rpath_size = 512
+zeroed_sha256 = "3016E62CB4B7CD8038822870601F5ED131BEFE942774D0F745622CC77D8A88F7"
+glibc = "2.28"
+"#;
+
+    #[test]
+    fn private_runtime_fields() {
+        let spec = format!("{SPEC}{PRIVATE}");
+        let i = Installer::from_toml(&spec).unwrap();
+        assert_eq!(i.glibc_needed(), Some("2.28"));
+        let script = i.script().unwrap();
+        assert!(script.contains("rel_file[0]='t/bin/tool'"), "dest joined");
+        assert!(script.contains("rel_art[0]='2'"));
+        assert!(script.contains("rel_interp[0]='glibc/ld-linux-x86-64.so.2'"));
+        assert!(script.contains("rel_rpath[0]='glibc'"));
+        assert!(script.contains("art_runtime[2]='private'"));
+        assert!(script.contains("art_runtime[0]='either'"));
+        assert!(script.contains("glibc_needed='2.28'"));
+        assert!(script.contains(
+            "rel_zeroed[0]='3016e62cb4b7cd8038822870601f5ed131befe942774d0f745622cc77d8a88f7'"
+        ));
+        // The highest version of several decides, by number (2.9 < 2.17).
+        let two = format!(
+            "{spec}{}",
+            PRIVATE
+                .replace("2.28", "2.9")
+                .replace("tool-prepared", "other")
+        )
+        .replace("glibc = \"2.28\"", "glibc = \"2.17\"");
+        assert_eq!(
+            Installer::from_toml(&two).unwrap().glibc_needed(),
+            Some("2.17")
+        );
+        // No prepared program: no choice, nothing rendered.
+        assert_eq!(Installer::from_toml(SPEC).unwrap().glibc_needed(), None);
+        let bad = |from: &str, to: &str| err(&spec.replace(from, to));
+        assert!(
+            bad("runtime = \"private\"\n", "")
+                .starts_with("artifact[2].relocate: only a `runtime = \"private\"` artifact")
+        );
+        assert!(
+            bad("runtime = \"private\"", "runtime = \"native\"")
+                .starts_with("artifact[2].runtime: unknown variant `native`")
+        );
+        assert!(
+            bad("glibc = \"2.28\"", "glibc = \"2\"").starts_with("artifact[2].relocate[0].glibc: ")
+        );
+        assert!(
+            bad("glibc = \"2.28\"", "glibc = \"2.x\"")
+                .starts_with("artifact[2].relocate[0].glibc: ")
+        );
+        assert!(
+            bad("rpath_offset = 4352", "rpath_offset = 4200")
+                .starts_with("artifact[2].relocate[0].rpath_offset: the two placeholders overlap")
+        );
+        assert!(
+            bad("interp_size = 256", "interp_size = 1")
+                .starts_with("artifact[2].relocate[0].interp_size: ")
+        );
+        assert!(
+            bad("zeroed_sha256 = \"3016", "zeroed_sha256 = \"x016")
+                .starts_with("artifact[2].relocate[0].zeroed_sha256: ")
+        );
+        assert!(
+            bad("file = \"bin/tool\"", "file = \"../tool\"")
+                .starts_with("artifact[2].relocate[0].file: ")
+        );
+        assert!(
+            bad("glibc = \"2.28\"", "glibc = \"2.28\"\nrpath = []")
+                .starts_with("artifact[2].relocate[0].rpath: ")
+        );
+        assert!(
+            bad("glibc = \"2.28\"", "glibc = \"2.28\"\nextra = 1")
+                .contains("unknown field `extra`")
+        );
     }
 
     #[test]

@@ -18,6 +18,21 @@ struct ArtifactView {
     dest: Value,
     size: Value,
     subdir: Value,
+    runtime: Value,
+}
+
+/// The template's view of one prepared program: its install-relative file
+/// (the artifact's dest joined), and the rpath dirs joined with `:`.
+struct RelocationView {
+    artifact: Value,
+    file: Value,
+    interp_offset: Value,
+    interp_size: Value,
+    rpath_offset: Value,
+    rpath_size: Value,
+    zeroed_sha256: Value,
+    interpreter: Value,
+    rpath: Value,
 }
 
 /// The template's view of one musl library.
@@ -36,6 +51,8 @@ struct InstallerScript {
     check_args: Vec<Value>,
     artifacts: Vec<ArtifactView>,
     musl: Vec<MuslView>,
+    relocations: Vec<RelocationView>,
+    glibc_needed: Value,
     launcher_path: Value,
     launcher_text: Value,
 }
@@ -115,9 +132,30 @@ impl Installer {
                     dest: v(a.dest.as_deref().unwrap_or("."))?,
                     size: v(&a.size.map(|n| n.to_string()).unwrap_or_default())?,
                     subdir: v(a.subdir.as_deref().unwrap_or("."))?,
+                    runtime: v(a.runtime.as_str())?,
                 })
             })
             .collect::<Result<Vec<_>, RenderError>>()?;
+        let mut relocations = Vec::new();
+        for (i, a) in self.artifacts.iter().enumerate() {
+            for r in &a.relocations {
+                let file = match a.dest.as_deref() {
+                    None | Some(".") => r.file.clone(),
+                    Some(d) => format!("{d}/{}", r.file),
+                };
+                relocations.push(RelocationView {
+                    artifact: v(&i.to_string())?,
+                    file: v(&file)?,
+                    interp_offset: v(&r.interp_offset.to_string())?,
+                    interp_size: v(&r.interp_size.to_string())?,
+                    rpath_offset: v(&r.rpath_offset.to_string())?,
+                    rpath_size: v(&r.rpath_size.to_string())?,
+                    zeroed_sha256: v(&r.zeroed_sha256)?,
+                    interpreter: v(&r.interpreter)?,
+                    rpath: v(&r.rpath.join(":"))?,
+                });
+            }
+        }
         let musl = self
             .musl_libs
             .iter()
@@ -144,6 +182,8 @@ impl Installer {
                 .collect::<Result<_, _>>()?,
             artifacts,
             musl,
+            relocations,
+            glibc_needed: v(self.glibc_needed().unwrap_or(""))?,
             launcher_path: v(&launcher_path)?,
             launcher_text: v(&launcher_text)?,
         };
