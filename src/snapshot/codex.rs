@@ -55,6 +55,13 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
                 if let Some(u) = payload.get("usage") {
                     recorded += usage(u);
                     any_record = true;
+                    // The record follows the response's last item.
+                    if let Some(last) = messages.last_mut()
+                        && last.role == "assistant"
+                        && last.usage.is_none()
+                    {
+                        last.usage = Some(usage(u));
+                    }
                 }
             }
             Some("event_msg") => match payload.get("type").and_then(Value::as_str) {
@@ -115,6 +122,7 @@ fn item_message(line: &Line, item: &Value) -> Message {
         role,
         parts,
         data: line.value.clone(),
+        usage: None,
     }
 }
 

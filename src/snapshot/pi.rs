@@ -43,10 +43,12 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
                     continue;
                 };
                 let role = str_at(message, "role").unwrap_or_default();
+                let mut line_usage = None;
                 if role == "assistant"
                     && let Some(u) = message.get("usage")
                 {
                     tokens += usage(u);
+                    line_usage = Some(usage(u));
                 }
                 let parts = if role == "toolResult" {
                     vec![tool_result(message)]
@@ -58,6 +60,7 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
                     role,
                     parts,
                     data: v.clone(),
+                    usage: line_usage,
                 });
             }
             _ => {}

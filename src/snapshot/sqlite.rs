@@ -530,14 +530,16 @@ fn read_tables(db: &Path, conn: &Connection) -> Result<Vec<Session>, SnapshotErr
             .and_then(Value::as_str)
             .unwrap_or("unknown")
             .to_owned();
-        if role == "assistant" {
-            sessions[i].tokens += message_tokens(&data);
+        let usage = (role == "assistant").then(|| message_tokens(&data));
+        if let Some(t) = usage {
+            sessions[i].tokens += t;
         }
         sessions[i].messages.push(Message {
             parts: parts.remove(&id).unwrap_or_default(),
             id,
             role,
             data,
+            usage,
         });
     }
     Ok(sessions)
