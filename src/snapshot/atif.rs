@@ -234,11 +234,13 @@ fn trajectory(kind: Option<Kind>, harness: &str, sessions: &[&Session]) -> Traje
     for s in sessions {
         tokens += s.tokens;
     }
-    let model_name = steps.iter().find_map(|s| s.model_name.clone());
+    let model_name = steps
+        .iter()
+        .find_map(|s| s.model_name.clone())
+        .or_else(|| sessions.iter().find_map(|s| s.agent.model.clone()));
     let version = sessions
         .iter()
-        .flat_map(|s| &s.messages)
-        .find_map(|m| harness_version(kind, &m.data))
+        .find_map(|s| s.agent.version.clone())
         .unwrap_or_else(|| "unknown".to_owned());
     let (prompt, completion, cached) = atif_counts(kind, &tokens);
     Trajectory {
@@ -261,15 +263,6 @@ fn trajectory(kind: Option<Kind>, harness: &str, sessions: &[&Session]) -> Traje
         notes: None,
         extra: None,
         subagent_trajectories: Vec::new(),
-    }
-}
-
-/// The harness's version where its transcript lines carry it (Claude
-/// Code's `version` on every line).
-fn harness_version(kind: Option<Kind>, data: &Value) -> Option<String> {
-    match kind {
-        Some(Kind::ClaudeCode) => data.get("version")?.as_str().map(str::to_owned),
-        _ => None,
     }
 }
 

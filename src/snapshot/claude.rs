@@ -57,6 +57,7 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
         head.id = head.id.or_else(|| str_at(v, "sessionId"));
         head.directory = head.directory.or_else(|| str_at(v, "cwd"));
         head.started = head.started.or_else(|| str_at(v, "timestamp"));
+        head.agent.version = head.agent.version.take().or_else(|| str_at(v, "version"));
         let kind = v.get("type").and_then(Value::as_str);
         let Some(message) = v
             .get("message")

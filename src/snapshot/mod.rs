@@ -133,7 +133,7 @@ pub struct Snapshot {
 }
 
 /// One conversation of a harness.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Session {
     /// The harness's own session id.
     pub id: String,
@@ -148,6 +148,35 @@ pub struct Session {
     pub tokens: Tokens,
     /// Messages in order.
     pub messages: Vec<Message>,
+    /// What the harness recorded of itself outside the messages (not
+    /// serialized: the JSON document keeps its shape; the ATIF export puts
+    /// it in `agent`).
+    #[serde(skip)]
+    pub agent: AgentInfo,
+}
+
+/// Equal when the documents are: `agent`, which the JSON document does not
+/// carry, is left out, so a snapshot equals itself read back.
+impl PartialEq for Session {
+    fn eq(&self, o: &Self) -> bool {
+        self.id == o.id
+            && self.title == o.title
+            && self.directory == o.directory
+            && self.parent_id == o.parent_id
+            && self.tokens == o.tokens
+            && self.messages == o.messages
+    }
+}
+
+/// The harness's version and model where its session data names them
+/// apart from the messages (Claude Code: `version` on its lines; Codex:
+/// `session_meta.cli_version`, `turn_context.model`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// The CLI's version.
+    pub version: Option<String>,
+    /// The model the session ran with.
+    pub model: Option<String>,
 }
 
 /// One message (OpenCode/Kilo: a `message` row; JSONL harnesses: one

@@ -36,6 +36,7 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
                     id: str_at(v, "id"),
                     directory: str_at(v, "cwd"),
                     started: str_at(v, "timestamp"),
+                    agent: Default::default(),
                 };
             }
             Some("message") => {

@@ -188,6 +188,14 @@ fn steps_are_numbered_and_every_result_answers_a_call_of_its_step() {
         let t = export(kind, &source);
         assert_eq!(t["schema_version"], snapshot::atif::SCHEMA_VERSION);
         assert_eq!(t["agent"]["name"], kind.name(), "{name}");
+        // What each harness records of itself (README's table).
+        let version = match kind {
+            Kind::ClaudeCode => "2.1.332",
+            Kind::Codex => "0.171.0",
+            _ => "unknown",
+        };
+        assert_eq!(t["agent"]["version"], version, "{name}");
+        assert_eq!(t["agent"]["model_name"], "fake-model", "{name}");
         let steps = t["steps"].as_array().unwrap();
         assert!(!steps.is_empty(), "{name}");
         for (i, s) in steps.iter().enumerate() {
