@@ -221,6 +221,14 @@ fn steps_are_numbered_and_every_result_answers_a_call_of_its_step() {
 
 #[test]
 fn a_run_killed_mid_tool_exports_its_last_call_unfinished() {
+    let all = fixtures();
+    for kind in Kind::ALL {
+        // Each harness has a run KILLed and one TERMinated mid-tool.
+        for end in ["midtool", "killed"] {
+            let want = format!("{}-{end}", kind.name());
+            assert!(all.iter().any(|(n, ..)| *n == want), "no fixture {want}");
+        }
+    }
     for (name, kind, source) in fixtures().into_iter().filter(|(n, ..)| killed(n)) {
         let t = export(kind, &source);
         let shforge = &t["extra"]["shforge"];
