@@ -379,3 +379,81 @@ fn walk_jsonl(dir: &Path) -> PathBuf {
     }
     panic!("no transcript under {}", dir.display());
 }
+
+/// Subagent sessions (OpenCode's `parent_id`) become embedded
+/// `subagent_trajectories` with their own `trajectory_id`; several
+/// top-level sessions are concatenated with `notes` saying so. Made from
+/// the real OpenCode fixture's session, copied under other ids.
+#[test]
+fn subagents_and_several_sessions_export_valid_trajectories() {
+    let (_, kind, source) = fixtures()
+        .into_iter()
+        .find(|(n, ..)| n == "opencode")
+        .unwrap();
+    let mut snap = snapshot::snapshot(kind, &source).unwrap();
+    let parent = snap.sessions[0].clone();
+    let mut child = parent.clone();
+    child.id = "ses_child".into();
+    child.parent_id = Some(parent.id.clone());
+    let mut second = parent.clone();
+    second.id = "ses_second".into();
+    snap.sessions.extend([child, second]);
+    let bytes = snap.to_atif();
+    let t: Value = serde_json::from_slice(&bytes).unwrap();
+    let subs = t["subagent_trajectories"].as_array().unwrap();
+    assert_eq!(subs.len(), 1);
+    assert_eq!(subs[0]["trajectory_id"], "ses_child");
+    assert_eq!(
+        subs[0]["extra"]["shforge"]["parent_session_id"],
+        parent.id.as_str()
+    );
+    let steps = t["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 6, "two top-level sessions of 3 steps");
+    assert_eq!(steps[5]["extra"]["session_id"], "ses_second");
+    assert!(
+        t["notes"]
+            .as_str()
+            .unwrap()
+            .contains("2 top-level sessions")
+    );
+    assert_eq!(t["extra"]["shforge"]["sessions"], 3);
+    if let Some(py) = atif_python("subagents_and_several_sessions_export_valid_trajectories") {
+        validate(&py, &[("subagents".into(), bytes)]);
+    }
+}
+
+/// `--out` writes the ATIF document whole, the same bytes as stdout.
+#[test]
+fn out_writes_the_atif_document() {
+    let (_, kind, source) = fixtures()
+        .into_iter()
+        .find(|(n, ..)| n == "codex-killed")
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("t.json");
+    let stdout = cli(
+        kind,
+        &source,
+        &["--format", "atif", "--out", out.to_str().unwrap()],
+    );
+    assert!(stdout.is_empty());
+    assert_eq!(
+        fs::read(&out).unwrap(),
+        cli(kind, &source, &["--format", "atif"])
+    );
+}
+
+#[test]
+fn an_unknown_format_is_a_usage_error() {
+    let (_, _, source) = fixtures().into_iter().find(|(n, ..)| n == "pi").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_shforge"))
+        .args(["snapshot", "pi", "--dir"])
+        .arg(&source)
+        .args(["--format", "yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("json") && err.contains("atif"), "{err}");
+}
