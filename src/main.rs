@@ -87,6 +87,9 @@ enum Command {
         /// Write the document here (atomically) instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// json (shforge's snapshot document) or atif (an ATIF trajectory).
+        #[arg(long, value_enum, default_value_t = SnapshotFormat::Json)]
+        format: SnapshotFormat,
     },
     /// Serve a scripted fake model (OpenAI chat/Responses, Anthropic) on 127.0.0.1.
     FakeModelServer {
@@ -272,9 +275,13 @@ fn run(command: Command) -> Result<u8> {
             }
         }
         Command::Installer { spec, out } => installer(&spec, out.as_deref()),
-        Command::Snapshot { kind, db, dir, out } => {
-            snapshot(kind, db.as_deref(), dir.as_deref(), out.as_deref())
-        }
+        Command::Snapshot {
+            kind,
+            db,
+            dir,
+            out,
+            format,
+        } => snapshot(kind, db.as_deref(), dir.as_deref(), out.as_deref(), format),
         Command::FakeModelServer {
             port,
             log,
@@ -421,11 +428,21 @@ fn clap_error(e: clap::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// What `shforge snapshot` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SnapshotFormat {
+    /// shforge's snapshot document.
+    Json,
+    /// An Agent Trajectory Interchange Format trajectory.
+    Atif,
+}
+
 fn snapshot(
     kind: shforge::snapshot::Kind,
     db: Option<&Path>,
     dir: Option<&Path>,
     out: Option<&Path>,
+    format: SnapshotFormat,
 ) -> Result<u8> {
     use shforge::snapshot;
     snapshot::remove_private_copies_on_signal();
@@ -441,7 +458,10 @@ fn snapshot(
             return Ok(e.exit_code());
         }
     };
-    let json = snap.to_json();
+    let json = match format {
+        SnapshotFormat::Json => snap.to_json(),
+        SnapshotFormat::Atif => snap.to_atif(),
+    };
     match out {
         None => {
             use std::io::Write as _;

@@ -57,6 +57,7 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
         head.id = head.id.or_else(|| str_at(v, "sessionId"));
         head.directory = head.directory.or_else(|| str_at(v, "cwd"));
         head.started = head.started.or_else(|| str_at(v, "timestamp"));
+        head.agent.version = head.agent.version.take().or_else(|| str_at(v, "version"));
         let kind = v.get("type").and_then(Value::as_str);
         let Some(message) = v
             .get("message")
@@ -67,10 +68,12 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
         let role = str_at(message, "role")
             .or_else(|| kind.map(str::to_owned))
             .unwrap_or_default();
+        let mut line_usage = None;
         if role == "assistant"
             && let Some(u) = message.get("usage")
         {
             let key = str_at(message, "id").unwrap_or_else(|| jsonl::line_id(line));
+            line_usage = Some(tokens(u));
             usage.insert(key, tokens(u));
         }
         messages.push(Message {
@@ -78,6 +81,7 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
             role,
             parts: jsonl::content_parts(message.get("content"), part),
             data: v.clone(),
+            usage: line_usage,
         });
     }
     let mut total = Tokens::default();

@@ -21,7 +21,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::jsonl::{self, Head, Layout, Line, Parsed, count_at, str_at};
-use super::{Message, Part, PartKind, Tokens, ToolStatus};
+use super::{AgentInfo, Message, Part, PartKind, Tokens, ToolStatus};
 
 pub(super) const LAYOUT: Layout = Layout {
     harness: "Codex",
@@ -48,13 +48,27 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
                     id: str_at(payload, "id"),
                     directory: str_at(payload, "cwd"),
                     started: str_at(payload, "timestamp").or_else(|| str_at(v, "timestamp")),
+                    agent: AgentInfo {
+                        version: str_at(payload, "cli_version"),
+                        model: head.agent.model.take(),
+                    },
                 };
+            }
+            Some("turn_context") if head.agent.model.is_none() => {
+                head.agent.model = str_at(payload, "model");
             }
             Some("response_item") => messages.push(item_message(line, payload)),
             Some("token_usage_record") => {
                 if let Some(u) = payload.get("usage") {
                     recorded += usage(u);
                     any_record = true;
+                    // The record follows the response's last item.
+                    if let Some(last) = messages.last_mut()
+                        && last.role == "assistant"
+                        && last.usage.is_none()
+                    {
+                        last.usage = Some(usage(u));
+                    }
                 }
             }
             Some("event_msg") => match payload.get("type").and_then(Value::as_str) {
@@ -115,6 +129,7 @@ fn item_message(line: &Line, item: &Value) -> Message {
         role,
         parts,
         data: line.value.clone(),
+        usage: None,
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Message, Part, PartKind, Session, SnapshotError, Tokens, ToolStatus};
+use super::{AgentInfo, Message, Part, PartKind, Session, SnapshotError, Tokens, ToolStatus};
 use crate::files::{self, Bound, FileError};
 
 /// The most transcripts one snapshot reads (a run makes one to a few).
@@ -70,6 +70,8 @@ pub(super) struct Head {
     pub directory: Option<String>,
     /// When it started.
     pub started: Option<String>,
+    /// The CLI's version and model, where a line names them.
+    pub agent: AgentInfo,
 }
 
 impl Head {
@@ -86,6 +88,7 @@ impl Head {
                 parent_id: None,
                 tokens,
                 messages,
+                agent: self.agent,
             },
             started: self.started,
         }

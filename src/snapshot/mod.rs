@@ -16,6 +16,7 @@
 //! (tool calls with their status, the final text, the tokens) built in one
 //! place from the parts.
 
+pub mod atif;
 mod claude;
 mod codex;
 mod jsonl;
@@ -132,7 +133,7 @@ pub struct Snapshot {
 }
 
 /// One conversation of a harness.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Session {
     /// The harness's own session id.
     pub id: String,
@@ -147,11 +148,40 @@ pub struct Session {
     pub tokens: Tokens,
     /// Messages in order.
     pub messages: Vec<Message>,
+    /// What the harness recorded of itself outside the messages (not
+    /// serialized: the JSON document keeps its shape; the ATIF export puts
+    /// it in `agent`).
+    #[serde(skip)]
+    pub agent: AgentInfo,
+}
+
+/// Equal when the documents are: `agent`, which the JSON document does not
+/// carry, is left out, so a snapshot equals itself read back.
+impl PartialEq for Session {
+    fn eq(&self, o: &Self) -> bool {
+        self.id == o.id
+            && self.title == o.title
+            && self.directory == o.directory
+            && self.parent_id == o.parent_id
+            && self.tokens == o.tokens
+            && self.messages == o.messages
+    }
+}
+
+/// The harness's version and model where its session data names them
+/// apart from the messages (Claude Code: `version` on its lines; Codex:
+/// `session_meta.cli_version`, `turn_context.model`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// The CLI's version.
+    pub version: Option<String>,
+    /// The model the session ran with.
+    pub model: Option<String>,
 }
 
 /// One message (OpenCode/Kilo: a `message` row; JSONL harnesses: one
 /// transcript line that carries a message).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Message {
     /// The harness's id for it (or `line-N` when the line has none).
     pub id: String,
@@ -161,6 +191,21 @@ pub struct Message {
     pub parts: Vec<Part>,
     /// The raw JSON: OpenCode/Kilo `message.data`, or the whole JSONL line.
     pub data: Value,
+    /// The tokens of the model response this message belongs to, where the
+    /// harness recorded them per response (OpenCode/Kilo `tokens`, Claude
+    /// Code and Pi `usage`, Codex's `token_usage_record` after the
+    /// response's last item). Not serialized: the JSON document keeps its
+    /// shape; the ATIF export puts it in each step's `metrics`.
+    #[serde(skip)]
+    pub usage: Option<Tokens>,
+}
+
+/// Equal when the documents are: `usage`, which the JSON document does not
+/// carry, is left out, so a snapshot equals itself read back.
+impl PartialEq for Message {
+    fn eq(&self, o: &Self) -> bool {
+        self.id == o.id && self.role == o.role && self.parts == o.parts && self.data == o.data
+    }
 }
 
 /// One piece of a message: the normalized fields of its kind plus the raw
@@ -249,6 +294,14 @@ impl ToolStatus {
     }
 }
 
+impl ToolStatus {
+    /// Whether a call in this state never finished (`pending`, `running`):
+    /// in a snapshot taken after the run, the tool was cut off.
+    pub fn is_unfinished(self) -> bool {
+        matches!(self, ToolStatus::Pending | ToolStatus::Running)
+    }
+}
+
 impl fmt::Display for ToolStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -315,6 +368,11 @@ pub struct ToolCallSummary {
     pub tool: String,
     /// Where it stands.
     pub status: ToolStatus,
+    /// `true` when the call has no result and its status is `pending` or
+    /// `running`: the run stopped (was killed) before the tool finished.
+    /// Absent otherwise, so a finished run's document is unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unfinished: bool,
 }
 
 /// Why there is no snapshot.
@@ -432,5 +490,11 @@ impl Snapshot {
         let mut out = serde_json::to_vec(self).expect("a snapshot always serializes");
         out.push(b'\n');
         out
+    }
+
+    /// The document as written by `shforge snapshot --format atif`: an
+    /// ATIF trajectory ([`atif::to_atif`]), with no outcome.
+    pub fn to_atif(&self) -> Vec<u8> {
+        atif::to_atif(self, None)
     }
 }

@@ -36,6 +36,7 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
                     id: str_at(v, "id"),
                     directory: str_at(v, "cwd"),
                     started: str_at(v, "timestamp"),
+                    agent: Default::default(),
                 };
             }
             Some("message") => {
@@ -43,10 +44,12 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
                     continue;
                 };
                 let role = str_at(message, "role").unwrap_or_default();
+                let mut line_usage = None;
                 if role == "assistant"
                     && let Some(u) = message.get("usage")
                 {
                     tokens += usage(u);
+                    line_usage = Some(usage(u));
                 }
                 let parts = if role == "toolResult" {
                     vec![tool_result(message)]
@@ -58,6 +61,7 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
                     role,
                     parts,
                     data: v.clone(),
+                    usage: line_usage,
                 });
             }
             _ => {}

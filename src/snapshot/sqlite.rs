@@ -22,7 +22,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, ffi};
 use serde_json::Value;
 
-use super::{Kind, Message, Part, PartKind, Session, SnapshotError, Tokens, ToolStatus};
+use super::{AgentInfo, Kind, Message, Part, PartKind, Session, SnapshotError, Tokens, ToolStatus};
 use super::{signal, wal};
 use crate::files::{self, Bound, FileError};
 
@@ -494,6 +494,7 @@ fn read_tables(db: &Path, conn: &Connection) -> Result<Vec<Session>, SnapshotErr
                     parent_id: r.get(3)?,
                     tokens: Tokens::default(),
                     messages: Vec::new(),
+                    agent: AgentInfo::default(),
                 })
             })?
             .collect()
@@ -530,14 +531,16 @@ fn read_tables(db: &Path, conn: &Connection) -> Result<Vec<Session>, SnapshotErr
             .and_then(Value::as_str)
             .unwrap_or("unknown")
             .to_owned();
-        if role == "assistant" {
-            sessions[i].tokens += message_tokens(&data);
+        let usage = (role == "assistant").then(|| message_tokens(&data));
+        if let Some(t) = usage {
+            sessions[i].tokens += t;
         }
         sessions[i].messages.push(Message {
             parts: parts.remove(&id).unwrap_or_default(),
             id,
             role,
             data,
+            usage,
         });
     }
     Ok(sessions)

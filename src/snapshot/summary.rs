@@ -25,6 +25,7 @@ fn summarize(sessions: &[Session]) -> Summary {
                     tool_calls.push(ToolCallSummary {
                         tool: tool.clone(),
                         status: *status,
+                        unfinished: status.is_unfinished(),
                     });
                 }
             }

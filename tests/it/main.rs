@@ -8,6 +8,7 @@
 mod support;
 
 mod adapter_specs;
+mod atif;
 mod bootstrap;
 mod generate;
 mod harness;

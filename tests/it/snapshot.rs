@@ -53,7 +53,7 @@ fn tools(snap: &Snapshot) -> Vec<(String, ToolStatus)> {
     snap.summary
         .tool_calls
         .iter()
-        .map(|ToolCallSummary { tool, status }| (tool.clone(), *status))
+        .map(|ToolCallSummary { tool, status, .. }| (tool.clone(), *status))
         .collect()
 }
 
