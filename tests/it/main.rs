@@ -11,6 +11,7 @@ mod adapter_specs;
 mod bootstrap;
 mod generate;
 mod harness;
+mod harness_spec;
 mod hook;
 mod installer;
 mod lint;
