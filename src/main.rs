@@ -132,7 +132,11 @@ enum Command {
 #[command(group(clap::ArgGroup::new("prompt_source").required(true).args(["prompt", "prompt_file"])))]
 struct HarnessArgs {
     /// claude-code, opencode, kilo, pi, openclaw or codex.
-    name: String,
+    #[arg(required_unless_present = "spec")]
+    name: Option<String>,
+    /// An adapter's harness spec (TOML, the format of harnesses/*.toml) instead of NAME.
+    #[arg(long, conflicts_with = "name")]
+    spec: Option<PathBuf>,
     /// Host directory to write the session into (must not exist, or be empty).
     #[arg(long)]
     out: PathBuf,
@@ -344,8 +348,16 @@ fn harness(a: HarnessArgs) -> Result<u8> {
         }
         (None, None) => unreachable!("clap requires one of --prompt and --prompt-file"),
     };
+    let harness = match (&a.name, &a.spec) {
+        (_, Some(file)) => harness_spec_file(file)?,
+        (Some(name), None) => name
+            .parse::<shforge::harness::Harness>()
+            .map_err(usage)?
+            .into(),
+        (None, None) => unreachable!("clap requires NAME or --spec"),
+    };
     let spec = SessionSpec {
-        harness: a.name.parse().map_err(usage)?,
+        harness,
         session_dir: a.session_dir,
         workdir: a.workdir,
         entry: a.entry,
@@ -364,6 +376,19 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     let session = spec.build().map_err(usage)?;
     session.write_into(&a.out).map_err(usage)?;
     Ok(0)
+}
+
+/// Read an adapter's harness spec: a bad file or spec is exit 2 naming it.
+fn harness_spec_file(file: &Path) -> Result<shforge::harness::HarnessRef> {
+    use shforge::files::{Bound, read_text};
+    let bound = Bound {
+        what: "a harness spec",
+        max: 1 << 20,
+    };
+    let text = read_text(file, bound).map_err(|e| Usage(e.to_string()))?;
+    let def = shforge::harness::HarnessDef::from_toml(&text)
+        .map_err(|e| Usage(format!("{}: {e}", file.display())))?;
+    Ok(def.into())
 }
 
 /// The most a prompt file may hold: far above any real prompt, and a bound
