@@ -51,13 +51,10 @@
 //! API and `OPENAI_API_KEY` otherwise), and the variable must be set in the
 //! environment the supervisor starts with (the runner passes it on).
 //!
-//! | harness | how the CLI finds the key |
-//! | --- | --- |
-//! | claude-code | it reads `ANTHROPIC_API_KEY`; for another VAR, `RUNNER_SETUP` copies it with `${!name}` (the code holds the name only) |
-//! | opencode, kilo | `"apiKey": "{env:VAR}"` in the provider options |
-//! | pi | `"apiKey": "VAR"` in models.json (Pi takes an env var name there) |
-//! | openclaw | `"apiKey": "${VAR}"` in its config (its env substitution) |
-//! | codex | `env_key = "VAR"` in config.toml |
+//! A spec names it as `{{key_env}}` (the name) or `{{key_ref}}` (its config
+//! format's reference: `{env:VAR}`, `${VAR}`); with `[key] reads = NAME`
+//! (Claude Code: `ANTHROPIC_API_KEY`) another VAR is copied into NAME by
+//! `RUNNER_SETUP` with `${!name}` (the code holds the names only).
 //!
 //! # capture.json
 //!
@@ -81,16 +78,9 @@
 //!
 //! A value taken from input (the model, the URL, the key's variable name)
 //! must not make a CLI read a file or a variable through its config's own
-//! references. Per harness, from its source and proved against the pinned
-//! CLIs (`tests/it/harness.rs`, `hostile_model_stays_data_in_real_*`):
-//!
-//! | harness | expands | shforge writes |
-//! | --- | --- | --- |
-//! | opencode, kilo | `{env:…}`, `{file:…}` anywhere in the text | every `{` in a JSON string as `\u007b` (except the key's `{env:VAR}`) |
-//! | openclaw | `${NAME}` in string values; `$${NAME}` is literal | `$` before each `${NAME}`; the key variable must be upper-case |
-//! | pi | `apiKey`, `headers` only (`!cmd`, env name) | `apiKey` = the checked name |
-//! | codex | nothing in config.toml | as is |
-//! | claude-code | nothing of ours (model in argv, URL in env) | as is |
+//! references: each config file's [`Format`] escapes every string for its
+//! CLI (the table is in `format.rs`), proved against the pinned CLIs
+//! (`tests/it/harness.rs`, `hostile_model_stays_data_in_real_*`).
 
 use std::fmt;
 use std::path::Path;
