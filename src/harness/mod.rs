@@ -372,9 +372,6 @@ pub enum HarnessError {
     /// The parameter file could not be built.
     #[error(transparent)]
     Params(#[from] RunnerParamsError),
-    /// A harness spec is bad.
-    #[error(transparent)]
-    Spec(#[from] SpecError),
     /// Writing the session failed.
     #[error("writing {path}: {source}")]
     Io {

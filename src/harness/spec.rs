@@ -19,36 +19,37 @@ use std::fmt;
 use super::Api;
 use super::format::Format;
 
-/// A checked harness spec.
+/// A checked harness spec: made only by [`HarnessDef::from_toml`], so every
+/// one holds the rules of the module doc.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HarnessDef {
     /// The harness's name (`[a-z][a-z0-9-]*`), written to `capture.json`.
-    pub name: String,
+    pub(crate) name: String,
     /// One line saying what it is.
-    pub description: String,
+    pub(crate) description: String,
     /// Its installer spec, relative to the crate root (`installers/NAME.toml`).
-    pub installer: Option<String>,
+    pub(crate) installer: Option<String>,
     /// The APIs it speaks; the first is the default.
-    pub apis: Vec<Api>,
+    pub(crate) apis: Vec<Api>,
     /// argv after the entry program, unless a mode or API replaces it.
-    pub args: Vec<Template>,
+    pub(crate) args: Vec<Template>,
     /// argv per mode (`[run.mode.direct] args`), replacing [`HarnessDef::args`].
-    pub mode_args: Vec<(super::Mode, Vec<Template>)>,
+    pub(crate) mode_args: Vec<(super::Mode, Vec<Template>)>,
     /// Environment for the CLI, in order.
-    pub env: Vec<(String, Template)>,
+    pub(crate) env: Vec<(String, Template)>,
     /// Extra empty directories, relative to the session dir.
-    pub dirs: Vec<String>,
+    pub(crate) dirs: Vec<String>,
     /// How the prompt reaches the CLI.
-    pub prompt: PromptVia,
+    pub(crate) prompt: PromptVia,
     /// Per API: the base URL's path, named values, argv and extra env.
-    pub per_api: Vec<ApiProfile>,
+    pub(crate) per_api: Vec<ApiProfile>,
     /// The fixed variable the CLI reads the key from, if any: another named
     /// variable is copied into it by the runner's setup (by name).
-    pub key_reads: Option<String>,
+    pub(crate) key_reads: Option<String>,
     /// Config and other files.
-    pub files: Vec<FileDef>,
+    pub(crate) files: Vec<FileDef>,
     /// Where the session data lands.
-    pub capture: CaptureDef,
+    pub(crate) capture: CaptureDef,
 }
 
 /// How the prompt reaches the CLI (never through argv).
@@ -64,27 +65,27 @@ pub enum PromptVia {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiProfile {
     /// The API.
-    pub api: Api,
+    pub(crate) api: Api,
     /// Appended to the server root for `{{base_url}}` (`/v1` or empty).
-    pub url_path: String,
+    pub(crate) url_path: String,
     /// `{{api.NAME}}` values (spec text, escaped like any literal).
-    pub values: Vec<(String, String)>,
+    pub(crate) values: Vec<(String, String)>,
     /// argv replacing the default for this API.
-    pub args: Option<Vec<Template>>,
+    pub(crate) args: Option<Vec<Template>>,
     /// Environment appended for this API.
-    pub env: Vec<(String, Template)>,
+    pub(crate) env: Vec<(String, Template)>,
 }
 
 /// One file of the session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileDef {
     /// Path relative to the session dir.
-    pub path: String,
+    pub(crate) path: String,
     /// How its content is written.
-    pub format: Format,
+    pub(crate) format: Format,
     /// The content, parsed: a JSON value or TOML table with templates in
     /// its strings.
-    pub content: Content,
+    pub(crate) content: Content,
 }
 
 /// A config file's parsed content.
@@ -103,11 +104,11 @@ impl Eq for Content {}
 pub struct CaptureDef {
     /// The `shforge snapshot` kind (the same names as `snapshot::Kind`),
     /// or `None` when no reader exists.
-    pub reader: Option<String>,
+    pub(crate) reader: Option<String>,
     /// A database file (`db`) or a directory (`dir`).
-    pub source: CaptureSource,
+    pub(crate) source: CaptureSource,
     /// Path relative to the session dir.
-    pub path: String,
+    pub(crate) path: String,
 }
 
 /// Whether the capture is one database file or a directory.
@@ -777,6 +778,7 @@ impl HarnessDef {
         };
         def.check_prompt()?;
         def.check_env()?;
+        def.check_paths()?;
         check_api_values(&def)?;
         Ok(def)
     }
@@ -844,6 +846,49 @@ impl HarnessDef {
                         ),
                     ));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// The harness's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its one-line description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Its installer spec's path, if it names one.
+    pub fn installer(&self) -> Option<&str> {
+        self.installer.as_deref()
+    }
+
+    /// The APIs it speaks, the default first.
+    pub fn apis(&self) -> &[Api] {
+        &self.apis
+    }
+
+    /// A file must not be a directory of the session, nor lie where one of
+    /// its directories is to be.
+    fn check_paths(&self) -> Result<(), SpecError> {
+        let dirs: Vec<&str> = super::COMMON_DIRS
+            .iter()
+            .copied()
+            .chain(self.dirs.iter().map(String::as_str))
+            .collect();
+        for (i, f) in self.files.iter().enumerate() {
+            let clash = dirs.iter().find(|d| {
+                let (d, p) = (std::path::Path::new(d), std::path::Path::new(&f.path));
+                d.starts_with(p)
+            });
+            if let Some(d) = clash {
+                return Err(err(
+                    format!("file[{i}].path"),
+                    format!("{} is a directory of the session ({d})", f.path),
+                ));
             }
         }
         Ok(())
