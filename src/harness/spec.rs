@@ -920,4 +920,24 @@ mod tests {
             SHIPPED.map(|(h, _)| h.name())
         );
     }
+
+    /// Every `harnesses/*.toml` is a shipped row (none left out of the
+    /// table), and each names an installer spec that exists.
+    #[test]
+    fn the_table_is_the_directory_and_installers_exist() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut on_disk: Vec<String> = std::fs::read_dir(root.join("harnesses"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter_map(|n| n.strip_suffix(".toml").map(String::from))
+            .collect();
+        on_disk.sort();
+        let mut shipped: Vec<String> = Harness::ALL.map(|h| h.name().to_owned()).to_vec();
+        shipped.sort();
+        assert_eq!(on_disk, shipped);
+        for h in Harness::ALL {
+            let installer = h.def().installer().unwrap();
+            assert!(root.join(installer).is_file(), "{h}: {installer}");
+        }
+    }
 }
