@@ -349,7 +349,17 @@ fn harness(a: HarnessArgs) -> Result<u8> {
         (None, None) => unreachable!("clap requires one of --prompt and --prompt-file"),
     };
     let harness = match (&a.name, &a.spec) {
-        (_, Some(file)) => harness_spec_file(file)?,
+        // An adapter's spec: a bad file or spec is exit 2 naming it.
+        (_, Some(file)) => {
+            let bound = shforge::files::Bound {
+                what: "a harness spec",
+                max: 1 << 20,
+            };
+            let text = shforge::files::read_text(file, bound).map_err(|e| Usage(e.to_string()))?;
+            shforge::harness::HarnessDef::from_toml(&text)
+                .map_err(|e| Usage(format!("{}: {e}", file.display())))?
+                .into()
+        }
         (Some(name), None) => name
             .parse::<shforge::harness::Harness>()
             .map_err(usage)?
@@ -376,19 +386,6 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     let session = spec.build().map_err(usage)?;
     session.write_into(&a.out).map_err(usage)?;
     Ok(0)
-}
-
-/// Read an adapter's harness spec: a bad file or spec is exit 2 naming it.
-fn harness_spec_file(file: &Path) -> Result<shforge::harness::HarnessRef> {
-    use shforge::files::{Bound, read_text};
-    let bound = Bound {
-        what: "a harness spec",
-        max: 1 << 20,
-    };
-    let text = read_text(file, bound).map_err(|e| Usage(e.to_string()))?;
-    let def = shforge::harness::HarnessDef::from_toml(&text)
-        .map_err(|e| Usage(format!("{}: {e}", file.display())))?;
-    Ok(def.into())
 }
 
 /// The most a prompt file may hold: far above any real prompt, and a bound
