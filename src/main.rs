@@ -138,7 +138,11 @@ enum Command {
 #[command(group(clap::ArgGroup::new("prompt_source").required(true).args(["prompt", "prompt_file"])))]
 struct HarnessArgs {
     /// claude-code, opencode, kilo, pi, openclaw or codex.
-    name: String,
+    #[arg(required_unless_present = "spec")]
+    name: Option<String>,
+    /// An adapter's harness spec (TOML, the format of harnesses/*.toml) instead of NAME.
+    #[arg(long, conflicts_with = "name")]
+    spec: Option<PathBuf>,
     /// Host directory to write the session into (must not exist, or be empty).
     #[arg(long)]
     out: PathBuf,
@@ -363,8 +367,26 @@ fn harness(a: HarnessArgs) -> Result<u8> {
         (None, Some(file)) => files::read_text_or_stdin(&file, Bound::PROMPT)?,
         (None, None) => unreachable!("clap requires one of --prompt and --prompt-file"),
     };
+    let harness = match (&a.name, &a.spec) {
+        // An adapter's spec: a bad file or spec is exit 2 naming it.
+        (_, Some(file)) => {
+            let bound = shforge::files::Bound {
+                what: "a harness spec",
+                max: 1 << 20,
+            };
+            let text = shforge::files::read_text(file, bound).map_err(|e| Usage(e.to_string()))?;
+            shforge::harness::HarnessDef::from_toml(&text)
+                .map_err(|e| Usage(format!("{}: {e}", file.display())))?
+                .into()
+        }
+        (Some(name), None) => name
+            .parse::<shforge::harness::Harness>()
+            .map_err(usage)?
+            .into(),
+        (None, None) => unreachable!("clap requires NAME or --spec"),
+    };
     let spec = SessionSpec {
-        harness: a.name.parse().map_err(usage)?,
+        harness,
         session_dir: a.session_dir,
         workdir: a.workdir,
         entry: a.entry,

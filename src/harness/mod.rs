@@ -1,6 +1,14 @@
-//! Harness profiles (`shforge harness NAME …`): for each harness CLI,
-//! everything that must sit in a session dir inside the sandbox before the
-//! supervisor starts `harness_runner.sh SESSION/params.sh`.
+//! Harness profiles (`shforge harness NAME …` or `--spec FILE`): for each
+//! harness CLI, everything that must sit in a session dir inside the sandbox
+//! before the supervisor starts `harness_runner.sh SESSION/params.sh`.
+//!
+//! A harness is data: one spec file (`harnesses/NAME.toml`, read by
+//! [`spec`] into a [`HarnessDef`]) gives its APIs, argv, environment,
+//! config files with typed placeholders, extra dirs, how the prompt reaches
+//! it and its capture. The six shipped ones are compiled in ([`SHIPPED`],
+//! the one table naming them); an adapter's own file is read with
+//! [`HarnessDef::from_toml`]. What cannot be data — each CLI's config
+//! expansion syntax — is a named [`Format`] (`format.rs`).
 //!
 //! A [`SessionSpec`] names the harness, the session dir *inside the sandbox*
 //! (`PATH` below), the task's workdir, the installed entry program, the model
@@ -22,7 +30,7 @@
 //! | `events.log` | events mode: the runner's timestamped stdout lines |
 //! | `stdout.log` | direct mode: the CLI's stdout |
 //! | `stderr.log` | the CLI's stderr (both modes) |
-//! | per harness | its config and data dir (see each module) |
+//! | per harness | its config and data dir (see its spec file) |
 //!
 //! # The prompt
 //!
@@ -43,13 +51,10 @@
 //! API and `OPENAI_API_KEY` otherwise), and the variable must be set in the
 //! environment the supervisor starts with (the runner passes it on).
 //!
-//! | harness | how the CLI finds the key |
-//! | --- | --- |
-//! | claude-code | it reads `ANTHROPIC_API_KEY`; for another VAR, `RUNNER_SETUP` copies it with `${!name}` (the code holds the name only) |
-//! | opencode, kilo | `"apiKey": "{env:VAR}"` in the provider options |
-//! | pi | `"apiKey": "VAR"` in models.json (Pi takes an env var name there) |
-//! | openclaw | `"apiKey": "${VAR}"` in its config (its env substitution) |
-//! | codex | `env_key = "VAR"` in config.toml |
+//! A spec names it as `{{key_env}}` (the name) or `{{key_ref}}` (its config
+//! format's reference: `{env:VAR}`, `${VAR}`); with `[key] reads = NAME`
+//! (Claude Code: `ANTHROPIC_API_KEY`) another VAR is copied into NAME by
+//! `RUNNER_SETUP` with `${!name}` (the code holds the names only).
 //!
 //! # capture.json
 //!
@@ -73,30 +78,24 @@
 //!
 //! A value taken from input (the model, the URL, the key's variable name)
 //! must not make a CLI read a file or a variable through its config's own
-//! references. Per harness, from its source and proved against the pinned
-//! CLIs (`tests/it/harness.rs`, `hostile_model_stays_data_in_real_*`):
-//!
-//! | harness | expands | shforge writes |
-//! | --- | --- | --- |
-//! | opencode, kilo | `{env:…}`, `{file:…}` anywhere in the text | every `{` in a JSON string as `\u007b` (except the key's `{env:VAR}`) |
-//! | openclaw | `${NAME}` in string values; `$${NAME}` is literal | `$` before each `${NAME}`; the key variable must be upper-case |
-//! | pi | `apiKey`, `headers` only (`!cmd`, env name) | `apiKey` = the checked name |
-//! | codex | nothing in config.toml | as is |
-//! | claude-code | nothing of ours (model in argv, URL in env) | as is |
+//! references: each config file's [`Format`] escapes every string for its
+//! CLI (the table is in `format.rs`), proved against the pinned CLIs
+//! (`tests/it/harness.rs`, `hostile_model_stays_data_in_real_*`).
 
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
 
-use crate::quote::Raw;
+use crate::quote::{Raw, quote};
 use crate::scripts::runner::{RunnerParams, RunnerParamsError};
 
-mod claude_code;
-mod codex;
-mod openclaw;
-mod opencode;
-mod pi;
+mod format;
+pub mod spec;
 mod url;
+
+pub use format::Format;
+pub use spec::{HarnessDef, SpecError};
 
 /// The provider name every profile configures for the endpoint.
 pub const PROVIDER: &str = "shforge";
@@ -118,8 +117,42 @@ pub enum Harness {
     Codex,
 }
 
+/// The shipped harnesses and their spec files: the one table that names
+/// them (the enum is only a typed handle on a row).
+pub const SHIPPED: [(Harness, &str); 6] = [
+    (
+        Harness::ClaudeCode,
+        include_str!("../../harnesses/claude-code.toml"),
+    ),
+    (
+        Harness::OpenCode,
+        include_str!("../../harnesses/opencode.toml"),
+    ),
+    (Harness::Kilo, include_str!("../../harnesses/kilo.toml")),
+    (Harness::Pi, include_str!("../../harnesses/pi.toml")),
+    (
+        Harness::OpenClaw,
+        include_str!("../../harnesses/openclaw.toml"),
+    ),
+    (Harness::Codex, include_str!("../../harnesses/codex.toml")),
+];
+
+/// The shipped specs, parsed once (a unit test proves each parses).
+fn shipped() -> &'static [HarnessDef] {
+    static DEFS: OnceLock<Vec<HarnessDef>> = OnceLock::new();
+    DEFS.get_or_init(|| {
+        SHIPPED
+            .iter()
+            .map(|(h, text)| {
+                HarnessDef::from_toml(text)
+                    .unwrap_or_else(|e| panic!("the shipped spec of {h:?} is bad: {e}"))
+            })
+            .collect()
+    })
+}
+
 impl Harness {
-    /// Every harness, in a fixed order.
+    /// Every harness, in a fixed order (the order of [`SHIPPED`]).
     pub const ALL: [Harness; 6] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
@@ -129,30 +162,74 @@ impl Harness {
         Harness::Codex,
     ];
 
-    /// The name used on the command line and in installer specs.
+    /// Its spec, parsed.
+    pub fn def(self) -> &'static HarnessDef {
+        let i = SHIPPED
+            .iter()
+            .position(|(h, _)| *h == self)
+            .expect("every harness has a row");
+        &shipped()[i]
+    }
+
+    /// The text of its spec file (`harnesses/NAME.toml`).
+    pub fn spec_text(self) -> &'static str {
+        SHIPPED
+            .iter()
+            .find(|(h, _)| *h == self)
+            .map(|(_, t)| *t)
+            .expect("every harness has a row")
+    }
+
+    /// The name used on the command line and in installer specs (its
+    /// spec's `name`).
     pub fn name(self) -> &'static str {
-        match self {
-            Harness::ClaudeCode => "claude-code",
-            Harness::OpenCode => "opencode",
-            Harness::Kilo => "kilo",
-            Harness::Pi => "pi",
-            Harness::OpenClaw => "openclaw",
-            Harness::Codex => "codex",
-        }
+        &self.def().name
     }
 
     /// The APIs this harness can speak to a custom endpoint.
     pub fn apis(self) -> &'static [Api] {
-        match self {
-            Harness::ClaudeCode => &[Api::Anthropic],
-            Harness::Codex => &[Api::Responses],
-            Harness::OpenCode | Harness::Kilo | Harness::Pi | Harness::OpenClaw => &Api::ALL,
-        }
+        &self.def().apis
     }
 
     /// The API used when none is asked for (the first of [`Harness::apis`]).
     pub fn default_api(self) -> Api {
         self.apis()[0]
+    }
+}
+
+/// The names of the shipped harnesses, comma-separated.
+fn known_harnesses() -> String {
+    Harness::ALL.map(Harness::name).join(", ")
+}
+
+/// The harness a session is built for: a shipped one or an adapter's spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HarnessRef {
+    /// One of [`SHIPPED`].
+    Shipped(Harness),
+    /// A spec read from a file (`shforge harness --spec FILE`).
+    Spec(Arc<HarnessDef>),
+}
+
+impl HarnessRef {
+    /// Its spec.
+    pub fn def(&self) -> &HarnessDef {
+        match self {
+            HarnessRef::Shipped(h) => h.def(),
+            HarnessRef::Spec(d) => d,
+        }
+    }
+}
+
+impl From<Harness> for HarnessRef {
+    fn from(h: Harness) -> Self {
+        HarnessRef::Shipped(h)
+    }
+}
+
+impl From<HarnessDef> for HarnessRef {
+    fn from(d: HarnessDef) -> Self {
+        HarnessRef::Spec(Arc::new(d))
     }
 }
 
@@ -258,7 +335,7 @@ impl FromStr for Mode {
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
     /// No profile has this name.
-    #[error("unknown harness {0:?} (known: claude-code, opencode, kilo, pi, openclaw, codex)")]
+    #[error("unknown harness {0:?} (known: {known}; or give --spec FILE)", known = known_harnesses())]
     UnknownHarness(String),
     /// Not chat, responses or anthropic.
     #[error("unknown api {0:?} (known: chat, responses, anthropic)")]
@@ -270,7 +347,7 @@ pub enum HarnessError {
     #[error("harness {harness} does not support api {api} (it supports: {supported})")]
     ApiMismatch {
         /// The harness.
-        harness: Harness,
+        harness: String,
         /// The API asked for.
         api: Api,
         /// What it supports, comma-separated.
@@ -315,8 +392,8 @@ impl HarnessError {
 /// Everything a session is built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSpec {
-    /// The harness.
-    pub harness: Harness,
+    /// The harness (`Harness::Pi.into()`, or an adapter's spec).
+    pub harness: HarnessRef,
     /// The session dir inside the sandbox (absolute).
     pub session_dir: String,
     /// The task's workdir inside the sandbox (absolute): the CLI's cwd.
@@ -394,78 +471,106 @@ impl Layout {
     }
 }
 
-/// What a profile adds to the common session.
-pub(crate) struct Profile {
+/// What a spec adds to the common session, filled in.
+struct Profile {
     /// argv after the entry program.
-    pub args: Vec<String>,
+    args: Vec<String>,
     /// Extra environment for the CLI.
-    pub env: Vec<(&'static str, String)>,
+    env: Vec<(String, String)>,
     /// Read the prompt from stdin (`prompt.txt`); false when `args` name
     /// the prompt file.
-    pub prompt_on_stdin: bool,
+    prompt_on_stdin: bool,
     /// Config and other files.
-    pub files: Vec<SessionFile>,
+    files: Vec<SessionFile>,
     /// Extra empty directories.
-    pub dirs: Vec<String>,
+    dirs: Vec<String>,
     /// Session data.
-    pub capture: Capture,
+    capture: Capture,
     /// Setup code for the runner, if any.
-    pub setup: Option<Raw>,
+    setup: Option<Raw>,
 }
 
 /// The inputs a profile sees, checked.
-pub(crate) struct Ctx<'a> {
-    pub spec: &'a SessionSpec,
-    pub api: Api,
-    pub key_env: &'a str,
-    pub layout: Layout,
+struct Ctx<'a> {
+    spec: &'a SessionSpec,
+    def: &'a HarnessDef,
+    api: Api,
+    key_env: &'a str,
+    layout: Layout,
 }
 
-impl Ctx<'_> {
-    /// The base URL with `/v1` appended.
-    pub fn v1(&self) -> String {
-        format!("{}/v1", self.spec.base_url)
-    }
-
-    /// The `api` name and `baseUrl` of a Pi-style `providers` entry (Pi's
-    /// `models.json` and OpenClaw's config share the vocabulary) for this
-    /// wire API. The Anthropic client adds `/v1` itself; the OpenAI ones
-    /// are given it.
-    pub fn pi_style_provider(&self) -> (&'static str, String) {
-        match self.api {
-            Api::Chat => ("openai-completions", self.v1()),
-            Api::Responses => ("openai-responses", self.v1()),
-            Api::Anthropic => ("anthropic-messages", self.spec.base_url.clone()),
-        }
-    }
-
-    pub fn capture_db(&self, kind: &str, db: String) -> Capture {
-        Capture {
-            harness: self.spec.harness.name().into(),
-            kind: Some(kind.into()),
-            db: Some(db),
-            dir: None,
-        }
-    }
-
-    pub fn capture_dir(&self, kind: Option<&str>, dir: String) -> Capture {
-        Capture {
-            harness: self.spec.harness.name().into(),
-            kind: kind.map(Into::into),
-            db: None,
-            dir: Some(dir),
-        }
-    }
+/// Fill the spec in for these inputs.
+fn profile(ctx: &Ctx<'_>) -> Result<Profile, HarnessError> {
+    let (def, spec, l) = (ctx.def, ctx.spec, &ctx.layout);
+    let per_api = def
+        .api_profile(ctx.api)
+        .expect("checked: the API is one of the spec's");
+    let vals = format::Values {
+        model: &spec.model,
+        base_url: format!("{}{}", spec.base_url, per_api.url_path),
+        key_env: ctx.key_env,
+        session: &spec.session_dir,
+        workdir: &spec.workdir,
+        prompt_file: l.path("prompt.txt"),
+        api_values: &per_api.values,
+    };
+    let argv = per_api
+        .args
+        .as_ref()
+        .or_else(|| {
+            def.mode_args
+                .iter()
+                .find(|(m, _)| *m == spec.mode)
+                .map(|(_, a)| a)
+        })
+        .unwrap_or(&def.args);
+    let env = def
+        .env
+        .iter()
+        .chain(&per_api.env)
+        .map(|(n, t)| (n.clone(), vals.fill(t)))
+        .collect();
+    let files = def
+        .files
+        .iter()
+        .map(|f| {
+            Ok(SessionFile {
+                path: f.path.clone(),
+                content: f.format.render(&f.content, &vals)?.into_bytes(),
+            })
+        })
+        .collect::<Result<Vec<_>, HarnessError>>()?;
+    let at = l.path(&def.capture.path);
+    let capture = Capture {
+        harness: def.name.clone(),
+        kind: def.capture.reader.clone(),
+        db: (def.capture.source == spec::CaptureSource::Db).then(|| at.clone()),
+        dir: (def.capture.source == spec::CaptureSource::Dir).then_some(at),
+    };
+    Ok(Profile {
+        args: argv.iter().map(|t| vals.fill(t)).collect(),
+        env,
+        prompt_on_stdin: def.prompt == spec::PromptVia::Stdin,
+        files,
+        dirs: def.dirs.clone(),
+        capture,
+        setup: def
+            .key_reads
+            .as_deref()
+            .filter(|r| *r != ctx.key_env)
+            .map(|r| copy_key(ctx.key_env, r)),
+    })
 }
 
-/// Pretty JSON with a final newline.
-pub(crate) fn json_file(path: &str, value: &serde_json::Value) -> SessionFile {
-    let mut text = serde_json::to_string_pretty(value).expect("JSON values always serialize");
-    text.push('\n');
-    SessionFile {
-        path: path.into(),
-        content: text.into_bytes(),
-    }
+/// Setup code exporting `reads` from the variable named `key_env`: the
+/// code holds both names (checked variable names), never the value.
+fn copy_key(key_env: &str, reads: &str) -> Raw {
+    let mut code = Raw::code("shforge_key_var=");
+    code.push_word(&quote(key_env).expect("a checked variable name quotes"));
+    code.push_code("\nif [[ -n ${!shforge_key_var+set} ]]; then export ");
+    code.push_word(&quote(reads).expect("a checked variable name quotes"));
+    code.push_code("=\"${!shforge_key_var}\"; fi\nunset shforge_key_var");
+    code
 }
 
 /// Relative names of the isolated dirs every session has.
@@ -525,14 +630,14 @@ fn trim_slash(p: &str) -> String {
 impl SessionSpec {
     /// Check the spec and build the session.
     pub fn build(&self) -> Result<Session, HarnessError> {
-        let harness = self.harness;
-        let api = self.api.unwrap_or_else(|| harness.default_api());
-        if !harness.apis().contains(&api) {
+        let def = self.harness.def();
+        let api = self.api.unwrap_or(def.apis[0]);
+        if !def.apis.contains(&api) {
             return Err(HarnessError::ApiMismatch {
-                harness,
+                harness: def.name.clone(),
                 api,
-                supported: harness
-                    .apis()
+                supported: def
+                    .apis
                     .iter()
                     .map(|a| a.name())
                     .collect::<Vec<_>>()
@@ -564,14 +669,6 @@ impl SessionSpec {
                 why: format!("{key_env:?} is not a variable name outside RUNNER_*"),
             });
         }
-        if harness == Harness::OpenClaw && !openclaw::substitutes(&key_env) {
-            return Err(HarnessError::Invalid {
-                what: "--api-key-env",
-                why: format!(
-                    "openclaw substitutes only upper-case names ([A-Z_][A-Z0-9_]*) in ${{…}}: {key_env:?} would reach it as the key itself"
-                ),
-            });
-        }
         let mut spec = self.clone();
         spec.base_url = base;
         spec.session_dir = trim_slash(&self.session_dir);
@@ -593,18 +690,12 @@ impl SessionSpec {
         };
         let ctx = Ctx {
             spec: &spec,
+            def,
             api,
             key_env: &key_env,
             layout,
         };
-        let profile = match harness {
-            Harness::ClaudeCode => claude_code::profile(&ctx),
-            Harness::OpenCode => opencode::profile(&ctx, opencode::Fork::OpenCode),
-            Harness::Kilo => opencode::profile(&ctx, opencode::Fork::Kilo),
-            Harness::Pi => pi::profile(&ctx),
-            Harness::OpenClaw => openclaw::profile(&ctx),
-            Harness::Codex => codex::profile(&ctx),
-        };
+        let profile = profile(&ctx)?;
         assemble(&ctx, profile)
     }
 }
@@ -612,7 +703,7 @@ impl SessionSpec {
 fn assemble(ctx: &Ctx<'_>, profile: Profile) -> Result<Session, HarnessError> {
     let l = &ctx.layout;
     let spec = ctx.spec;
-    let profile_env_names: Vec<&'static str> = profile.env.iter().map(|(n, _)| *n).collect();
+    let profile_env_names: Vec<String> = profile.env.iter().map(|(n, _)| n.clone()).collect();
     let mut argv = vec![spec.entry.clone()];
     argv.extend(profile.args);
     let mut params = match spec.mode {
@@ -648,7 +739,7 @@ fn assemble(ctx: &Ctx<'_>, profile: Profile) -> Result<Session, HarnessError> {
         .map(|(n, _)| *n)
         .chain(["NO_UPDATE_NOTIFIER", "NPM_CONFIG_UPDATE_NOTIFIER"]);
     if set_by_session
-        .chain(profile_env_names.iter().copied())
+        .chain(profile_env_names.iter().map(String::as_str))
         .any(|n| n == ctx.key_env)
     {
         return Err(HarnessError::Invalid {

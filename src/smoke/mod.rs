@@ -510,7 +510,7 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
         target.display()
     );
     let spec = SessionSpec {
-        harness: h,
+        harness: h.into(),
         session_dir: session.display().to_string(),
         workdir: workdir.display().to_string(),
         entry: entry.to_owned(),

@@ -12,6 +12,7 @@ mod atif;
 mod bootstrap;
 mod generate;
 mod harness;
+mod harness_spec;
 mod hook;
 mod hostile_files;
 mod installer;
