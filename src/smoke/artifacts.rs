@@ -53,17 +53,37 @@ pub struct Needed {
 
 /// The artifacts of `spec` for the system under `root` (`/` for this
 /// machine): `uname -m` as Rust sees it, the libc by
-/// [`crate::musl::system_is_musl`], the installers' own rule.
+/// [`crate::musl::system_is_musl`], the installers' own rule. On a musl
+/// system a spec with programs prepared for this arch gets the private
+/// glibc runtime's rows (`runtime = "private"` or either, built for glibc),
+/// as `templates/lib/relocate.sh` decides; every other system keeps the
+/// image's rows.
 pub fn needed(spec: &InstallerSpec, root: &Path) -> Vec<Needed> {
+    use crate::installer::builder::Runtime;
     let arch = std::env::consts::ARCH;
     let musl = crate::musl::system_is_musl(root);
+    let for_arch = |a: &&crate::installer::spec::ArtifactSpec| a.arch == "any" || a.arch == arch;
+    let private = musl
+        && spec
+            .artifacts
+            .iter()
+            .filter(for_arch)
+            .any(|a| !a.relocate.is_empty());
     spec.artifacts
         .iter()
-        .filter(|a| a.arch == "any" || a.arch == arch)
-        .filter(|a| match a.libc {
-            Libc::Any => true,
-            Libc::Glibc => !musl,
-            Libc::Musl => musl,
+        .filter(for_arch)
+        .filter(|a| {
+            let runtime = a.runtime.unwrap_or(Runtime::Either);
+            if private {
+                runtime != Runtime::Image && a.libc != Libc::Musl
+            } else {
+                runtime != Runtime::Private
+                    && match a.libc {
+                        Libc::Any => true,
+                        Libc::Glibc => !musl,
+                        Libc::Musl => musl,
+                    }
+            }
         })
         .map(|a| Needed {
             path: a.path.clone(),
