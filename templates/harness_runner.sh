@@ -39,8 +39,11 @@
 # (special builtins then bypass the guard functions) before an exit; `exec
 # CMD`; `kill $$`.
 #
-# Exit status: the CLI's own; 125 when the runner fails (bad parameters, bad
-# cwd, setup failed or exited, a redirection failed, events not written);
+# Exit status: the CLI's, as the shell reports it (128+N when signal N ended
+# it), in both modes: in events mode the runner ignores TERM, INT and HUP,
+# records until the CLI's output ends and passes the CLI's status on. 125
+# when the runner fails (bad parameters, bad cwd, setup failed or exited, a
+# redirection failed, events not written, no dd or sed for events mode);
 # 126 when the CLI is not executable; 127 when it is not found.
 
 <%# The runner's parts, one job each, in the order they must run:

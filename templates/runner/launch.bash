@@ -9,13 +9,38 @@ apply_env() {
     done
 }
 
+# path_lookup NAME: bash's own search of PATH for NAME (no slash in it): an
+# executable file wins (its path in pl_found), the last non-executable one
+# is remembered (pl_seen), directories are skipped, an empty entry is the
+# current directory. No fork, nothing hashed.
+path_lookup() {
+    local pl_rest pl_dir
+    pl_found=''
+    pl_seen=''
+    pl_rest=${PATH-}
+    while :; do
+        pl_dir=${pl_rest%%:*}
+        [[ -n $pl_dir ]] || pl_dir=.
+        if [[ -f $pl_dir/$1 ]]; then
+            if [[ -x $pl_dir/$1 ]]; then
+                pl_found=$pl_dir/$1
+                return 0
+            fi
+            pl_seen=$pl_dir/$1
+        fi
+        case $pl_rest in
+            *:*) pl_rest=${pl_rest#*:} ;;
+            *) break ;;
+        esac
+    done
+    return 1
+}
+
 # locate_cli NAME: succeed when exec would start NAME, else stop with 127
 # (nothing by that name) or 126 (not executable, or a directory). exec alone
-# cannot say: `exec /missing` exits 126 on bash 3.2 and 4.0. The PATH walk
-# follows bash's own search: an executable file wins, a non-executable one is
-# remembered, directories are skipped, an empty entry is the current directory.
+# cannot say: `exec /missing` exits 126 on bash 3.2 and 4.0.
 locate_cli() {
-    local lc_name=$1 lc_rest lc_dir lc_seen=''
+    local lc_name=$1 pl_found pl_seen
     case $lc_name in
         */*)
             [[ -e $lc_name ]] || fail 127 "$lc_name: not found"
@@ -24,20 +49,8 @@ locate_cli() {
             return 0
             ;;
     esac
-    lc_rest=${PATH-}
-    while :; do
-        lc_dir=${lc_rest%%:*}
-        [[ -n $lc_dir ]] || lc_dir=.
-        if [[ -f $lc_dir/$lc_name ]]; then
-            [[ -x $lc_dir/$lc_name ]] && return 0
-            lc_seen=$lc_dir/$lc_name
-        fi
-        case $lc_rest in
-            *:*) lc_rest=${lc_rest#*:} ;;
-            *) break ;;
-        esac
-    done
-    [[ -z $lc_seen ]] || fail 126 "$lc_name: $lc_seen is not executable"
+    path_lookup "$lc_name" && return 0
+    [[ -z $pl_seen ]] || fail 126 "$lc_name: $pl_seen is not executable"
     fail 127 "$lc_name: command not found"
 }
 
