@@ -1,5 +1,5 @@
 # events_tools: find dd and sed (and sleep, which is optional) on the PATH
-# the CLI will see, before the CLI starts: the recorder needs them.
+# the CLI will see, before the CLI starts: record_chunks needs them.
 events_tools() {
     local pl_found pl_seen
     path_lookup dd || fail 125 "events mode needs dd on PATH; the CLI was not started"
@@ -17,7 +17,26 @@ events_tools() {
 # the C locale: every byte is one character, so each step is linear in the
 # line length whatever the user's locale. Without $EPOCHREALTIME (bash <
 # 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
-# AT) plus SECONDS: no fork per line.
+# AT) plus SECONDS: no fork per line. TERM, INT and HUP are ignored here
+# (and so in dd, sed and sleep): a stop of the process group must not lose
+# output the CLI already wrote.
+record_events() {
+    local re_epoch=$1 re_at=$2 re_stamp=''
+    trap '' TERM INT HUP
+    LC_ALL=C
+    if new_bash; then
+        record_blocks 65536
+    else
+        record_chunks
+    fi
+}
+
+# new_bash: bash 5.2 or later (record_blocks), else record_chunks.
+new_bash() {
+    ((BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 2)))
+}
+
+# record_chunks: bash 3.2 to 5.1.
 #
 # bash's `read` takes one system call per byte from a pipe on every
 # release (and its block reads, `read -N`, cut at NUL before 4.4, and need
@@ -36,14 +55,9 @@ events_tools() {
 # `sleep`, when there is one): a CLI that prints a line at a time then
 # costs at most 20 chunks a second, and every line is stamped within 0.05 s
 # and one chunk of its arrival.
-#
-# TERM, INT and HUP are ignored here (and so in dd, sed and sleep): a stop
-# of the process group must not lose output the CLI already wrote.
-record_events() {
-    local re_epoch=$1 re_at=$2 re_stamp='' re_chunk re_tail re_n re_status re_cr=''
+record_chunks() {
+    local re_chunk re_tail re_n re_status re_cr=''
     local -a re_lines re_pending=()
-    trap '' TERM INT HUP
-    LC_ALL=C
     set -f
     while :; do
         {
@@ -105,7 +119,7 @@ event_stamp() {
     fi
 }
 
-# emit_lines: write the whole lines in re_lines, the pieces of a long line
+# emit_lines: (record_chunks) write the whole lines in re_lines, the pieces of a long line
 # (re_pending, joined once: appending to one string for every chunk would
 # copy it again each time) in front of the first one. One trailing CR goes
 # from each line, tested only when a CR came at all: ${x%$'\r'} looks at
@@ -143,7 +157,7 @@ emit_lines() {
 # itself got ignored stays ignored for the CLI, as in direct mode.
 run_events() {
     local ev_epoch=0 ev_at=0 ev_opened='' ev_status
-    events_tools
+    new_bash || events_tools
     if ((BASH_VERSINFO[0] < 5)); then
         ev_at=$SECONDS
         ev_epoch=$(date +%s 2>/dev/null)
