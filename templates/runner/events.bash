@@ -77,25 +77,11 @@ record_chunks() {
         [[ -n $re_chunk ]] || break
         event_stamp
         [[ $re_chunk != *$'\r'* ]] || re_cr=1
-        re_tail=''
-        [[ ${re_chunk: -1} == $'\n' ]] || re_tail=1
-        IFS=$'\n'
-        # shellcheck disable=SC2206 # split on purpose, with noglob; see above
-        re_lines=($re_chunk)
-        # The default IFS again: bash 3.2 joins "${a[@]#.}" into one word
-        # when IFS has no space.
-        IFS=$' \t\n'
-        re_lines=("${re_lines[@]#.}")
-        if [[ -n $re_tail ]]; then
-            # The chunk ends inside a line: its start waits with the pieces,
-            # once the lines before it are out.
-            re_n=$((${#re_lines[@]} - 1))
-            re_tail=${re_lines[re_n]}
-            unset "re_lines[re_n]"
-            emit_lines || return 1
-            re_pending+=("$re_tail")
+        if [[ $re_chunk != *$'\n'* ]]; then
+            # Inside a long line: the piece, without sed's mark, waits.
+            re_pending+=("${re_chunk:1}")
         else
-            emit_lines || return 1
+            split_chunk || return 1
         fi
         if ((${#re_chunk} < 16384)) && [[ -n $sleep_bin ]]; then
             "$sleep_bin" 0.05 2>/dev/null
@@ -107,6 +93,32 @@ record_chunks() {
         emit_lines end || return 1
     fi
     return 0
+}
+
+# split_chunk: (record_chunks) cut re_chunk, which holds a newline, into
+# lines and write the whole ones; a last line not yet ended waits with the
+# pieces.
+split_chunk() {
+    re_tail=''
+    [[ ${re_chunk: -1} == $'\n' ]] || re_tail=1
+    IFS=$'\n'
+    # shellcheck disable=SC2206 # split on purpose, with noglob; see above
+    re_lines=($re_chunk)
+    # The default IFS again: bash 3.2 joins "${a[@]#.}" into one word
+    # when IFS has no space.
+    IFS=$' \t\n'
+    re_lines=("${re_lines[@]#.}")
+    if [[ -n $re_tail ]]; then
+        # The chunk ends inside a line: its start waits with the pieces,
+        # once the lines before it are out.
+        re_n=$((${#re_lines[@]} - 1))
+        re_tail=${re_lines[re_n]}
+        unset "re_lines[re_n]"
+        emit_lines || return 1
+        re_pending+=("$re_tail")
+    else
+        emit_lines || return 1
+    fi
 }
 
 # event_stamp: the time of the chunk just read, in re_stamp.
