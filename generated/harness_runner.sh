@@ -570,16 +570,17 @@ record_events() {
     fi
 }
 
-# new_bash: bash 5.2 or later (record_blocks), else record_chunks.
+# new_bash: bash 5.0 or later (record_blocks), else record_chunks.
 new_bash() {
-    ((BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 2)))
+    ((BASH_VERSINFO[0] >= 5))
 }
 
-# record_chunks: bash 3.2 to 5.1.
+# record_chunks: bash 3.2 to 4.4.
 #
 # bash's `read` takes one system call per byte from a pipe on every
-# release (and its block reads, `read -N`, cut at NUL before 4.4, and need
-# a timeout that 4.4 to 5.1 can lose, see docs/portability.md). So the
+# release (and its block reads, `read -N`, cut at NUL before 4.4, and 4.4
+# drops a byte when a timed read's timeout fires as it comes, see
+# docs/portability.md). So the
 # pipe is read by dd, one read(2) of up to 64 KiB (what the pipe holds),
 # blocking until output comes or ends: no timed read, no busy wait, and no
 # fork per line, since a chunk holds every line that has arrived. sed puts
@@ -732,13 +733,14 @@ run_events() {
     exit "${ev_status[0]}"
 }
 
-# The events reader of bash 5.2 and later: blocks read with `read -N`, no
+# The events reader of bash 5.0 and later: blocks read with `read -N`, no
 # process per block: three to four times less CPU there than record_chunks.
-# 5.2 and later time a read out with select(2): neither failing of
-# docs/portability.md (a byte dropped as the timeout fires, a timeout lost)
-# applies. Older bashes use record_chunks (events.bash).
+# These releases drop no byte when a timeout fires (4.4 does); 5.0 and 5.1
+# can lose a timeout (docs/portability.md): what came then waits for the
+# next output and is stamped with it, no byte is lost. 5.2 and later time
+# out with select(2). Older bashes use record_chunks (events.bash).
 #
-# record_blocks SIZE: bash 5.2 and later. `read -N` reads a pipe in blocks
+# record_blocks SIZE: bash 5.0 and later. `read -N` reads a pipe in blocks
 # (one system call per pipe chunk instead of one per byte), but it returns
 # only once it has SIZE bytes or the output ends. So it is timed (`read -t`):
 # what arrived within 0.1 s goes out then, its whole lines stamped, and a
@@ -770,11 +772,11 @@ record_blocks() {
     while :; do
         rb_text=''
         if [[ -n $rb_fast ]]; then
-            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.2 only
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
             read -r -N "$1" rb_text
         else
-            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.2 only
-            read -r -t 0.1 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 5.2 only
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
+            read -r -t 0.1 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 5.0 only
         fi
         rb_status=$?
         if ((rb_status > 128)); then
@@ -803,7 +805,7 @@ record_blocks() {
                 continue
             fi
             rb_rest=''
-            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.2 only
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
             read -r -n 1024 rb_rest
             rb_status=$?
             if [[ $rb_status == 0 && ${#rb_rest} -ge 1024 ]]; then

@@ -50,8 +50,8 @@
 runner/functions.bash clears inherited functions (before this script defines any),
 runner/params.bash reads and checks the parameter file, runner/setup.bash runs
 RUNNER_SETUP under its guards, runner/launch.bash turns a process into the CLI,
-runner/events.bash records events mode (bash 3.2 to 5.1 through dd), runner/blocks.bash
-is its reader for bash 5.2 and later (read -N). #%>{% include "runner/functions.bash" %}
+runner/events.bash records events mode (bash 3.2 to 4.4 through dd), runner/blocks.bash
+is its reader for bash 5.0 and later (read -N). #%>{% include "runner/functions.bash" %}
 
 # fail STATUS MESSAGE: the one way this script reports an error and stops.
 fail() {

@@ -1,10 +1,11 @@
-# The events reader of bash 5.2 and later: blocks read with `read -N`, no
+# The events reader of bash 5.0 and later: blocks read with `read -N`, no
 # process per block: three to four times less CPU there than record_chunks.
-# 5.2 and later time a read out with select(2): neither failing of
-# docs/portability.md (a byte dropped as the timeout fires, a timeout lost)
-# applies. Older bashes use record_chunks (events.bash).
+# These releases drop no byte when a timeout fires (4.4 does); 5.0 and 5.1
+# can lose a timeout (docs/portability.md): what came then waits for the
+# next output and is stamped with it, no byte is lost. 5.2 and later time
+# out with select(2). Older bashes use record_chunks (events.bash).
 #
-# record_blocks SIZE: bash 5.2 and later. `read -N` reads a pipe in blocks
+# record_blocks SIZE: bash 5.0 and later. `read -N` reads a pipe in blocks
 # (one system call per pipe chunk instead of one per byte), but it returns
 # only once it has SIZE bytes or the output ends. So it is timed (`read -t`):
 # what arrived within 0.1 s goes out then, its whole lines stamped, and a
@@ -36,11 +37,11 @@ record_blocks() {
     while :; do
         rb_text=''
         if [[ -n $rb_fast ]]; then
-            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.2 only
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
             read -r -N "$1" rb_text
         else
-            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.2 only
-            read -r -t 0.1 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 5.2 only
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
+            read -r -t 0.1 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 5.0 only
         fi
         rb_status=$?
         if ((rb_status > 128)); then
@@ -69,7 +70,7 @@ record_blocks() {
                 continue
             fi
             rb_rest=''
-            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.2 only
+            # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
             read -r -n 1024 rb_rest
             rb_status=$?
             if [[ $rb_status == 0 && ${#rb_rest} -ge 1024 ]]; then

@@ -31,16 +31,17 @@ record_events() {
     fi
 }
 
-# new_bash: bash 5.2 or later (record_blocks), else record_chunks.
+# new_bash: bash 5.0 or later (record_blocks), else record_chunks.
 new_bash() {
-    ((BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 2)))
+    ((BASH_VERSINFO[0] >= 5))
 }
 
-# record_chunks: bash 3.2 to 5.1.
+# record_chunks: bash 3.2 to 4.4.
 #
 # bash's `read` takes one system call per byte from a pipe on every
-# release (and its block reads, `read -N`, cut at NUL before 4.4, and need
-# a timeout that 4.4 to 5.1 can lose, see docs/portability.md). So the
+# release (and its block reads, `read -N`, cut at NUL before 4.4, and 4.4
+# drops a byte when a timed read's timeout fires as it comes, see
+# docs/portability.md). So the
 # pipe is read by dd, one read(2) of up to 64 KiB (what the pipe holds),
 # blocking until output comes or ends: no timed read, no busy wait, and no
 # fork per line, since a chunk holds every line that has arrived. sed puts
