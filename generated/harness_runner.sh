@@ -41,8 +41,11 @@
 # (special builtins then bypass the guard functions) before an exit; `exec
 # CMD`; `kill $$`.
 #
-# Exit status: the CLI's own; 125 when the runner fails (bad parameters, bad
-# cwd, setup failed or exited, a redirection failed, events not written);
+# Exit status: the CLI's, as the shell reports it (128+N when signal N ended
+# it), in both modes: in events mode the runner ignores TERM, INT and HUP,
+# records until the CLI's output ends and passes the CLI's status on. 125
+# when the runner fails (bad parameters, bad cwd, setup failed or exited, a
+# redirection failed, events not written, no dd or sed for events mode);
 # 126 when the CLI is not executable; 127 when it is not found.
 
 # Functions inherited from the environment (BASH_FUNC_exec%%, BASH_FUNC_cd%%,
@@ -453,13 +456,38 @@ apply_env() {
     done
 }
 
+# path_lookup NAME: bash's own search of PATH for NAME (no slash in it): an
+# executable file wins (its path in pl_found), the last non-executable one
+# is remembered (pl_seen), directories are skipped, an empty entry is the
+# current directory. No fork, nothing hashed.
+path_lookup() {
+    local pl_rest pl_dir
+    pl_found=''
+    pl_seen=''
+    pl_rest=${PATH-}
+    while :; do
+        pl_dir=${pl_rest%%:*}
+        [[ -n $pl_dir ]] || pl_dir=.
+        if [[ -f $pl_dir/$1 ]]; then
+            if [[ -x $pl_dir/$1 ]]; then
+                pl_found=$pl_dir/$1
+                return 0
+            fi
+            pl_seen=$pl_dir/$1
+        fi
+        case $pl_rest in
+            *:*) pl_rest=${pl_rest#*:} ;;
+            *) break ;;
+        esac
+    done
+    return 1
+}
+
 # locate_cli NAME: succeed when exec would start NAME, else stop with 127
 # (nothing by that name) or 126 (not executable, or a directory). exec alone
-# cannot say: `exec /missing` exits 126 on bash 3.2 and 4.0. The PATH walk
-# follows bash's own search: an executable file wins, a non-executable one is
-# remembered, directories are skipped, an empty entry is the current directory.
+# cannot say: `exec /missing` exits 126 on bash 3.2 and 4.0.
 locate_cli() {
-    local lc_name=$1 lc_rest lc_dir lc_seen=''
+    local lc_name=$1 pl_found pl_seen
     case $lc_name in
         */*)
             [[ -e $lc_name ]] || fail 127 "$lc_name: not found"
@@ -468,20 +496,8 @@ locate_cli() {
             return 0
             ;;
     esac
-    lc_rest=${PATH-}
-    while :; do
-        lc_dir=${lc_rest%%:*}
-        [[ -n $lc_dir ]] || lc_dir=.
-        if [[ -f $lc_dir/$lc_name ]]; then
-            [[ -x $lc_dir/$lc_name ]] && return 0
-            lc_seen=$lc_dir/$lc_name
-        fi
-        case $lc_rest in
-            *:*) lc_rest=${lc_rest#*:} ;;
-            *) break ;;
-        esac
-    done
-    [[ -z $lc_seen ]] || fail 126 "$lc_name: $lc_seen is not executable"
+    path_lookup "$lc_name" && return 0
+    [[ -z $pl_seen ]] || fail 126 "$lc_name: $pl_seen is not executable"
     fail 127 "$lc_name: command not found"
 }
 
@@ -521,24 +537,131 @@ launch_cli() {
     exec "${RUNNER_ARGV[@]}"
 }
 
-# record_events EPOCH AT: read the CLI's stdout and write one event line per
-# line. Runs in its own subshell, under the C locale: every byte is one
-# character, so each step is linear in the line length whatever the user's
-# locale. No bash variable can hold NUL: bash 4.4 and later drop NUL bytes,
-# older ones cut the text at the first one. Without $EPOCHREALTIME (bash <
-# 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
-# AT) plus SECONDS: no fork per line.
-record_events() {
-    local re_epoch=$1 re_at=$2 re_stamp=''
-    LC_ALL=C
-    if ((BASH_VERSINFO[0] >= 5)); then
-        record_blocks 65536
-    else
-        record_lines
+# events_tools: find dd and sed (and sleep, which is optional) on the PATH
+# the CLI will see, before the CLI starts: record_chunks needs them.
+events_tools() {
+    local pl_found pl_seen
+    path_lookup dd || fail 125 "events mode needs dd on PATH; the CLI was not started"
+    dd_bin=$pl_found
+    path_lookup sed || fail 125 "events mode needs sed on PATH; the CLI was not started"
+    sed_bin=$pl_found
+    sleep_bin=''
+    if path_lookup sleep; then
+        sleep_bin=$pl_found
     fi
 }
 
-# event_stamp: the time for the lines just read, in re_stamp.
+# record_events EPOCH AT: read the CLI's stdout and write one event line per
+# line, stamped when the recorder read it. Runs in its own subshell, under
+# the C locale: every byte is one character, so each step is linear in the
+# line length whatever the user's locale. Without $EPOCHREALTIME (bash <
+# 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
+# AT) plus SECONDS: no fork per line. TERM, INT and HUP are ignored here
+# (and so in dd, sed and sleep): a stop of the process group must not lose
+# output the CLI already wrote.
+record_events() {
+    local re_epoch=$1 re_at=$2 re_stamp=''
+    trap '' TERM INT HUP
+    LC_ALL=C
+    if new_bash; then
+        record_blocks 65536
+    else
+        record_chunks
+    fi
+}
+
+# new_bash: bash 5.0 or later (record_blocks), else record_chunks.
+new_bash() {
+    ((BASH_VERSINFO[0] >= 5))
+}
+
+# record_chunks: bash 3.2 to 4.4.
+#
+# bash's `read` takes one system call per byte from a pipe on every
+# release (and its block reads, `read -N`, cut at NUL before 4.4, and 4.4
+# drops a byte when a timed read's timeout fires as it comes, see
+# docs/portability.md). So the
+# pipe is read by dd, one read(2) of up to 64 KiB (what the pipe holds),
+# blocking until output comes or ends: no timed read, no busy wait, and no
+# fork per line, since a chunk holds every line that has arrived. sed puts
+# a "." in front of every line of the chunk, so that splitting it on
+# newlines (one word split: the fast whole-string operation on every bash;
+# `${x//pat/rep}` takes seconds per 64 KiB on bash 3.2) keeps empty lines.
+# The command substitution drops NUL bytes on every bash (quietly from 4.4
+# on, with the warning sent to /dev/null), and the last byte it returns
+# says whether dd and sed both succeeded.
+#
+# After a chunk of less than 16 KiB the recorder pauses 0.05 s (one
+# `sleep`, when there is one): a CLI that prints a line at a time then
+# costs at most 20 chunks a second, and every line is stamped within 0.05 s
+# and one chunk of its arrival.
+record_chunks() {
+    local re_chunk re_tail re_n re_status re_cr=''
+    local -a re_lines re_pending=()
+    set -f
+    while :; do
+        {
+            re_chunk=$(
+                "$dd_bin" bs=65536 count=1 2>/dev/null | "$sed_bin" 's/^/./'
+                if [[ ${PIPESTATUS[0]}${PIPESTATUS[1]} == 00 ]]; then
+                    printf x
+                else
+                    printf y
+                fi
+            )
+        } 2>/dev/null
+        re_status=${re_chunk: -1}
+        re_chunk=${re_chunk%?}
+        [[ $re_status == x ]] || return 1
+        # dd read nothing: the output has ended.
+        [[ -n $re_chunk ]] || break
+        event_stamp
+        [[ $re_chunk != *$'\r'* ]] || re_cr=1
+        if [[ $re_chunk != *$'\n'* ]]; then
+            # Inside a long line: the piece, without sed's mark, waits.
+            re_pending+=("${re_chunk:1}")
+        else
+            split_chunk || return 1
+        fi
+        if ((${#re_chunk} < 16384)) && [[ -n $sleep_bin ]]; then
+            "$sleep_bin" 0.05 2>/dev/null
+        fi
+    done
+    # The output ended inside a line: it is kept, as if it had a newline.
+    if ((${#re_pending[@]} > 0)); then
+        re_lines=('')
+        emit_lines end || return 1
+    fi
+    return 0
+}
+
+# split_chunk: (record_chunks) cut re_chunk, which holds a newline, into
+# lines and write the whole ones; a last line not yet ended waits with the
+# pieces.
+split_chunk() {
+    re_tail=''
+    [[ ${re_chunk: -1} == $'\n' ]] || re_tail=1
+    IFS=$'\n'
+    # shellcheck disable=SC2206 # split on purpose, with noglob; see above
+    re_lines=($re_chunk)
+    # The default IFS again: bash 3.2 joins "${a[@]#.}" into one word
+    # when IFS has no space.
+    IFS=$' \t\n'
+    re_lines=("${re_lines[@]#.}")
+    if [[ -n $re_tail ]]; then
+        # The chunk ends inside a line: its start waits with the pieces,
+        # once the lines before it are out.
+        re_n=$((${#re_lines[@]} - 1))
+        re_tail=${re_lines[re_n]}
+        unset "re_lines[re_n]"
+        emit_lines || return 1
+        re_pending+=("$re_tail")
+    else
+        emit_lines || return 1
+    fi
+}
+
+# event_stamp: the time of the chunk just read, in re_stamp.
 event_stamp() {
     if ((BASH_VERSINFO[0] >= 5)); then
         # shforge-allow: bash32-epoch only read when BASH_VERSINFO[0] >= 5
@@ -548,24 +671,75 @@ event_stamp() {
     fi
 }
 
-# record_lines: bash 3.2 to 4.4. `read` from a pipe costs one system call
-# per byte. A trailing CR is tested with one substring expansion before it
-# is cut: ${line%$'\r'} on a long line without CR is quadratic in a UTF-8
-# locale. (read -N, below, exists from 4.1, but before 4.4 it cuts a whole
-# block at a NUL byte, losing the lines after it; and bash 4.4 drops a byte
-# when the timeout of a timed read fires as the byte comes.)
-record_lines() {
-    local rl_line
-    while IFS= read -r rl_line || [[ -n $rl_line ]]; do
-        if [[ ${rl_line: -1} == $'\r' ]]; then
-            rl_line=${rl_line%?}
-        fi
-        event_stamp
-        printf '%s\t%s\n' "$re_stamp" "$rl_line" || return 1
-    done
-    return 0
+# emit_lines: (record_chunks) write the whole lines in re_lines, the pieces of a long line
+# (re_pending, joined once: appending to one string for every chunk would
+# copy it again each time) in front of the first one. One trailing CR goes
+# from each line, tested only when a CR came at all: ${x%$'\r'} looks at
+# every byte of x. With "end": the output ended inside a line, and a last
+# line made only of NUL bytes is no line.
+emit_lines() {
+    local el_joined
+    ((${#re_lines[@]} > 0)) || return 0
+    if ((${#re_pending[@]} > 0)); then
+        local IFS=''
+        el_joined="${re_pending[*]}${re_lines[0]}"
+        IFS=$' \t\n'
+        re_pending=()
+        [[ -n $el_joined || $1 != end ]] || return 0
+        re_lines[0]=$el_joined
+    fi
+    if [[ -n $re_cr ]]; then
+        re_lines=("${re_lines[@]%$'\r'}")
+    fi
+    # shellcheck disable=SC2059 # the stamp (digits and a point) is safe in a format
+    printf "$re_stamp\t%s\n" "${re_lines[@]}"
 }
 
+# run_events: the CLI's stdout goes through record_events into RUNNER_EVENTS.
+# The events file is opened by the group around the pipeline, before the CLI
+# starts; the CLI's stdout is the pipe, and bash keeps its saved copy of the
+# runner's stdout close-on-exec, so the CLI holds no descriptor of ours.
+#
+# The runner ignores TERM, INT and HUP from here on: a stop of its process
+# group reaches the CLI, and the runner records until the CLI's output ends,
+# then exits with the CLI's status as the shell reports it (128+N for a
+# signal death), as direct mode does. The CLI's side sets a trap of its own
+# that does nothing, so exec gives the CLI these signals at their defaults
+# (`trap -` there keeps them ignored on bash 4.2); a signal the runner
+# itself got ignored stays ignored for the CLI, as in direct mode.
+run_events() {
+    local ev_epoch=0 ev_at=0 ev_opened='' ev_status
+    new_bash || events_tools
+    if ((BASH_VERSINFO[0] < 5)); then
+        ev_at=$SECONDS
+        ev_epoch=$(date +%s 2>/dev/null)
+        case $ev_epoch in
+            '' | *[!0123456789]*) fail 125 "date +%s failed: no clock for event timestamps" ;;
+        esac
+    fi
+    trap '' TERM INT HUP
+    {
+        ev_opened=1
+        (
+            trap ' ' TERM INT HUP
+            launch_cli events
+        ) | (record_events "$ev_epoch" "$ev_at")
+        ev_status=("${PIPESTATUS[@]}")
+    } >"$RUNNER_EVENTS"
+    [[ -n $ev_opened ]] ||
+        fail 125 "cannot open RUNNER_EVENTS '$RUNNER_EVENTS' for writing; the CLI was not started"
+    [[ ${ev_status[1]} == 0 ]] ||
+        fail 125 "writing RUNNER_EVENTS '$RUNNER_EVENTS' failed (the CLI exited with status ${ev_status[0]})"
+    exit "${ev_status[0]}"
+}
+
+# The events reader of bash 5.0 and later: blocks read with `read -N`, no
+# process per block: three to four times less CPU there than record_chunks.
+# These releases drop no byte when a timeout fires (4.4 does); 5.0 and 5.1
+# can lose a timeout (docs/portability.md): what came then waits for the
+# next output and is stamped with it, no byte is lost. 5.2 and later time
+# out with select(2). Older bashes use record_chunks (events.bash).
+#
 # record_blocks SIZE: bash 5.0 and later. `read -N` reads a pipe in blocks
 # (one system call per pipe chunk instead of one per byte), but it returns
 # only once it has SIZE bytes or the output ends. So it is timed (`read -t`):
@@ -575,9 +749,7 @@ record_lines() {
 # while the output flows (a quarter of a block or more per read, and more
 # already waiting) the reads are untimed, until a block finds nothing more
 # waiting. The price: the end of a burst of output longer than a block can
-# wait, unwritten, for the next output or the end. (bash 5.0 and 5.1 can
-# miss a read's timeout, see docs/portability.md: what came then waits for
-# the next output, and is stamped with it; no byte is lost.)
+# wait, unwritten, for the next output or the end.
 #
 # A full block rarely ends at a newline: while output flows, the rest of its
 # last line is read with `read -r -n 1024` (byte by byte, but only to the end
@@ -613,7 +785,7 @@ record_blocks() {
             if ((${#rb_text} * 4 >= $1)) && read -r -t 0; then
                 rb_fast=1
             fi
-            emit_lines || return 1
+            emit_block_lines || return 1
             continue
         fi
         [[ -n $rb_text ]] || break
@@ -629,7 +801,7 @@ record_blocks() {
         if [[ $rb_status == 0 && ${rb_text: -1} != $'\n' ]]; then
             if [[ -z $rb_fast ]]; then
                 # Nothing more is waiting: the whole lines go out now.
-                emit_lines || return 1
+                emit_block_lines || return 1
                 continue
             fi
             rb_rest=''
@@ -640,7 +812,7 @@ record_blocks() {
                 # A long line begins in this block: the lines before it
                 # go out now, the rest waits in pieces.
                 rb_text=$rb_text$rb_rest
-                emit_lines || return 1
+                emit_block_lines || return 1
                 continue
             fi
             rb_text=$rb_text$rb_rest
@@ -660,9 +832,9 @@ record_blocks() {
     return 0
 }
 
-# emit_lines: write the whole lines of rb_text (and the pieces before them)
+# emit_block_lines: write the whole lines of rb_text (and the pieces before them)
 # now; a last line not yet ended goes to the pieces.
-emit_lines() {
+emit_block_lines() {
     if [[ $rb_text != *$'\n'* ]]; then
         rb_pending+=("$rb_text")
         return 0
@@ -711,32 +883,6 @@ emit_block() {
         rb_body=${rb_body%?}
     fi
     printf '%s\t%s\n' "$re_stamp" "$rb_joined${rb_body//$'\n'/$'\n'$re_stamp$'\t'}"
-}
-
-# run_events: the CLI's stdout goes through record_events into RUNNER_EVENTS.
-# The events file is opened by the group around the pipeline, before the CLI
-# starts; the CLI's stdout is the pipe, and bash keeps its saved copy of the
-# runner's stdout close-on-exec, so the CLI holds no descriptor of ours.
-# The runner exits once the recorder has written the last line.
-run_events() {
-    local ev_epoch=0 ev_at=0 ev_opened='' ev_status
-    if ((BASH_VERSINFO[0] < 5)); then
-        ev_at=$SECONDS
-        ev_epoch=$(date +%s 2>/dev/null)
-        case $ev_epoch in
-            '' | *[!0123456789]*) fail 125 "date +%s failed: no clock for event timestamps" ;;
-        esac
-    fi
-    {
-        ev_opened=1
-        (launch_cli events) | (record_events "$ev_epoch" "$ev_at")
-        ev_status=("${PIPESTATUS[@]}")
-    } >"$RUNNER_EVENTS"
-    [[ -n $ev_opened ]] ||
-        fail 125 "cannot open RUNNER_EVENTS '$RUNNER_EVENTS' for writing; the CLI was not started"
-    [[ ${ev_status[1]} == 0 ]] ||
-        fail 125 "writing RUNNER_EVENTS '$RUNNER_EVENTS' failed (the CLI exited with status ${ev_status[0]})"
-    exit "${ev_status[0]}"
 }
 
 main() {

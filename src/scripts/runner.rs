@@ -1,7 +1,9 @@
 //! `generated/harness_runner.sh`: starts one harness CLI (Claude Code,
 //! OpenCode, Kilo, OpenClaw, Pi) as its parameter file says, either by
 //! `exec` (direct mode) or with its stdout turned into timestamped event
-//! lines (events mode). Its interface: README, "harness_runner.sh".
+//! lines (events mode). Its interface: README, "harness_runner.sh". The
+//! template is `templates/harness_runner.sh` plus its parts, one job each, in
+//! `templates/runner/*.bash`.
 //!
 //! The script is configured only by a parameter file. Adapters build that
 //! file with [`RunnerParams`], which checks what the script would refuse and
