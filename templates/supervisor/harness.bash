@@ -66,6 +66,8 @@ restore_entry_options() {
 
 launch() {
     pid_window_open
+    read_now
+    launch_cs=$now_cs
     set -m
     (harness_exec) </dev/null &
     hpid=$!
@@ -143,10 +145,11 @@ end_lifeline() {
 }
 
 # Give the stop helper (when there is one) command $1: kick, tick, go or
-# quit, sent as its first letter (see start_helper).
+# quit, sent as its first letter (see start_helper), and go's one-digit
+# argument $2.
 tell_helper() {
     [[ -n $helper_pid ]] || return 0
-    { printf '%s' "${1:0:1}" >&52; } 2>/dev/null || return 1
+    { printf '%s' "${1:0:1}${2-}" >&52; } 2>/dev/null || return 1
     { printf '\n' >&56; } 2>/dev/null
     return 0
 }
