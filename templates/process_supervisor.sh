@@ -82,6 +82,36 @@ reset_shell_state() {
     unset GLOBIGNORE
 }
 
+# Descriptors, all made by open_pipe before the harness starts (no child
+# but the one named keeps any: close_own_fds, run_tool):
+#   52  commands, this shell -> the stop helper (write end of 54's pipe)
+#   53  the same pipe's read end, in the stop helper only
+#   54  that pipe while start_helper makes it
+#   55  nap's pipe: this shell's timed reads, the helper's ticks
+#   56  the helper's doorbell: one empty line per command
+#   57  the lifeline's write end, in the first shell (regroup_if_needed)
+#   58  its read end: the regrouped copy, then the lifeline job only
+#   63  bash < 4 leaves a process substitution's end here (closed)
+# Globals, set in main unless a part says otherwise:
+#   receipt receipt_tmp      the receipt path and its temporary name
+#   token marker_entry       the marker and NEMO_GYM_SUPERVISOR=TOKEN
+#   cmd hpid harness_group harness_start launch_tick launch_cs
+#                            the harness job (harness.bash: launch)
+#   rc err confirmed timed_out containment
+#                            what the receipt reports
+#   stop_reason hurry        why the stop began; a second signal came
+#   stop_*_cs stop_n_* stop_by_itself
+#                            the stop report (receipt.bash: stop_json)
+#   rs pv                    reached / preserved: PID -> start time
+#   mk me undecided          marker cache, first undecided look, count
+#   c_* live groups          the last scan and what classify made of it
+#   zb_*                     zombies the stop left (signals.bash)
+#   helper_pid timer_pid lifeline_pid (and *_start)
+#                            this shell's jobs
+#   pw_*                     the PID window (scan.bash)
+#   cg                       the harness's cgroup (cgroup.bash)
+
+{% include "supervisor/helper.bash" %}
 {% include "supervisor/receipt.bash" %}
 {% include "supervisor/args.bash" %}
 {% include "supervisor/proc.bash" %}

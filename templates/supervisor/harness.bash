@@ -144,16 +144,6 @@ end_lifeline() {
     lifeline_pid=''
 }
 
-# Give the stop helper (when there is one) command $1: kick, tick, go or
-# quit, sent as its first letter (see start_helper), and go's one-digit
-# argument $2.
-tell_helper() {
-    [[ -n $helper_pid ]] || return 0
-    { printf '%s' "${1:0:1}${2-}" >&52; } 2>/dev/null || return 1
-    { printf '\n' >&56; } 2>/dev/null
-    return 0
-}
-
 # A timer job for the deadline: no polling, one SIGALRM when it expires.
 # A group of its own, so that one KILL ends it and its sleep together (a
 # TERM trap in the job could be set too late: a harness that exits at once
