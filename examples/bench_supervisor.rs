@@ -10,6 +10,9 @@
 //! 2. Idle cost: CPU ticks of the supervisor's processes between 1 s and 9 s
 //!    of a harness that sleeps 10 s (the waiting itself), and the whole run's
 //!    CPU (start, wait, sweep of ~1,100 processes) as a share of one core.
+//! 3. `--end-services` on a 1 MB receipt (4,000 services whose PIDs hold
+//!    nobody): wall time, median of RUNS, next to a bare
+//!    `while IFS= read -r l; do :; done` over the same file by the same bash.
 //!
 //! Bashes: the `bash` on PATH, bash 3.2.48 from /work/shared/bashes (or
 //! /opt/bashes) when present, and every path in SHFORGE_TEST_BASHES.
@@ -111,12 +114,81 @@ child_cpu_ms
 echo "CHILDCPU $((cpu - c0)) $(((w1 - w0) / 1000))"
 "#;
 
+/// Median wall time of `runs` runs of `c()`, in milliseconds.
+fn timed(runs: usize, c: impl Fn() -> Command) -> f64 {
+    let mut v: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            let _ = c().output().expect("bash runs");
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    median(&mut v)
+}
+
+/// Section 3: the receipt reader against a bare read loop.
+fn bench_reader(bashes: &[String], sup: &std::path::Path, runs: usize) {
+    let dir = tempfile::tempdir().expect("scratch dir");
+    let receipt = dir.path().join("big.json");
+    let mut text = String::from(
+        "{\"cleanup_confirmed\": true, \"return_code\": 0, \"error\": null, \"timed_out\": false, \"containment\": \"proc\",\n\"stop\": null,\n\"zombies\": [],\n\"marker\": \"tok\",\n\"services\": [\n",
+    );
+    for i in 0..4000 {
+        let sep = if i < 3999 { "," } else { "" };
+        text.push_str(&format!(
+            "{{\"pid\": {}, \"start_time\": 1, \"argv0\": \"{}\"}}{sep}\n",
+            4_000_000 + i,
+            "0".repeat(200)
+        ));
+    }
+    text.push_str("]}\n");
+    std::fs::write(&receipt, &text).expect("receipt");
+    println!(
+        "\n{:<34} {:>12} {:>12} {:>7}  ({} bytes)",
+        "bash",
+        "reader ms",
+        "read loop ms",
+        "ratio",
+        text.len()
+    );
+    for bash in bashes {
+        let reader = timed(runs, || {
+            let mut c = Command::new(bash);
+            c.arg(sup).arg("--end-services").arg(&receipt);
+            c
+        });
+        let bare = timed(runs, || {
+            let mut c = Command::new(bash);
+            c.args(["-c", "while IFS= read -r l; do :; done <\"$1\"", "bare"])
+                .arg(&receipt);
+            c
+        });
+        println!(
+            "{:<34} {:>12.0} {:>12.0} {:>7.1}",
+            bash,
+            reader,
+            bare,
+            reader / bare
+        );
+    }
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
 }
 
 fn main() {
+    if std::env::args().nth(2).as_deref() == Some("reader") {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let bashes: Vec<String> = std::env::var("SHFORGE_TEST_BASHES")
+            .unwrap_or_else(|_| "bash".into())
+            .split(':')
+            .map(str::to_owned)
+            .collect();
+        bench_reader(&bashes, &root.join("generated/process_supervisor.sh"), 5);
+        return;
+    }
     let runs: usize = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
@@ -227,4 +299,5 @@ fn main() {
     println!(
         "ps ms: one `ps -e -o pid,ppid,pgid` in the same run; idle cpu: share of one core while the harness sleeps 10 s"
     );
+    bench_reader(&bashes, &sup, runs);
 }

@@ -15,7 +15,10 @@
 # and marked processes that were not already services when the stop began.
 # Services (marked processes outside all of that when the stop begins, e.g.
 # a server the agent started for the task) are preserved and listed in the
-# receipt; --end-services ends exactly those later, checked by start time.
+# receipt; --end-services ends exactly those later, each only while it has
+# the recorded start time and the run's marker (and is not PID 1, the
+# caller, its ancestors, group or session), from a receipt in this
+# script's own layout only (anything else: exit 2, nothing signalled).
 # With a writable cgroup v2 directory (--cgroup DIR, or this shell's own
 # cgroup when delegated to this user) the harness also runs in a child
 # cgroup that the stop freezes and kills. Out of reach without one: a
@@ -28,12 +31,16 @@
 # (renamed into place by a helper started before the harness), even when
 # the sandbox has no process slot left.
 #
-# Receipt (JSON, written atomically): cleanup_confirmed, return_code (shell
-# status, 128+N for a signal death, null when never run), error, timed_out,
-# containment ("cgroup" or "proc"), services ([{pid, start_time, argv0}]).
+# Receipt (JSON, written atomically through a new temporary file with an
+# unguessable name): cleanup_confirmed, return_code (the command's status
+# as the shell reports it, 128+N for a signal death, null when never run),
+# error, timed_out, containment ("cgroup" or "proc"), stop (how it went:
+# reason, TERM and KILL times, grace, processes reached), zombies, marker,
+# services ([{pid, start_time, argv0}], one a line).
 # Exit: return_code when known; 124 when the deadline expired before launch;
-# 128+N when signal N arrived before launch; 125 own failure; 2 usage (a
-# receipt path that is a directory, too).
+# 128+N when signal N arrived before launch; 125 own failure; 2 usage (and
+# a receipt path that is a directory, FIFO, socket or device, or a link to
+# one: left as it is).
 #
 # Started without a process group of its own, it runs again as a job in a
 # new group; the first shell passes TERM/INT/HUP on, and its death (the
@@ -77,106 +84,103 @@ reset_shell_state() {
     unset GLOBIGNORE
 }
 
-# ---------------------------------------------------------------- receipt
+# Descriptors, all made by open_pipe before the harness starts (no child
+# but the one named keeps any: close_own_fds, run_tool):
+#   52  commands, this shell -> the stop helper (write end of 54's pipe)
+#   53  the same pipe's read end, in the stop helper only
+#   54  that pipe while start_helper makes it
+#   55  nap's pipe: this shell's timed reads, the helper's ticks
+#   56  the helper's doorbell: one empty line per command
+#   57  the lifeline's write end, in the first shell (regroup_if_needed)
+#   58  its read end: the regrouped copy, then the lifeline job only
+#   63  bash < 4 leaves a process substitution's end here (closed)
+# Globals, set in main unless a part says otherwise:
+#   receipt receipt_tmp      the receipt path and its temporary name
+#   token marker_entry       the marker and NEMO_GYM_SUPERVISOR=TOKEN
+#   cmd hpid harness_group harness_start launch_tick launch_cs
+#                            the harness job (harness.bash: launch)
+#   rc err confirmed timed_out containment
+#                            what the receipt reports
+#   stop_reason hurry        why the stop began; a second signal came
+#   stop_*_cs stop_n_* stop_by_itself
+#                            the stop report (receipt.bash: stop_json)
+#   rs pv                    reached / preserved: PID -> start time
+#   mk me undecided          marker cache, first undecided look, count
+#   c_* live groups          the last scan and what classify made of it
+#   zb_*                     zombies the stop left (signals.bash)
+#   helper_pid timer_pid lifeline_pid (and *_start)
+#                            this shell's jobs
+#   pw_*                     the PID window (scan.bash)
+#   cg                       the harness's cgroup (cgroup.bash)
 
-# Quote $1 as a JSON string into json_out, byte by byte, without forks.
-json_quote() {
-    local LC_ALL=C
-    local s=$1 out='' c i code hex
-    for ((i = 0; i < ${#s}; i++)); do
-        c=${s:i:1}
-        case $c in
-            '"') out+='\"' ;;
-            "\\") out+="\\\\" ;;
-            [\ -~]) out+=$c ;;
-            *)
-                # Control bytes as \u00XX; each byte of a non-ASCII character
-                # as '?': the receipt stays valid JSON whatever the bytes.
-                printf -v code '%d' "'$c"
-                code=$((code & 255))
-                if ((code < 128)); then
-                    printf -v hex '%04x' "$code"
-                    out+="\\u$hex"
-                else
-                    out+='?'
-                fi
-                ;;
-        esac
+# ---------------------------------------------------------------- descriptors and the stop helper
+
+# What the stop needs without a fork, made before the harness starts: the
+# shell's own anonymous pipes (open_pipe, fds 52-58, see the table at the
+# top), nap's pauses on one of them, and the stop helper behind another.
+
+# An anonymous pipe open for reading and writing on fd $1 (a number: eval
+# only because bash 3.2 takes no variable there), with no process left over.
+open_pipe() {
+    eval "exec $1<> <(:)" || return 1
+    end_substitution "$!"
+    # bash < 4 keeps the substitution's own end open (as fd 63).
+    if [[ /proc/self/fd/63 -ef /proc/self/fd/$1 ]]; then exec 63<&-; fi
+}
+
+# The process behind a `<(:)` exits at once; wait until it has, so that it
+# never outlives this shell. bash 4.4+ can `wait` for it; older ones reap it
+# unasked (and refuse the wait): watch its stat for a moment instead.
+end_substitution() {
+    local start='' end
+    wait "$1" 2>/dev/null
+    read_stat "$1" && start=$st_start
+    read_now
+    end=$((now_cs + 100))
+    while [[ -n $start ]] && read_stat "$1" && [[ $st_start == "$start" && $st_state != Z ]]; do
+        read_now
+        ((now_cs < end)) || break
     done
-    json_out="\"$out\""
 }
 
-# The preserved services as JSON objects into services_out: pid, start time
-# and argv[0] as recorded when the stop began. Listed last in the receipt, so
-# that --end-services finds every entry after the key.
-services_json() {
-    local pid sep=''
-    services_out=''
-    for pid in ${pv[@]+"${!pv[@]}"}; do
-        json_quote "${sv_argv0[pid]-}"
-        services_out+="$sep{\"pid\": $pid, \"start_time\": ${pv[pid]}, \"argv0\": $json_out}"
-        sep=', '
-    done
+# The descriptors this shell keeps for itself (52, 55 and 56: see the
+# table at the top): no child but the helper may hold them, so every other
+# child closes them first.
+close_own_fds() {
+    exec 52>&- 55>&- 56>&-
 }
 
-# Write the receipt atomically: a temporary file beside it, then a rename
-# by the stop helper (already running: no fork needed), else by mv, else,
-# when no rename works, in place (still one write).
-write_receipt() {
-    local rc_json=null err_json=null body
-    [[ -n $receipt ]] || return 0
-    [[ -n $rc ]] && rc_json=$rc
-    if [[ -n $err ]]; then
-        json_quote "$err"
-        err_json=$json_out
-    fi
-    services_json
-    body="{\"cleanup_confirmed\": $confirmed, \"return_code\": $rc_json, \"error\": $err_json, \"timed_out\": $timed_out, \"containment\": \"$containment\", \"services\": [$services_out]}"
-    if [[ -d $receipt ]]; then
-        say "the receipt path ${receipt:0:200} is a directory"
-        return 1
-    fi
-    if [[ -n $helper_pid ]]; then
-        receipt_tmp_file "$body" && receipt_by_helper && return 0
-    elif [[ -n $mv_bin ]]; then
-        receipt_tmp_file "$body" && run_tool "$mv_bin" -f -- "$receipt_tmp" "$receipt" 2>/dev/null && return 0
-    fi
-    receipt_in_place "$body"
+# Run tool $1 with its arguments, without this shell's own descriptors
+# (one process, as for the tool alone: the subshell becomes the tool).
+run_tool() {
+    (
+        close_own_fds
+        exec "$@"
+    )
 }
 
-# The body into a fresh temporary file: noclobber, so it is created new,
-# never followed.
-receipt_tmp_file() {
-    local ok=0
-    set -o noclobber
-    { printf '%s\n' "$1" >"$receipt_tmp"; } 2>/dev/null || ok=1
-    set +o noclobber
-    return "$ok"
+# fd 55: a pipe this shell holds open at both ends and never writes to, for
+# nap's timed reads (the stop helper's ticks are the only writes).
+open_nap_pipe() {
+    open_pipe 55 || fail 125 "cannot make a pipe"
 }
 
-# Ask the stop helper to rename the temporary file and wait for its status.
-receipt_by_helper() {
-    local pid=$helper_pid sent=0
-    tell_helper go || sent=1
-    helper_pid=''
-    ((sent == 0)) || return 1
-    wait_rc=''
-    while [[ -z $wait_rc ]]; do
-        wait_job "$pid" "$helper_start"
-    done
-    [[ $wait_rc == 0 ]]
+# A pause without a fork: a timed read on a pipe (fd 55) that only the stop
+# helper writes to. bash 3.2 takes no fraction of a second there: it does
+# not pause at all, and the caller looks again at once (a busy wait, on 3.2
+# only). bash 4.4 to 5.1 can lose the timeout: a SIGALRM that lands between
+# their last check and the read(2) leaves the read blocked until data or
+# another signal comes (seen once in ~300,000 naps under load: a supervisor
+# hung for good in its stop). So while naps are taken the helper keeps a
+# line waiting in the pipe, every kick_wait ("tick"): a lost timeout then
+# costs that much at most, and a nap may end early, which only means one
+# more look.
+nap() {
+    ((bash_major >= 4)) || return 0
+    # bash may report a job that died meanwhile ("Killed") from inside
+    # read: not the supervisor's message to give.
+    read -r -t "$1" -u 55 _ 2>/dev/null
 }
-
-# The last resort: the receipt written where it belongs, in one write.
-receipt_in_place() {
-    if { printf '%s\n' "$1" >"$receipt"; } 2>/dev/null; then
-        return 0
-    fi
-    say "cannot write the receipt ${receipt:0:200}"
-    return 1
-}
-
-# ---------------------------------------------------------------- stop helper
 
 # The stop helper: a child started before the harness and blocked on a pipe
 # from this shell, so that the stop needs no fork once the sandbox may be out
@@ -186,8 +190,9 @@ receipt_in_place() {
 # nap). On "go" it becomes mv (exec: no new process) and renames the receipt
 # into place. On "quit", or at EOF (this shell is gone), it exits.
 #
-# Commands travel one byte each (a word's first letter) on fd 52 -> 53, and
-# each one rings a doorbell (fd 56, an empty line). Between its
+# Commands travel one byte each (a word's first letter; go adds the digit
+# of the temporary name) on fd 52 -> 53, and each one rings a doorbell
+# (fd 56, an empty line). Between its
 # wake-ups the helper pauses with a timed read on the doorbell, never on the
 # commands: bash 4.4 can take a byte in a timed read and drop it when the
 # timeout fires as it comes, and 4.4 to 5.1 can miss a timeout (see nap),
@@ -222,9 +227,13 @@ helper_command() {
     local c
     case $1 in
         g)
-            [[ -d $receipt || -z $mv_bin ]] && exit 1
+            # The byte after "g" says which temporary name was written.
+            read -r -n 1 -u 53 c || exit 1
+            case $c in 0) c=$receipt_tmp ;; [1-3]) c=$receipt_tmp.$c ;; *) exit 1 ;; esac
+            receipt_target_kind "$receipt"
+            [[ -n $target_kind || -z $mv_bin ]] && exit 1
             close_own_fds
-            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&-
+            exec "$mv_bin" -f -- "$c" "$receipt" 53<&-
             ;;
         k | t)
             # Until another command comes (or EOF, or this shell is gone).
@@ -272,21 +281,259 @@ helper_tick() {
     { printf '\n' >&55; } 2>/dev/null
 }
 
-# A pause without a fork: a timed read on a pipe (fd 55) that only the stop
-# helper writes to. bash 3.2 takes no fraction of a second there: it does
-# not pause at all, and the caller looks again at once (a busy wait, on 3.2
-# only). bash 4.4 to 5.1 can lose the timeout: a SIGALRM that lands between
-# their last check and the read(2) leaves the read blocked until data or
-# another signal comes (seen once in ~300,000 naps under load: a supervisor
-# hung for good in its stop). So while naps are taken the helper keeps a
-# line waiting in the pipe, every kick_wait ("tick"): a lost timeout then
-# costs that much at most, and a nap may end early, which only means one
-# more look.
-nap() {
-    ((bash_major >= 4)) || return 0
-    # bash may report a job that died meanwhile ("Killed") from inside
-    # read: not the supervisor's message to give.
-    read -r -t "$1" -u 55 _ 2>/dev/null
+# Give the stop helper (when there is one) command $1: kick, tick, go or
+# quit, sent as its first letter (see start_helper), and go's one-digit
+# argument $2.
+tell_helper() {
+    [[ -n $helper_pid ]] || return 0
+    { printf '%s' "${1:0:1}${2-}" >&52; } 2>/dev/null || return 1
+    { printf '\n' >&56; } 2>/dev/null
+    return 0
+}
+
+# When the receipt did not go through the stop helper (no receipt, or it
+# could not be written), tell it to quit and wait for it: nothing of this
+# supervisor outlives it.
+end_helper() {
+    local pid=$helper_pid
+    [[ -n $pid ]] || return 0
+    tell_helper quit
+    helper_pid=''
+    wait_rc=''
+    while [[ -z $wait_rc ]]; do
+        wait_job "$pid" "$helper_start"
+    done
+}
+# ---------------------------------------------------------------- receipt
+
+# Quote $1 as a JSON string into json_out, byte by byte, without forks.
+json_quote() {
+    local LC_ALL=C
+    local s=$1 out='' c i code hex
+    for ((i = 0; i < ${#s}; i++)); do
+        c=${s:i:1}
+        case $c in
+            '"') out+='\"' ;;
+            "\\") out+="\\\\" ;;
+            [\ -~]) out+=$c ;;
+            *)
+                # Control bytes as \u00XX; each byte of a non-ASCII character
+                # as '?': the receipt stays valid JSON whatever the bytes.
+                printf -v code '%d' "'$c"
+                code=$((code & 255))
+                if ((code < 128)); then
+                    printf -v hex '%04x' "$code"
+                    out+="\\u$hex"
+                else
+                    out+='?'
+                fi
+                ;;
+        esac
+    done
+    json_out="\"$out\""
+}
+
+# The preserved services as JSON objects into services_out, one a line
+# (each line but the last ends in a comma): pid, start time and argv[0] as
+# recorded when the stop began. --end-services reads them line by line.
+services_json() {
+    local pid sep=''
+    services_out=''
+    for pid in ${pv[@]+"${!pv[@]}"}; do
+        json_quote "${sv_argv0[pid]-}"
+        services_out+="$sep{\"pid\": $pid, \"start_time\": ${pv[pid]}, \"argv0\": $json_out}"
+        sep=$',\n'
+    done
+    [[ -n $services_out ]] && services_out+=$'\n'
+}
+
+# Centiseconds $1 (empty: null) as fixed-point seconds into json_out.
+seconds_json() {
+    json_out=null
+    [[ -n $1 ]] || return 0
+    printf -v json_out '%d.%02d' "$(($1 / 100))" "$(($1 % 100))"
+}
+
+# Centiseconds since the launch at tick $1 (empty: null) into json_out.
+since_launch_json() {
+    if [[ -z $1 ]]; then
+        json_out=null
+        return 0
+    fi
+    seconds_json "$(($1 - launch_cs))"
+}
+
+# How the stop went, into stop_out (null when the harness never ran): why
+# it began, when TERM and KILL were sent (seconds since the launch), how
+# long the graceful phase took, how many processes each phase reached, and
+# whether the harness had exited before anything was sent to it.
+stop_json() {
+    local reason=exit sig=null began term kill end grace by_itself=false
+    stop_out=null
+    [[ -n $stop_began_cs ]] || return 0
+    case $stop_reason in
+        '') ;;
+        ALRM) reason=deadline ;;
+        LOST) reason=lost ;;
+        *) reason=signal sig="\"$stop_reason\"" ;;
+    esac
+    [[ -n $stop_by_itself ]] && by_itself=true
+    since_launch_json "$stop_began_cs"
+    began=$json_out
+    since_launch_json "$stop_term_cs"
+    term=$json_out
+    since_launch_json "$stop_kill_cs"
+    kill=$json_out
+    since_launch_json "$stop_end_cs"
+    end=$json_out
+    grace=null
+    if [[ -n $stop_term_cs ]]; then
+        seconds_json "$((stop_graceful_end_cs - stop_grace_cs))"
+        grace=$json_out
+    fi
+    stop_out="{\"reason\": \"$reason\", \"signal\": $sig, \"began_at\": $began, \"term_at\": $term, \"kill_at\": $kill, \"ended_at\": $end, \"grace_s\": $grace, \"reached_term\": $stop_n_term, \"reached_kill\": $stop_n_kill, \"harness_exited_by_itself\": $by_itself}"
+}
+
+# The zombies the stop left (see note_zombies) into zombies_out.
+zombies_json() {
+    local i sep=''
+    zombies_out=''
+    for ((i = 0; i < ${#zb_pid[@]}; i++)); do
+        zombies_out+="$sep{\"pid\": ${zb_pid[i]}, \"ppid\": ${zb_ppid[i]}, \"start_time\": ${zb_start[i]}}"
+        sep=', '
+    done
+}
+
+# The receipt's text into receipt_body: valid JSON in the layout that
+# --end-services reads (see read_services): the summary on the first line,
+# then the stop, the zombies, the marker and the services, one a line.
+receipt_json() {
+    local rc_json=null err_json=null marker_json=null
+    [[ -n $rc ]] && rc_json=$rc
+    if [[ -n $err ]]; then
+        json_quote "$err"
+        err_json=$json_out
+    fi
+    if [[ -n $token ]]; then
+        json_quote "$token"
+        marker_json=$json_out
+    fi
+    services_json
+    stop_json
+    zombies_json
+    receipt_body="{\"cleanup_confirmed\": $confirmed, \"return_code\": $rc_json, \"error\": $err_json, \"timed_out\": $timed_out, \"containment\": \"$containment\",
+\"stop\": $stop_out,
+\"zombies\": [$zombies_out],
+\"marker\": $marker_json,
+\"services\": [
+$services_out]}
+"
+}
+
+# What is at the receipt path, when the receipt may not replace it, into
+# target_kind: a directory, FIFO, socket or device, or a link to one. None
+# (''), a regular file, or a link that is dangling or names a regular file
+# may be replaced: the rename replaces the link, never writes through it.
+receipt_target_kind() {
+    target_kind=''
+    [[ -f $1 || ! -e $1 ]] && return 0
+    if [[ -d $1 ]]; then
+        target_kind='a directory'
+    elif [[ -p $1 ]]; then
+        target_kind='a FIFO'
+    elif [[ -S $1 ]]; then
+        target_kind='a socket'
+    elif [[ -b $1 || -c $1 ]]; then
+        target_kind='a device'
+    else
+        target_kind='not a regular file'
+    fi
+    [[ -L $1 ]] && target_kind="a link to $target_kind"
+    return 0
+}
+
+# The temporary receipt's name, in the receipt's own directory and not to
+# be guessed (a kernel UUID, $RANDOM twice, this PID, the clock), so that
+# nobody can plant a link, FIFO or device there in advance. Set once per
+# process, before the stop helper starts: the helper renames this name
+# (or one of its three fallbacks, NAME.1 to NAME.3).
+make_receipt_tmp() {
+    local dir=. uuid='' up=''
+    # /r.json: dir is empty, and the name below starts at the root.
+    case $receipt in */*) dir=${receipt%/*} ;; esac
+    read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
+    read -r up _ 2>/dev/null </proc/uptime
+    uuid=${uuid//[!0-9a-f]/}
+    up=${up//[!0-9]/}
+    receipt_tmp="$dir/.receipt.tmp.$$.$RANDOM$RANDOM.$up.${uuid:0:32}"
+}
+
+# Write the receipt atomically: a temporary file beside it, then a rename
+# by the stop helper (already running: no fork needed), else by mv, else,
+# when no rename works, in place (still one write). Returns 2 when the
+# receipt path is something the receipt may not replace (left as it is),
+# 1 when it could not be written.
+write_receipt() {
+    [[ -n $receipt ]] || return 0
+    receipt_json
+    receipt_target_kind "$receipt"
+    if [[ -n $target_kind ]]; then
+        say "the receipt path ${receipt:0:200} is $target_kind: not replaced"
+        return 2
+    fi
+    if [[ -n $helper_pid ]]; then
+        receipt_tmp_file "$receipt_body" && receipt_by_helper && return 0
+    elif [[ -n $mv_bin ]]; then
+        receipt_tmp_file "$receipt_body" &&
+            run_tool "$mv_bin" -f -- "$tmp_name" "$receipt" 2>/dev/null && return 0
+    fi
+    receipt_in_place "$receipt_body"
+}
+
+# The body into a new temporary file, tmp_name: the first of the four
+# names that does not exist yet. noclobber makes bash create it with
+# O_EXCL, which fails on any link; a name that exists is skipped, not
+# opened (bash would write into a FIFO or device it finds there).
+receipt_tmp_file() {
+    local i ok
+    for i in 0 1 2 3; do
+        tmp_index=$i
+        tmp_name=$receipt_tmp
+        ((i == 0)) || tmp_name+=".$i"
+        [[ -e $tmp_name || -L $tmp_name ]] && continue
+        ok=1
+        set -o noclobber
+        { printf '%s' "$1" >"$tmp_name"; } 2>/dev/null && ok=0
+        set +o noclobber
+        if ((ok == 0)) && [[ -f $tmp_name && ! -L $tmp_name ]]; then
+            return 0
+        fi
+    done
+    return 1
+}
+
+# Ask the stop helper to rename the temporary file and wait for its status.
+receipt_by_helper() {
+    local pid=$helper_pid sent=0
+    tell_helper go "$tmp_index" || sent=1
+    helper_pid=''
+    ((sent == 0)) || return 1
+    wait_rc=''
+    while [[ -z $wait_rc ]]; do
+        wait_job "$pid" "$helper_start"
+    done
+    [[ $wait_rc == 0 ]]
+}
+
+# The last resort: the receipt written where it belongs, in one write, but
+# never through a link.
+receipt_in_place() {
+    receipt_target_kind "$receipt"
+    if [[ -z $target_kind && ! -L $receipt ]] && { printf '%s' "$1" >"$receipt"; } 2>/dev/null; then
+        return 0
+    fi
+    say "cannot write the receipt ${receipt:0:200}"
+    return 1
 }
 
 # Leave an error receipt (when the receipt path is known) and exit.
@@ -349,11 +596,16 @@ parse_args() {
                 ;;
         esac
     done
-    # A directory would take the receipt inside it: no receipt at all then.
-    if [[ -n $receipt && -d $receipt ]]; then
-        value=$receipt
-        receipt=''
-        usage_error "--receipt '${value:0:200}' is a directory"
+    # A directory would take the receipt inside it, a FIFO or device would
+    # take (or block) the write: no receipt at all then, and the path is
+    # left as it is.
+    if [[ -n $receipt ]]; then
+        receipt_target_kind "$receipt"
+        if [[ -n $target_kind ]]; then
+            value=$receipt
+            receipt=''
+            usage_error "--receipt '${value:0:200}' is $target_kind, not a regular file"
+        fi
     fi
     deadline_cs='' grace_cs='' token='' cgroup_opt='' max_procs=''
     local seen_receipt='' seen_deadline='' seen_grace='' seen_marker='' seen_cgroup='' seen_max=''
@@ -759,6 +1011,8 @@ restore_entry_options() {
 
 launch() {
     pid_window_open
+    read_now
+    launch_cs=$now_cs
     set -m
     (harness_exec) </dev/null &
     hpid=$!
@@ -833,15 +1087,6 @@ end_lifeline() {
         ((now_cs < end)) || break
     done
     lifeline_pid=''
-}
-
-# Give the stop helper (when there is one) command $1: kick, tick, go or
-# quit, sent as its first letter (see start_helper).
-tell_helper() {
-    [[ -n $helper_pid ]] || return 0
-    { printf '%s' "${1:0:1}" >&52; } 2>/dev/null || return 1
-    { printf '\n' >&56; } 2>/dev/null
-    return 0
 }
 
 # A timer job for the deadline: no polling, one SIGALRM when it expires.
@@ -1208,7 +1453,7 @@ signal_reached() {
 # receipt is written even when the sandbox has no process slot left.
 stop_everything() {
     local grace_end kill_end pid g pass
-    local -a termed gtermed new
+    local -a termed gtermed new killed
     stop_timer
     kill_lifeline
     groups=("$harness_group") live=()
@@ -1221,9 +1466,14 @@ stop_everything() {
     # grace period is left for the KILL.
     cgroup_signal TERM
     read_now
+    ((cg_signalled > 0)) && stop_term_cs=$now_cs
+    # The grace period counts from here, and so does grace_s.
+    stop_grace_cs=$now_cs
     grace_end=$((now_cs + grace_cs))
     while :; do
         if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
+            read_now
+            stop_graceful_end_cs=$now_cs
             confirmed=true
             return 0
         fi
@@ -1238,7 +1488,14 @@ stop_everything() {
             gtermed[g]=${rs[g]}
             signal_groups TERM "$g"
         done
-        ((${#new[@]} > 0)) && signal_pids TERM "${new[@]}"
+        if ((${#new[@]} > 0)); then
+            signal_pids TERM "${new[@]}"
+            stop_n_term=$((stop_n_term + ${#new[@]}))
+            if [[ -z $stop_term_cs ]]; then
+                read_now
+                stop_term_cs=$now_cs
+            fi
+        fi
         signal_reached CONT
         cgroup_freeze 0
         read_now
@@ -1268,6 +1525,7 @@ stop_everything() {
         scan
         classify 0
     done
+    stop_graceful_end_cs=$now_cs
 
     # Forced: nothing reached may run while the last of them are found. The
     # groups and the cgroup stop at once; single processes on the first pass,
@@ -1284,6 +1542,7 @@ stop_everything() {
         ((added == 0 && undecided == 0 && pass > 0)) && break
         ((undecided > 0)) && nap "$poll_seconds"
     done
+    note_kill
     cgroup_kill
     signal_reached KILL
     signal_reached CONT
@@ -1297,6 +1556,7 @@ stop_everything() {
             confirmed=true
             return 0
         fi
+        note_kill
         cgroup_kill
         signal_reached KILL
         signal_reached CONT
@@ -1310,6 +1570,39 @@ stop_everything() {
         fi
         collect_harness
         nap 0.01
+    done
+}
+
+# The forced phase is about to KILL: its time (the first time) and the
+# reached processes that get KILL for the first time, counted.
+note_kill() {
+    local pid
+    if [[ -z $stop_kill_cs ]]; then
+        read_now
+        stop_kill_cs=$now_cs
+    fi
+    for pid in ${live[@]+"${live[@]}"}; do
+        [[ ${killed[pid]} == "${rs[pid]}" ]] && continue
+        killed[pid]=${rs[pid]}
+        stop_n_kill=$((stop_n_kill + 1))
+    done
+}
+
+# Zombies the harness left, from the stop's last scan: reached processes in
+# state Z that this shell does not reap itself (their parent is gone and
+# PID 1, or a subreaper, does not wait for them), into zb_* for the
+# receipt, at most 100. Each is read again just before: one a reaper took
+# meanwhile is not listed. No wait for a slow reaper: the stop keeps its
+# pace (a pause here changed how a harness that forks all the time ended).
+note_zombies() {
+    local i pid
+    zb_pid=() zb_ppid=() zb_start=()
+    for ((i = 0; i < c_n && ${#zb_pid[@]} < 100; i++)); do
+        pid=${c_pid[i]}
+        [[ ${c_state[i]} == Z && ${rs[pid]-} == "${c_start[i]}" && ${c_ppid[i]} != "$$" ]] || continue
+        if read_stat "$pid" && [[ $st_state == Z && $st_start == "${c_start[i]}" ]]; then
+            zb_pid+=("$pid") zb_ppid+=("${c_ppid[i]}") zb_start+=("${c_start[i]}")
+        fi
     done
 }
 
@@ -1411,11 +1704,13 @@ join_cgroup() {
 cgroup_signal() {
     local pid
     local -a m
+    cg_signalled=0
     [[ -n $cg ]] || return 0
     while read -r pid; do
         case $pid in '' | *[!0-9]*) continue ;; esac
         m+=("$pid")
     done 2>/dev/null <"$cg/cgroup.procs"
+    cg_signalled=${#m[@]}
     ((${#m[@]} > 0)) && kill -s "$1" "${m[@]}" 2>/dev/null
     return 0
 }
@@ -1482,35 +1777,238 @@ remove_cgroup() {
 }
 # ---------------------------------------------------------------- services
 
-# --end-services RECEIPT: end exactly the services a receipt lists, each
-# only while its PID still belongs to the process that started at the
-# recorded tick (a recycled PID is somebody else: left alone). TERM and
-# CONT, then KILL after the grace period, then a bounded wait. Exit 0 when
-# none is left, 125 when one outlived the KILL, 2 when the receipt cannot
-# be read or lists no services key.
+# --end-services RECEIPT: end exactly the services a receipt of this
+# supervisor lists. TERM and CONT, then KILL after the grace period, then a
+# bounded wait. Exit 0 when none is left, 125 when one outlived the KILL, 2
+# when the receipt is refused (nothing is signalled then).
+#
+# What proves that a listed process is one this supervisor's run left:
+# - the receipt has the exact layout write_receipt gives it, whole: any
+#   other text, a truncated receipt included, is refused;
+# - the process at the PID still has the recorded start time (otherwise it
+#   is gone or somebody else, and is left alone);
+# - its environment holds exactly the run's marker entry (the receipt's
+#   "marker": NEMO_GYM_SUPERVISOR=TOKEN), which only the harness and what
+#   it started got;
+# - it is not PID 1, not this shell or one of its ancestors, and not in
+#   this shell's process group or session (a caller that runs inside the
+#   harness carries the marker too).
+# A receipt that lists PID 1, or a live process (with the recorded start
+# time) that fails either of the last two, is refused as a whole before any
+# signal.
 
-# The services the receipt lists into sp (PIDs) and ss (start times), or
-# exit 2.
+# Refuse the receipt: one line on stderr, exit 2.
+refuse_receipt() {
+    say "--end-services: refusing ${services_file:0:200}: $1 (nothing signalled)"
+    end_helper
+    exit 2
+}
+
+# The regular expressions of the receipt's lines (see receipt_json), C
+# locale: fixed-point seconds, counts, and strings as "(.*)", each checked
+# after by json_string_ok (a regular expression that checks a string
+# itself takes glibc milliseconds a line).
+receipt_patterns() {
+    local str='"(.*)"' n on c z
+    n='[0-9]{1,17}\.[0-9]{2}'
+    on="(null|$n)"
+    c='(0|[1-9][0-9]{0,18})'
+    z='\{"pid": [1-9][0-9]{0,9}, "ppid": [0-9]{1,10}, "start_time": [0-9]{1,20}\}'
+    re_head='^\{"cleanup_confirmed": (true|false), "return_code": (null|-?[0-9]{1,10}), "error": (null|'"$str"'), "timed_out": (true|false), "containment": "(proc|cgroup)",$'
+    re_stop='^"stop": (null|\{"reason": "(exit|deadline|signal|lost)", "signal": (null|"(TERM|INT|HUP)"), "began_at": '"$n"', "term_at": '"$on"', "kill_at": '"$on"', "ended_at": '"$n"', "grace_s": '"$on"', "reached_term": '"$c"', "reached_kill": '"$c"', "harness_exited_by_itself": (true|false)\}),$'
+    re_zombies='^"zombies": \[('"$z"'(, '"$z"')*)?\],$'
+    # A marker's characters are 0x21-0x7e: only \" and \\ need escapes.
+    re_marker='^"marker": (null|"((\\["\\]|[^"\\[:cntrl:][:space:]])+)"),$'
+}
+
+# Whether $1 is the inside of a JSON string: no control byte, and every
+# quote and backslash part of an escape JSON has.
+json_string_ok() {
+    local s=$1 bs="\\" q='"' esc='[/bfnrt]' h='[0-9a-fA-F]' odd='["\\[:cntrl:]]'
+    # The common case in one look, by a regular expression without groups
+    # (glibc's automaton: some 5 times faster than the same as a pattern).
+    [[ $s =~ $odd ]] || return 0
+    case $s in *[[:cntrl:]]*) return 1 ;; esac
+    # Pairs of backslashes first: escapes pair from the left.
+    s=${s//"$bs$bs"/}
+    s=${s//"$bs$q"/}
+    [[ $s != *"$q"* ]] || return 1
+    [[ $s == *"$bs"* ]] || return 0
+    s=${s//"$bs"$esc/}
+    s=${s//"$bs"u$h$h$h$h/}
+    [[ $s != *"$bs"* ]]
+}
+
+# The services the receipt lists into sp (PIDs) and ss (start times), its
+# marker entry into end_entry (empty when the receipt has none), or exit 2.
+# Only a regular file is opened, so a FIFO cannot keep the read waiting.
+# Read line by line (bash reads a regular file in blocks then: linear in
+# its size), at most 16 MiB and 64 KiB a line.
 read_services() {
-    local text='' rest re n=0
-    sp=() ss=()
-    if [[ -d $services_file || ! -r $services_file ]]; then
-        say "cannot read the receipt ${services_file:0:200}"
-        exit 2
+    local LC_ALL=C total=0
+    local re_head re_stop re_zombies re_marker
+    sp=() ss=() end_entry=''
+    if [[ ! -f $services_file ]]; then
+        receipt_target_kind "$services_file"
+        [[ -e $services_file ]] || target_kind='missing'
+        refuse_receipt "${target_kind:-not a regular file}"
     fi
-    IFS= read -r -d '' text 2>/dev/null <"$services_file"
-    rest=${text#*'"services": ['}
-    if [[ $rest == "$text" ]]; then
-        say "no services list in ${services_file:0:200}"
-        exit 2
+    [[ -r $services_file ]] || refuse_receipt "not readable"
+    receipt_patterns
+    {
+        read_receipt_head
+        read_service_lines
+    } <"$services_file"
+}
+
+# One line of the receipt into line, counted against the bounds; fails at
+# the end of the file (a last line without its newline is cut short).
+receipt_line() {
+    IFS= read -r line || return 1
+    total=$((total + ${#line} + 1))
+    ((total <= 16777216)) || refuse_receipt "larger than 16 MiB"
+    ((${#line} <= 65536)) || refuse_receipt "a line longer than 64 KiB"
+}
+
+# The five lines before the services: the summary, stop, zombies, marker
+# and the list's opening, each exactly as receipt_json writes it.
+read_receipt_head() {
+    local line raw bs="\\" q='"'
+    receipt_line || refuse_receipt "truncated (empty)"
+    if ! [[ $line =~ $re_head ]] || ! json_string_ok "${BASH_REMATCH[4]}"; then
+        refuse_receipt "not a receipt of this supervisor (its first line)"
     fi
-    # A JSON string escapes its quotes: '{"pid": ' cannot occur inside one.
-    re='\{"pid": ([0-9]{1,12}), "start_time": ([0-9]{1,20}),'
-    while [[ $rest =~ $re ]]; do
-        sp[n]=$((10#${BASH_REMATCH[1]})) ss[n]=${BASH_REMATCH[2]}
+    receipt_line || refuse_receipt "truncated (no stop line)"
+    [[ $line =~ $re_stop ]] || refuse_receipt "no stop line where this supervisor writes it"
+    receipt_line || refuse_receipt "truncated (no zombies line)"
+    [[ $line =~ $re_zombies ]] || refuse_receipt "no zombies line where this supervisor writes it"
+    receipt_line || refuse_receipt "truncated (no marker line)"
+    [[ $line =~ $re_marker ]] || refuse_receipt "no marker line where this supervisor writes it"
+    raw=${BASH_REMATCH[2]}
+    if [[ -n $raw ]]; then
+        # \\ first (escapes pair from the left), through a space, which the
+        # raw text cannot hold.
+        raw=${raw//"$bs$bs"/ }
+        raw=${raw//"$bs$q"/$q}
+        raw=${raw// /$bs}
+        valid_marker "$raw" || refuse_receipt "its marker is not one this supervisor takes"
+        end_entry="$marker_var=$raw"
+    fi
+    receipt_line || refuse_receipt "truncated (no services list)"
+    [[ $line == '"services": [' ]] || refuse_receipt "no services list where this supervisor writes it"
+}
+
+# The service lines, {"pid": N, "start_time": N, "argv0": "S"} and a comma
+# after each but the last, then "]}" and the end of the file. Few steps a
+# line, each cheap: bash costs microseconds a step, and a megabyte holds
+# 4,000 lines. read splits the line into its words, which one [[ ]] checks
+# (a regular expression is compiled anew each time: one with groups or
+# counted repeats takes glibc up to 0.2 ms a line); argv0's text is looked
+# at once.
+read_service_lines() {
+    local k1 pid k2 start k3 rest n=0 comma='' inner line p st
+    while IFS=' ' read -r k1 pid k2 start k3 rest; do
+        ((total += ${#rest} + 64, total <= 16777216 && ${#rest} <= 65536)) ||
+            refuse_receipt "larger than 16 MiB, or a line longer than 64 KiB"
+        if [[ $k1 == ']}' && -z $pid$k2$start$k3$rest ]]; then
+            [[ -z $comma ]] || refuse_receipt "a comma after its last service"
+            # Nothing may follow, not even an empty line.
+            if IFS= read -r line || [[ -n $line ]]; then
+                refuse_receipt "text after its end"
+            fi
+            return 0
+        fi
+        ((n == 0)) || [[ -n $comma ]] || refuse_receipt "services without a comma between them"
+        comma=''
+        case $rest in
+            '"'*'"},') comma=1 inner=${rest:1:${#rest}-4} ;;
+            '"'*'"}') inner=${rest:1:${#rest}-3} ;;
+            *) inner='"' ;;
+        esac
+        p=${pid%,} st=${start%,}
+        if [[ $k1 != '{"pid":' || $k2 != '"start_time":' || $k3 != '"argv0":' ||
+            $pid != "$p," || $start != "$st," || -z $p || -z $st ||
+            $p$st == *[!0-9]* || $p == 0* || $st == 0?* ]] ||
+            ((${#p} > 10 || ${#st} > 20)) || ! json_string_ok "$inner"; then
+            refuse_receipt "service line $((n + 1)) is not as this supervisor writes it"
+        fi
+        sp[n]=$((10#$p)) ss[n]=$st
         n=$((n + 1))
-        rest=${rest#*"${BASH_REMATCH[0]}"}
     done
+    refuse_receipt "truncated (it ends before its services list is closed)"
+}
+
+# This shell (the main shell: $$ is its own PID), its ancestors (up to
+# PID 1), its process group and session into caller_pids, caller_pgid and
+# caller_sid.
+caller_identity() {
+    local pid=$$ i f
+    caller_pids=()
+    caller_pgid='' caller_sid=''
+    if read_stat_fields "$$"; then
+        caller_pgid=${f[4]} caller_sid=${f[5]}
+    fi
+    [[ -n $caller_pgid ]] || refuse_receipt "this shell's own /proc/$$/stat is not readable"
+    for ((i = 0; i < 100000 && pid > 0; i++)); do
+        caller_pids[pid]=1
+        read_stat_fields "$pid" || break
+        pid=${f[3]}
+    done
+}
+
+# Whether PID $1 (started at $2) has exactly end_entry in its environment.
+# A read in the middle of an exec can come back empty or cut short (see
+# is_marked): such a read is made again, for up to 1 s; only a whole read
+# of an environment that stayed in place decides "no".
+environ_holds_marker() {
+    local kv any before end
+    [[ -n $end_entry ]] || return 1
+    read_now
+    end=$((now_cs + 100))
+    while :; do
+        env_fingerprint "$1"
+        before=$env_at any=''
+        while IFS= read -r -d '' kv; do
+            any=1
+            [[ $kv == "$end_entry" ]] && return 0
+        done 2>/dev/null <"/proc/$1/environ"
+        env_fingerprint "$1"
+        [[ -n $env_at ]] || return 1
+        if [[ -n $any ]]; then
+            [[ $env_at == "$before" ]] && return 1
+        elif environ_settled "$1" "$2"; then
+            return 1
+        fi
+        read_now
+        ((now_cs < end)) || return 1
+        nap 0.01
+    done
+}
+
+# Check every listed service against the proof of ownership (see above),
+# before anything is signalled; exit 2 on the first that fails. Only the
+# live ones stay in sp and ss: a PID that has lost its recorded start time
+# never gets it back.
+check_services() {
+    local i pid f
+    local -a live_p live_s
+    caller_identity
+    for ((i = 0; i < ${#sp[@]}; i++)); do
+        pid=${sp[i]}
+        ((pid != 1)) || refuse_receipt "it lists PID 1"
+        # Gone, or somebody else now (another start time: even this shell,
+        # on a recycled PID): never signalled, nothing to prove.
+        read_stat_fields "$pid" || continue
+        [[ ${f[21]} == "${ss[i]}" && ${f[2]} != Z && ${f[2]} != X ]] || continue
+        [[ -z ${caller_pids[pid]-} ]] || refuse_receipt "it lists PID $pid, this shell or one of its ancestors"
+        [[ ${f[4]} != "$caller_pgid" && ${f[5]} != "$caller_sid" ]] ||
+            refuse_receipt "it lists PID $pid, in this shell's process group or session"
+        environ_holds_marker "$pid" "${ss[i]}" ||
+            refuse_receipt "PID $pid does not carry the run's marker in its environment"
+        live_p+=("$pid") live_s+=("${ss[i]}")
+    done
+    sp=(${live_p[@]+"${live_p[@]}"})
+    ss=(${live_s[@]+"${live_s[@]}"})
 }
 
 # End the services read: end_status 0 when none is left, else 125.
@@ -1583,6 +2081,9 @@ main() {
     stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
     helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
     rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
+    launch_cs='' stop_began_cs='' stop_term_cs='' stop_kill_cs='' stop_end_cs=''
+    stop_graceful_end_cs='' stop_grace_cs='' stop_n_term=0 stop_n_kill=0 stop_by_itself=''
+    zb_pid=() zb_ppid=() zb_start=()
     undecided=0
     bash_major=${BASH_VERSINFO[0]}
     # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
@@ -1598,12 +2099,13 @@ main() {
         open_nap_pipe
         start_helper
         tell_helper tick
+        check_services
         end_services
         end_helper
         exit "$end_status"
     fi
     parse_args "$@"
-    receipt_tmp="$receipt.tmp.$$.$RANDOM"
+    make_receipt_tmp
     check_proc
     resolve_tools
     restore_signals_if_needed "$@"
@@ -1612,7 +2114,7 @@ main() {
     cmd=("$@")
     sup_pid=$$
     sup_start=$self_start
-    receipt_tmp="$receipt.tmp.$$.$RANDOM"
+    make_receipt_tmp
     if [[ -z $token ]]; then
         local uuid=''
         read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
@@ -1660,10 +2162,16 @@ main() {
     # inside `read -t`).
     trap '' USR2
     [[ $stop_reason == ALRM ]] && timed_out=true
+    [[ -n $rc ]] && stop_by_itself=1
+    read_now
+    stop_began_cs=$now_cs
     # bash reports jobs that die of a signal ("Killed") at moments of its
     # own choosing: not the supervisor's message to give.
     stop_note=''
     stop_everything 2>/dev/null
+    read_now
+    stop_end_cs=$now_cs
+    note_zombies
     [[ -z $stop_note ]] || say "$stop_note"
     # Unless it is still alive (a KILL that did not take effect in time).
     collect_harness
@@ -1677,74 +2185,15 @@ main() {
 
 # The end of every run that got as far as the stop helper: receipt, then
 # the (empty) cgroup, then exit $1 (125 when the receipt could not be
-# written).
+# written, 2 when its path was something it may not replace).
 finish() {
-    local status=$1
+    local status=$1 wrote=0
     tell_helper tick
     end_lifeline
-    write_receipt || status=125
+    write_receipt || wrote=$?
+    case $wrote in 0) ;; 2) status=2 ;; *) status=125 ;; esac
     end_helper
     remove_cgroup
     exit "$status"
-}
-
-# When the receipt did not go through the stop helper (no receipt, or it
-# could not be written), tell it to quit and wait for it: nothing of this
-# supervisor outlives it.
-end_helper() {
-    local pid=$helper_pid
-    [[ -n $pid ]] || return 0
-    tell_helper quit
-    helper_pid=''
-    wait_rc=''
-    while [[ -z $wait_rc ]]; do
-        wait_job "$pid" "$helper_start"
-    done
-}
-
-# fd 55: a pipe this shell holds open at both ends and never writes to, for
-# nap's timed reads (the stop helper's ticks are the only writes).
-open_nap_pipe() {
-    open_pipe 55 || fail 125 "cannot make a pipe"
-}
-
-# The descriptors this shell keeps for itself (52: the stop helper's
-# commands, 55: nap's pipe, 56: the helper's doorbell): no child but the
-# helper may hold them, so every other child closes them first.
-close_own_fds() {
-    exec 52>&- 55>&- 56>&-
-}
-
-# Run tool $1 with its arguments, without this shell's own descriptors
-# (one process, as for the tool alone: the subshell becomes the tool).
-run_tool() {
-    (
-        close_own_fds
-        exec "$@"
-    )
-}
-
-# An anonymous pipe open for reading and writing on fd $1 (a number: eval
-# only because bash 3.2 takes no variable there), with no process left over.
-open_pipe() {
-    eval "exec $1<> <(:)" || return 1
-    end_substitution "$!"
-    # bash < 4 keeps the substitution's own end open (as fd 63).
-    if [[ /proc/self/fd/63 -ef /proc/self/fd/$1 ]]; then exec 63<&-; fi
-}
-
-# The process behind a `<(:)` exits at once; wait until it has, so that it
-# never outlives this shell. bash 4.4+ can `wait` for it; older ones reap it
-# unasked (and refuse the wait): watch its stat for a moment instead.
-end_substitution() {
-    local start='' end
-    wait "$1" 2>/dev/null
-    read_stat "$1" && start=$st_start
-    read_now
-    end=$((now_cs + 100))
-    while [[ -n $start ]] && read_stat "$1" && [[ $st_start == "$start" && $st_state != Z ]]; do
-        read_now
-        ((now_cs < end)) || break
-    done
 }
 main "$@"

@@ -13,7 +13,10 @@
 # and marked processes that were not already services when the stop began.
 # Services (marked processes outside all of that when the stop begins, e.g.
 # a server the agent started for the task) are preserved and listed in the
-# receipt; --end-services ends exactly those later, checked by start time.
+# receipt; --end-services ends exactly those later, each only while it has
+# the recorded start time and the run's marker (and is not PID 1, the
+# caller, its ancestors, group or session), from a receipt in this
+# script's own layout only (anything else: exit 2, nothing signalled).
 # With a writable cgroup v2 directory (--cgroup DIR, or this shell's own
 # cgroup when delegated to this user) the harness also runs in a child
 # cgroup that the stop freezes and kills. Out of reach without one: a
@@ -26,12 +29,16 @@
 # (renamed into place by a helper started before the harness), even when
 # the sandbox has no process slot left.
 #
-# Receipt (JSON, written atomically): cleanup_confirmed, return_code (shell
-# status, 128+N for a signal death, null when never run), error, timed_out,
-# containment ("cgroup" or "proc"), services ([{pid, start_time, argv0}]).
+# Receipt (JSON, written atomically through a new temporary file with an
+# unguessable name): cleanup_confirmed, return_code (the command's status
+# as the shell reports it, 128+N for a signal death, null when never run),
+# error, timed_out, containment ("cgroup" or "proc"), stop (how it went:
+# reason, TERM and KILL times, grace, processes reached), zombies, marker,
+# services ([{pid, start_time, argv0}], one a line).
 # Exit: return_code when known; 124 when the deadline expired before launch;
-# 128+N when signal N arrived before launch; 125 own failure; 2 usage (a
-# receipt path that is a directory, too).
+# 128+N when signal N arrived before launch; 125 own failure; 2 usage (and
+# a receipt path that is a directory, FIFO, socket or device, or a link to
+# one: left as it is).
 #
 # Started without a process group of its own, it runs again as a job in a
 # new group; the first shell passes TERM/INT/HUP on, and its death (the
@@ -75,6 +82,36 @@ reset_shell_state() {
     unset GLOBIGNORE
 }
 
+# Descriptors, all made by open_pipe before the harness starts (no child
+# but the one named keeps any: close_own_fds, run_tool):
+#   52  commands, this shell -> the stop helper (write end of 54's pipe)
+#   53  the same pipe's read end, in the stop helper only
+#   54  that pipe while start_helper makes it
+#   55  nap's pipe: this shell's timed reads, the helper's ticks
+#   56  the helper's doorbell: one empty line per command
+#   57  the lifeline's write end, in the first shell (regroup_if_needed)
+#   58  its read end: the regrouped copy, then the lifeline job only
+#   63  bash < 4 leaves a process substitution's end here (closed)
+# Globals, set in main unless a part says otherwise:
+#   receipt receipt_tmp      the receipt path and its temporary name
+#   token marker_entry       the marker and NEMO_GYM_SUPERVISOR=TOKEN
+#   cmd hpid harness_group harness_start launch_tick launch_cs
+#                            the harness job (harness.bash: launch)
+#   rc err confirmed timed_out containment
+#                            what the receipt reports
+#   stop_reason hurry        why the stop began; a second signal came
+#   stop_*_cs stop_n_* stop_by_itself
+#                            the stop report (receipt.bash: stop_json)
+#   rs pv                    reached / preserved: PID -> start time
+#   mk me undecided          marker cache, first undecided look, count
+#   c_* live groups          the last scan and what classify made of it
+#   zb_*                     zombies the stop left (signals.bash)
+#   helper_pid timer_pid lifeline_pid (and *_start)
+#                            this shell's jobs
+#   pw_*                     the PID window (scan.bash)
+#   cg                       the harness's cgroup (cgroup.bash)
+
+{% include "supervisor/helper.bash" %}
 {% include "supervisor/receipt.bash" %}
 {% include "supervisor/args.bash" %}
 {% include "supervisor/proc.bash" %}

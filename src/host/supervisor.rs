@@ -280,13 +280,16 @@ pub fn supervised_launch_line<S: AsRef<str>>(
 
 /// The receipt the supervisor writes: strict on its four original keys (each
 /// must be present, with its exact type), tolerant of any extra key.
-/// `services` and `containment` default to none and `proc` when absent.
+/// `services` and `containment` default to none and `proc` when absent;
+/// `stop`, `zombies` and `marker` (added later) to none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CleanupReceipt {
     /// The final scan found no reached process alive.
     pub cleanup_confirmed: bool,
-    /// The command's shell status (128+N for a signal death); `None` when it
-    /// never ran.
+    /// The command's status as the shell reports it: its exit status, or
+    /// 128+N when signal N ended it (a CLI KILLed at the deadline is 137,
+    /// whoever sent the KILL). `None` when it never ran; the supervisor's
+    /// own failures to launch it are 125–127 (127: not found).
     #[serde(deserialize_with = "present_nullable")]
     pub return_code: Option<i32>,
     /// The supervisor's own failure, if any.
@@ -302,6 +305,116 @@ pub struct CleanupReceipt {
     /// [`end_services_launch`].
     #[serde(default)]
     pub services: Vec<Service>,
+    /// How the stop went; `None` when the harness never ran (and in
+    /// receipts of older supervisors).
+    #[serde(default)]
+    pub stop: Option<StopReport>,
+    /// Zombies of the harness still there after the stop: reached
+    /// processes that ended and that nobody reaps (their parent is gone and
+    /// the PID namespace's init, or a subreaper, does not wait for them).
+    #[serde(default)]
+    pub zombies: Vec<Zombie>,
+    /// The marker token of the run (`NEMO_GYM_SUPERVISOR=TOKEN` in the
+    /// harness's environment): `--end-services` signals a listed service
+    /// only while its environment still holds exactly this entry. Not a
+    /// secret: every process of the harness has it in its environment.
+    #[serde(default)]
+    pub marker: Option<String>,
+}
+
+/// Why the stop began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StopReason {
+    /// The harness exited; the stop swept what it left.
+    Exit,
+    /// The deadline expired.
+    Deadline,
+    /// TERM, INT or HUP reached the supervisor (see [`StopReport::signal`]).
+    Signal,
+    /// The shell that started a regrouped supervisor is gone (its group was
+    /// KILLed): a stop as for TERM.
+    Lost,
+}
+
+/// How the stop went. Times are seconds since the launch, at 0.01 s
+/// resolution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopReport {
+    /// Why the stop began.
+    pub reason: StopReason,
+    /// The signal's name ("TERM", "INT", "HUP") when `reason` is `signal`.
+    pub signal: Option<String>,
+    /// When the stop began.
+    #[serde(with = "seconds")]
+    pub began_at: Duration,
+    /// When the first TERM went out; `None` when nothing was left to TERM.
+    #[serde(with = "opt_seconds")]
+    pub term_at: Option<Duration>,
+    /// When KILL went out; `None` when TERM sufficed (or nothing was left).
+    #[serde(with = "opt_seconds")]
+    pub kill_at: Option<Duration>,
+    /// When the stop ended (confirmed or not).
+    #[serde(with = "seconds")]
+    pub ended_at: Duration,
+    /// How long the graceful phase took, from its start (just before the
+    /// first TERM) until nothing reached was left or the grace period was
+    /// over; `None` without TERM.
+    #[serde(rename = "grace_s", with = "opt_seconds")]
+    pub grace: Option<Duration>,
+    /// Processes the /proc scan reached that got TERM.
+    pub reached_term: u64,
+    /// Processes the /proc scan reached that got KILL.
+    pub reached_kill: u64,
+    /// The harness had exited before the supervisor sent it anything.
+    pub harness_exited_by_itself: bool,
+}
+
+/// A zombie the harness left (see [`CleanupReceipt::zombies`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zombie {
+    /// Its PID.
+    pub pid: u32,
+    /// Its parent, which does not reap it (often 1).
+    pub ppid: u32,
+    /// Its start time in clock ticks after boot.
+    pub start_time: u64,
+}
+
+/// Seconds as the receipt writes them (a JSON number with two decimals).
+mod seconds {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_millis() as f64 / 1000.0)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let secs = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
+    }
+}
+
+/// [`seconds`], or `null`.
+mod opt_seconds {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::seconds::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<f64>::deserialize(d)?
+            .map(|secs| Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 /// How the supervisor contained the harness.
@@ -486,6 +599,9 @@ mod tests {
                 timed_out: true,
                 containment: Containment::Proc,
                 services: vec![],
+                stop: None,
+                zombies: vec![],
+                marker: None,
             }
         );
         assert!(r.is_clean());
@@ -519,6 +635,49 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn receipt_reports_the_stop_zombies_and_marker() {
+        let text = r#"{"cleanup_confirmed": true, "return_code": 143, "error": null, "timed_out": true, "containment": "proc",
+"stop": {"reason": "deadline", "signal": null, "began_at": 2.00, "term_at": 2.01, "kill_at": 7.02, "ended_at": 7.05, "grace_s": 5.01, "reached_term": 3, "reached_kill": 1, "harness_exited_by_itself": false},
+"zombies": [{"pid": 20271, "ppid": 1, "start_time": 121847}],
+"marker": "a\"b\\c",
+"services": [
+{"pid": 12, "start_time": 3456, "argv0": "srv"}
+]}
+"#;
+        let r = CleanupReceipt::from_json(text).unwrap();
+        let stop = r.stop.clone().unwrap();
+        assert_eq!(stop.reason, StopReason::Deadline);
+        assert_eq!(stop.signal, None);
+        assert_eq!(stop.term_at, Some(Duration::from_millis(2010)));
+        assert_eq!(stop.kill_at, Some(Duration::from_millis(7020)));
+        assert_eq!(stop.grace, Some(Duration::from_millis(5010)));
+        assert_eq!(stop.ended_at, Duration::from_millis(7050));
+        assert_eq!((stop.reached_term, stop.reached_kill), (3, 1));
+        assert!(!stop.harness_exited_by_itself);
+        assert_eq!(
+            r.zombies,
+            [Zombie {
+                pid: 20271,
+                ppid: 1,
+                start_time: 121847
+            }]
+        );
+        assert_eq!(r.marker.as_deref(), Some("a\"b\\c"));
+        assert_eq!(r.services.len(), 1);
+        // What the library writes back reads the same.
+        let again = CleanupReceipt::from_json(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(again, r);
+        let signal = text.replace(
+            r#""reason": "deadline", "signal": null"#,
+            r#""reason": "signal", "signal": "TERM""#,
+        );
+        let r = CleanupReceipt::from_json(&signal).unwrap();
+        assert_eq!(r.stop.unwrap().signal.as_deref(), Some("TERM"));
+        let bad = text.replace(r#""reason": "deadline""#, r#""reason": "bored""#);
+        assert!(CleanupReceipt::from_json(&bad).is_err());
     }
 
     #[test]

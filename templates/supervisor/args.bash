@@ -47,11 +47,16 @@ parse_args() {
                 ;;
         esac
     done
-    # A directory would take the receipt inside it: no receipt at all then.
-    if [[ -n $receipt && -d $receipt ]]; then
-        value=$receipt
-        receipt=''
-        usage_error "--receipt '${value:0:200}' is a directory"
+    # A directory would take the receipt inside it, a FIFO or device would
+    # take (or block) the write: no receipt at all then, and the path is
+    # left as it is.
+    if [[ -n $receipt ]]; then
+        receipt_target_kind "$receipt"
+        if [[ -n $target_kind ]]; then
+            value=$receipt
+            receipt=''
+            usage_error "--receipt '${value:0:200}' is $target_kind, not a regular file"
+        fi
     fi
     deadline_cs='' grace_cs='' token='' cgroup_opt='' max_procs=''
     local seen_receipt='' seen_deadline='' seen_grace='' seen_marker='' seen_cgroup='' seen_max=''

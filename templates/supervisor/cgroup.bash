@@ -89,11 +89,13 @@ join_cgroup() {
 cgroup_signal() {
     local pid
     local -a m
+    cg_signalled=0
     [[ -n $cg ]] || return 0
     while read -r pid; do
         case $pid in '' | *[!0-9]*) continue ;; esac
         m+=("$pid")
     done 2>/dev/null <"$cg/cgroup.procs"
+    cg_signalled=${#m[@]}
     ((${#m[@]} > 0)) && kill -s "$1" "${m[@]}" 2>/dev/null
     return 0
 }

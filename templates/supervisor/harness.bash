@@ -66,6 +66,8 @@ restore_entry_options() {
 
 launch() {
     pid_window_open
+    read_now
+    launch_cs=$now_cs
     set -m
     (harness_exec) </dev/null &
     hpid=$!
@@ -140,15 +142,6 @@ end_lifeline() {
         ((now_cs < end)) || break
     done
     lifeline_pid=''
-}
-
-# Give the stop helper (when there is one) command $1: kick, tick, go or
-# quit, sent as its first letter (see start_helper).
-tell_helper() {
-    [[ -n $helper_pid ]] || return 0
-    { printf '%s' "${1:0:1}" >&52; } 2>/dev/null || return 1
-    { printf '\n' >&56; } 2>/dev/null
-    return 0
 }
 
 # A timer job for the deadline: no polling, one SIGALRM when it expires.

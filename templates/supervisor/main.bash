@@ -24,6 +24,9 @@ main() {
     stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
     helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
     rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
+    launch_cs='' stop_began_cs='' stop_term_cs='' stop_kill_cs='' stop_end_cs=''
+    stop_graceful_end_cs='' stop_grace_cs='' stop_n_term=0 stop_n_kill=0 stop_by_itself=''
+    zb_pid=() zb_ppid=() zb_start=()
     undecided=0
     bash_major=${BASH_VERSINFO[0]}
     # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
@@ -39,12 +42,13 @@ main() {
         open_nap_pipe
         start_helper
         tell_helper tick
+        check_services
         end_services
         end_helper
         exit "$end_status"
     fi
     parse_args "$@"
-    receipt_tmp="$receipt.tmp.$$.$RANDOM"
+    make_receipt_tmp
     check_proc
     resolve_tools
     restore_signals_if_needed "$@"
@@ -53,7 +57,7 @@ main() {
     cmd=("$@")
     sup_pid=$$
     sup_start=$self_start
-    receipt_tmp="$receipt.tmp.$$.$RANDOM"
+    make_receipt_tmp
     if [[ -z $token ]]; then
         local uuid=''
         read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
@@ -101,10 +105,16 @@ main() {
     # inside `read -t`).
     trap '' USR2
     [[ $stop_reason == ALRM ]] && timed_out=true
+    [[ -n $rc ]] && stop_by_itself=1
+    read_now
+    stop_began_cs=$now_cs
     # bash reports jobs that die of a signal ("Killed") at moments of its
     # own choosing: not the supervisor's message to give.
     stop_note=''
     stop_everything 2>/dev/null
+    read_now
+    stop_end_cs=$now_cs
+    note_zombies
     [[ -z $stop_note ]] || say "$stop_note"
     # Unless it is still alive (a KILL that did not take effect in time).
     collect_harness
@@ -118,73 +128,14 @@ main() {
 
 # The end of every run that got as far as the stop helper: receipt, then
 # the (empty) cgroup, then exit $1 (125 when the receipt could not be
-# written).
+# written, 2 when its path was something it may not replace).
 finish() {
-    local status=$1
+    local status=$1 wrote=0
     tell_helper tick
     end_lifeline
-    write_receipt || status=125
+    write_receipt || wrote=$?
+    case $wrote in 0) ;; 2) status=2 ;; *) status=125 ;; esac
     end_helper
     remove_cgroup
     exit "$status"
-}
-
-# When the receipt did not go through the stop helper (no receipt, or it
-# could not be written), tell it to quit and wait for it: nothing of this
-# supervisor outlives it.
-end_helper() {
-    local pid=$helper_pid
-    [[ -n $pid ]] || return 0
-    tell_helper quit
-    helper_pid=''
-    wait_rc=''
-    while [[ -z $wait_rc ]]; do
-        wait_job "$pid" "$helper_start"
-    done
-}
-
-# fd 55: a pipe this shell holds open at both ends and never writes to, for
-# nap's timed reads (the stop helper's ticks are the only writes).
-open_nap_pipe() {
-    open_pipe 55 || fail 125 "cannot make a pipe"
-}
-
-# The descriptors this shell keeps for itself (52: the stop helper's
-# commands, 55: nap's pipe, 56: the helper's doorbell): no child but the
-# helper may hold them, so every other child closes them first.
-close_own_fds() {
-    exec 52>&- 55>&- 56>&-
-}
-
-# Run tool $1 with its arguments, without this shell's own descriptors
-# (one process, as for the tool alone: the subshell becomes the tool).
-run_tool() {
-    (
-        close_own_fds
-        exec "$@"
-    )
-}
-
-# An anonymous pipe open for reading and writing on fd $1 (a number: eval
-# only because bash 3.2 takes no variable there), with no process left over.
-open_pipe() {
-    eval "exec $1<> <(:)" || return 1
-    end_substitution "$!"
-    # bash < 4 keeps the substitution's own end open (as fd 63).
-    if [[ /proc/self/fd/63 -ef /proc/self/fd/$1 ]]; then exec 63<&-; fi
-}
-
-# The process behind a `<(:)` exits at once; wait until it has, so that it
-# never outlives this shell. bash 4.4+ can `wait` for it; older ones reap it
-# unasked (and refuse the wait): watch its stat for a moment instead.
-end_substitution() {
-    local start='' end
-    wait "$1" 2>/dev/null
-    read_stat "$1" && start=$st_start
-    read_now
-    end=$((now_cs + 100))
-    while [[ -n $start ]] && read_stat "$1" && [[ $st_start == "$start" && $st_state != Z ]]; do
-        read_now
-        ((now_cs < end)) || break
-    done
 }

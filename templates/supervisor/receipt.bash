@@ -27,58 +27,189 @@ json_quote() {
     json_out="\"$out\""
 }
 
-# The preserved services as JSON objects into services_out: pid, start time
-# and argv[0] as recorded when the stop began. Listed last in the receipt, so
-# that --end-services finds every entry after the key.
+# The preserved services as JSON objects into services_out, one a line
+# (each line but the last ends in a comma): pid, start time and argv[0] as
+# recorded when the stop began. --end-services reads them line by line.
 services_json() {
     local pid sep=''
     services_out=''
     for pid in ${pv[@]+"${!pv[@]}"}; do
         json_quote "${sv_argv0[pid]-}"
         services_out+="$sep{\"pid\": $pid, \"start_time\": ${pv[pid]}, \"argv0\": $json_out}"
+        sep=$',\n'
+    done
+    [[ -n $services_out ]] && services_out+=$'\n'
+}
+
+# Centiseconds $1 (empty: null) as fixed-point seconds into json_out.
+seconds_json() {
+    json_out=null
+    [[ -n $1 ]] || return 0
+    printf -v json_out '%d.%02d' "$(($1 / 100))" "$(($1 % 100))"
+}
+
+# Centiseconds since the launch at tick $1 (empty: null) into json_out.
+since_launch_json() {
+    if [[ -z $1 ]]; then
+        json_out=null
+        return 0
+    fi
+    seconds_json "$(($1 - launch_cs))"
+}
+
+# How the stop went, into stop_out (null when the harness never ran): why
+# it began, when TERM and KILL were sent (seconds since the launch), how
+# long the graceful phase took, how many processes each phase reached, and
+# whether the harness had exited before anything was sent to it.
+stop_json() {
+    local reason=exit sig=null began term kill end grace by_itself=false
+    stop_out=null
+    [[ -n $stop_began_cs ]] || return 0
+    case $stop_reason in
+        '') ;;
+        ALRM) reason=deadline ;;
+        LOST) reason=lost ;;
+        *) reason=signal sig="\"$stop_reason\"" ;;
+    esac
+    [[ -n $stop_by_itself ]] && by_itself=true
+    since_launch_json "$stop_began_cs"
+    began=$json_out
+    since_launch_json "$stop_term_cs"
+    term=$json_out
+    since_launch_json "$stop_kill_cs"
+    kill=$json_out
+    since_launch_json "$stop_end_cs"
+    end=$json_out
+    grace=null
+    if [[ -n $stop_term_cs ]]; then
+        seconds_json "$((stop_graceful_end_cs - stop_grace_cs))"
+        grace=$json_out
+    fi
+    stop_out="{\"reason\": \"$reason\", \"signal\": $sig, \"began_at\": $began, \"term_at\": $term, \"kill_at\": $kill, \"ended_at\": $end, \"grace_s\": $grace, \"reached_term\": $stop_n_term, \"reached_kill\": $stop_n_kill, \"harness_exited_by_itself\": $by_itself}"
+}
+
+# The zombies the stop left (see note_zombies) into zombies_out.
+zombies_json() {
+    local i sep=''
+    zombies_out=''
+    for ((i = 0; i < ${#zb_pid[@]}; i++)); do
+        zombies_out+="$sep{\"pid\": ${zb_pid[i]}, \"ppid\": ${zb_ppid[i]}, \"start_time\": ${zb_start[i]}}"
         sep=', '
     done
 }
 
-# Write the receipt atomically: a temporary file beside it, then a rename
-# by the stop helper (already running: no fork needed), else by mv, else,
-# when no rename works, in place (still one write).
-write_receipt() {
-    local rc_json=null err_json=null body
-    [[ -n $receipt ]] || return 0
+# The receipt's text into receipt_body: valid JSON in the layout that
+# --end-services reads (see read_services): the summary on the first line,
+# then the stop, the zombies, the marker and the services, one a line.
+receipt_json() {
+    local rc_json=null err_json=null marker_json=null
     [[ -n $rc ]] && rc_json=$rc
     if [[ -n $err ]]; then
         json_quote "$err"
         err_json=$json_out
     fi
+    if [[ -n $token ]]; then
+        json_quote "$token"
+        marker_json=$json_out
+    fi
     services_json
-    body="{\"cleanup_confirmed\": $confirmed, \"return_code\": $rc_json, \"error\": $err_json, \"timed_out\": $timed_out, \"containment\": \"$containment\", \"services\": [$services_out]}"
-    if [[ -d $receipt ]]; then
-        say "the receipt path ${receipt:0:200} is a directory"
-        return 1
-    fi
-    if [[ -n $helper_pid ]]; then
-        receipt_tmp_file "$body" && receipt_by_helper && return 0
-    elif [[ -n $mv_bin ]]; then
-        receipt_tmp_file "$body" && run_tool "$mv_bin" -f -- "$receipt_tmp" "$receipt" 2>/dev/null && return 0
-    fi
-    receipt_in_place "$body"
+    stop_json
+    zombies_json
+    receipt_body="{\"cleanup_confirmed\": $confirmed, \"return_code\": $rc_json, \"error\": $err_json, \"timed_out\": $timed_out, \"containment\": \"$containment\",
+\"stop\": $stop_out,
+\"zombies\": [$zombies_out],
+\"marker\": $marker_json,
+\"services\": [
+$services_out]}
+"
 }
 
-# The body into a fresh temporary file: noclobber, so it is created new,
-# never followed.
+# What is at the receipt path, when the receipt may not replace it, into
+# target_kind: a directory, FIFO, socket or device, or a link to one. None
+# (''), a regular file, or a link that is dangling or names a regular file
+# may be replaced: the rename replaces the link, never writes through it.
+receipt_target_kind() {
+    target_kind=''
+    [[ -f $1 || ! -e $1 ]] && return 0
+    if [[ -d $1 ]]; then
+        target_kind='a directory'
+    elif [[ -p $1 ]]; then
+        target_kind='a FIFO'
+    elif [[ -S $1 ]]; then
+        target_kind='a socket'
+    elif [[ -b $1 || -c $1 ]]; then
+        target_kind='a device'
+    else
+        target_kind='not a regular file'
+    fi
+    [[ -L $1 ]] && target_kind="a link to $target_kind"
+    return 0
+}
+
+# The temporary receipt's name, in the receipt's own directory and not to
+# be guessed (a kernel UUID, $RANDOM twice, this PID, the clock), so that
+# nobody can plant a link, FIFO or device there in advance. Set once per
+# process, before the stop helper starts: the helper renames this name
+# (or one of its three fallbacks, NAME.1 to NAME.3).
+make_receipt_tmp() {
+    local dir=. uuid='' up=''
+    # /r.json: dir is empty, and the name below starts at the root.
+    case $receipt in */*) dir=${receipt%/*} ;; esac
+    read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
+    read -r up _ 2>/dev/null </proc/uptime
+    uuid=${uuid//[!0-9a-f]/}
+    up=${up//[!0-9]/}
+    receipt_tmp="$dir/.receipt.tmp.$$.$RANDOM$RANDOM.$up.${uuid:0:32}"
+}
+
+# Write the receipt atomically: a temporary file beside it, then a rename
+# by the stop helper (already running: no fork needed), else by mv, else,
+# when no rename works, in place (still one write). Returns 2 when the
+# receipt path is something the receipt may not replace (left as it is),
+# 1 when it could not be written.
+write_receipt() {
+    [[ -n $receipt ]] || return 0
+    receipt_json
+    receipt_target_kind "$receipt"
+    if [[ -n $target_kind ]]; then
+        say "the receipt path ${receipt:0:200} is $target_kind: not replaced"
+        return 2
+    fi
+    if [[ -n $helper_pid ]]; then
+        receipt_tmp_file "$receipt_body" && receipt_by_helper && return 0
+    elif [[ -n $mv_bin ]]; then
+        receipt_tmp_file "$receipt_body" &&
+            run_tool "$mv_bin" -f -- "$tmp_name" "$receipt" 2>/dev/null && return 0
+    fi
+    receipt_in_place "$receipt_body"
+}
+
+# The body into a new temporary file, tmp_name: the first of the four
+# names that does not exist yet. noclobber makes bash create it with
+# O_EXCL, which fails on any link; a name that exists is skipped, not
+# opened (bash would write into a FIFO or device it finds there).
 receipt_tmp_file() {
-    local ok=0
-    set -o noclobber
-    { printf '%s\n' "$1" >"$receipt_tmp"; } 2>/dev/null || ok=1
-    set +o noclobber
-    return "$ok"
+    local i ok
+    for i in 0 1 2 3; do
+        tmp_index=$i
+        tmp_name=$receipt_tmp
+        ((i == 0)) || tmp_name+=".$i"
+        [[ -e $tmp_name || -L $tmp_name ]] && continue
+        ok=1
+        set -o noclobber
+        { printf '%s' "$1" >"$tmp_name"; } 2>/dev/null && ok=0
+        set +o noclobber
+        if ((ok == 0)) && [[ -f $tmp_name && ! -L $tmp_name ]]; then
+            return 0
+        fi
+    done
+    return 1
 }
 
 # Ask the stop helper to rename the temporary file and wait for its status.
 receipt_by_helper() {
     local pid=$helper_pid sent=0
-    tell_helper go || sent=1
+    tell_helper go "$tmp_index" || sent=1
     helper_pid=''
     ((sent == 0)) || return 1
     wait_rc=''
@@ -88,126 +219,15 @@ receipt_by_helper() {
     [[ $wait_rc == 0 ]]
 }
 
-# The last resort: the receipt written where it belongs, in one write.
+# The last resort: the receipt written where it belongs, in one write, but
+# never through a link.
 receipt_in_place() {
-    if { printf '%s\n' "$1" >"$receipt"; } 2>/dev/null; then
+    receipt_target_kind "$receipt"
+    if [[ -z $target_kind && ! -L $receipt ]] && { printf '%s' "$1" >"$receipt"; } 2>/dev/null; then
         return 0
     fi
     say "cannot write the receipt ${receipt:0:200}"
     return 1
-}
-
-# ---------------------------------------------------------------- stop helper
-
-# The stop helper: a child started before the harness and blocked on a pipe
-# from this shell, so that the stop needs no fork once the sandbox may be out
-# of process slots. On "kick" it sends USR2 every moment: a signal whose trap
-# ran just before `wait` began (bash < 4.4 then blocks) is followed by
-# another one. On "tick" it keeps a line waiting in nap's pipe instead (see
-# nap). On "go" it becomes mv (exec: no new process) and renames the receipt
-# into place. On "quit", or at EOF (this shell is gone), it exits.
-#
-# Commands travel one byte each (a word's first letter) on fd 52 -> 53, and
-# each one rings a doorbell (fd 56, an empty line). Between its
-# wake-ups the helper pauses with a timed read on the doorbell, never on the
-# commands: bash 4.4 can take a byte in a timed read and drop it when the
-# timeout fires as it comes, and 4.4 to 5.1 can miss a timeout (see nap),
-# which the next ring ends. A command is read without a timeout, once
-# `read -t 0` says one is there.
-start_helper() {
-    if ! open_pipe 54 || ! open_pipe 56; then
-        fail 125 "cannot make a pipe for the stop helper"
-    fi
-    (helper_main) 53</proc/self/fd/54 54>&- 58<&- </dev/null >/dev/null 2>&1 &
-    helper_pid=$!
-    # Only this shell writes (fd 52), only the helper reads (fd 53).
-    exec 52>/proc/self/fd/54 54>&-
-    helper_start=''
-    read_stat "$helper_pid" && helper_start=$st_start
-    [[ -n $helper_start ]] || fail 125 "the stop helper did not start"
-}
-
-# shellcheck disable=SC2317 # runs in the helper's subshell
-helper_main() {
-    local c
-    trap '' TERM INT HUP QUIT
-    trap - ALRM USR1 USR2 PIPE
-    while read -r -n 1 -u 53 c; do
-        helper_command "$c"
-    done
-    exit 0
-}
-
-# shellcheck disable=SC2317 # runs in the helper's subshell
-helper_command() {
-    local c
-    case $1 in
-        g)
-            [[ -d $receipt || -z $mv_bin ]] && exit 1
-            close_own_fds
-            exec "$mv_bin" -f -- "$receipt_tmp" "$receipt" 53<&-
-            ;;
-        k | t)
-            # Until another command comes (or EOF, or this shell is gone).
-            while job_running "$sup_pid" "$sup_start"; do
-                if [[ $1 == k ]]; then
-                    kill -s USR2 "$sup_pid" 2>/dev/null
-                else
-                    helper_tick
-                fi
-                helper_next
-                [[ -n $c && $c != "$1" ]] && {
-                    helper_command "$c"
-                    return 0
-                }
-            done
-            exit 0
-            ;;
-        q) exit 0 ;;
-        *) exit 1 ;;
-    esac
-}
-
-# A pause of kick_wait at most, then the next command into c ('' when none
-# came). At EOF (this shell is gone) the helper exits. bash 3.2 cannot tell
-# whether a command waits (its `read -t 0` always fails): it pauses on the
-# commands themselves, in whole seconds; it has neither failing above.
-# shellcheck disable=SC2317 # runs in the helper's subshell
-helper_next() {
-    c=''
-    if ((bash_major < 4)); then
-        read -r -t "$kick_wait" -n 1 -u 53 c
-        return 0
-    fi
-    read -r -t "$kick_wait" -u 56 _
-    read -r -t 0 -u 53 || return 0
-    read -r -n 1 -u 53 c || exit 0
-}
-
-# One line into nap's pipe (fd 55), unless the last one is still unread:
-# at most one nap in a row is cut short.
-# shellcheck disable=SC2317 # runs in the helper's subshell
-helper_tick() {
-    ((bash_major >= 4)) || return 0
-    read -r -t 0 -u 55 && return 0
-    { printf '\n' >&55; } 2>/dev/null
-}
-
-# A pause without a fork: a timed read on a pipe (fd 55) that only the stop
-# helper writes to. bash 3.2 takes no fraction of a second there: it does
-# not pause at all, and the caller looks again at once (a busy wait, on 3.2
-# only). bash 4.4 to 5.1 can lose the timeout: a SIGALRM that lands between
-# their last check and the read(2) leaves the read blocked until data or
-# another signal comes (seen once in ~300,000 naps under load: a supervisor
-# hung for good in its stop). So while naps are taken the helper keeps a
-# line waiting in the pipe, every kick_wait ("tick"): a lost timeout then
-# costs that much at most, and a nap may end early, which only means one
-# more look.
-nap() {
-    ((bash_major >= 4)) || return 0
-    # bash may report a job that died meanwhile ("Killed") from inside
-    # read: not the supervisor's message to give.
-    read -r -t "$1" -u 55 _ 2>/dev/null
 }
 
 # Leave an error receipt (when the receipt path is known) and exit.

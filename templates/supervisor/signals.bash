@@ -75,7 +75,7 @@ signal_reached() {
 # receipt is written even when the sandbox has no process slot left.
 stop_everything() {
     local grace_end kill_end pid g pass
-    local -a termed gtermed new
+    local -a termed gtermed new killed
     stop_timer
     kill_lifeline
     groups=("$harness_group") live=()
@@ -88,9 +88,14 @@ stop_everything() {
     # grace period is left for the KILL.
     cgroup_signal TERM
     read_now
+    ((cg_signalled > 0)) && stop_term_cs=$now_cs
+    # The grace period counts from here, and so does grace_s.
+    stop_grace_cs=$now_cs
     grace_end=$((now_cs + grace_cs))
     while :; do
         if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
+            read_now
+            stop_graceful_end_cs=$now_cs
             confirmed=true
             return 0
         fi
@@ -105,7 +110,14 @@ stop_everything() {
             gtermed[g]=${rs[g]}
             signal_groups TERM "$g"
         done
-        ((${#new[@]} > 0)) && signal_pids TERM "${new[@]}"
+        if ((${#new[@]} > 0)); then
+            signal_pids TERM "${new[@]}"
+            stop_n_term=$((stop_n_term + ${#new[@]}))
+            if [[ -z $stop_term_cs ]]; then
+                read_now
+                stop_term_cs=$now_cs
+            fi
+        fi
         signal_reached CONT
         cgroup_freeze 0
         read_now
@@ -135,6 +147,7 @@ stop_everything() {
         scan
         classify 0
     done
+    stop_graceful_end_cs=$now_cs
 
     # Forced: nothing reached may run while the last of them are found. The
     # groups and the cgroup stop at once; single processes on the first pass,
@@ -151,6 +164,7 @@ stop_everything() {
         ((added == 0 && undecided == 0 && pass > 0)) && break
         ((undecided > 0)) && nap "$poll_seconds"
     done
+    note_kill
     cgroup_kill
     signal_reached KILL
     signal_reached CONT
@@ -164,6 +178,7 @@ stop_everything() {
             confirmed=true
             return 0
         fi
+        note_kill
         cgroup_kill
         signal_reached KILL
         signal_reached CONT
@@ -177,6 +192,39 @@ stop_everything() {
         fi
         collect_harness
         nap 0.01
+    done
+}
+
+# The forced phase is about to KILL: its time (the first time) and the
+# reached processes that get KILL for the first time, counted.
+note_kill() {
+    local pid
+    if [[ -z $stop_kill_cs ]]; then
+        read_now
+        stop_kill_cs=$now_cs
+    fi
+    for pid in ${live[@]+"${live[@]}"}; do
+        [[ ${killed[pid]} == "${rs[pid]}" ]] && continue
+        killed[pid]=${rs[pid]}
+        stop_n_kill=$((stop_n_kill + 1))
+    done
+}
+
+# Zombies the harness left, from the stop's last scan: reached processes in
+# state Z that this shell does not reap itself (their parent is gone and
+# PID 1, or a subreaper, does not wait for them), into zb_* for the
+# receipt, at most 100. Each is read again just before: one a reaper took
+# meanwhile is not listed. No wait for a slow reaper: the stop keeps its
+# pace (a pause here changed how a harness that forks all the time ended).
+note_zombies() {
+    local i pid
+    zb_pid=() zb_ppid=() zb_start=()
+    for ((i = 0; i < c_n && ${#zb_pid[@]} < 100; i++)); do
+        pid=${c_pid[i]}
+        [[ ${c_state[i]} == Z && ${rs[pid]-} == "${c_start[i]}" && ${c_ppid[i]} != "$$" ]] || continue
+        if read_stat "$pid" && [[ $st_state == Z && $st_start == "${c_start[i]}" ]]; then
+            zb_pid+=("$pid") zb_ppid+=("${c_ppid[i]}") zb_start+=("${c_start[i]}")
+        fi
     done
 }
 

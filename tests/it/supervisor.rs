@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Condvar, Mutex};
 
 use common::{Shell, late_read};
-use shforge::host::supervisor::{CleanupReceipt, Containment};
+use shforge::host::supervisor::{CleanupReceipt, Containment, StopReason, StopReport};
 
 /// How many namespaces may run at once (2 cores, shared).
 const PARALLEL: usize = 4;
@@ -90,6 +90,9 @@ struct Setup {
     /// Every timed read on the supervisor's nap pipe (fd 55) starts only
     /// after its timeout fired (`support::late_read`).
     late_reads: bool,
+    /// The namespace's PID 1 is a perl that waits for the driver only and
+    /// reaps no orphan (a container whose init does not reap).
+    no_reaper: bool,
 }
 
 /// A cgroup directory made for one test run and removed, with anything
@@ -231,8 +234,19 @@ fn run_scenario_with(shell: &Shell, scenario: &str, setup: Setup) -> Outcome {
             "--pid",
             "--fork",
             "--mount-proc",
-            "bash",
         ])
+        .args(if setup.no_reaper {
+            // waitpid for the driver alone: every other child of PID 1
+            // stays a zombie.
+            &[
+                "perl",
+                "-e",
+                "my $p = fork // die; if (!$p) { exec @ARGV or die } waitpid($p, 0); exit($? >> 8)",
+                "bash",
+            ][..]
+        } else {
+            &["bash"][..]
+        })
         .arg(fixtures().join("driver.sh"))
         .arg(shell.program())
         .arg(supervisor())
@@ -375,6 +389,14 @@ fn expect_no_job_noise(out: &Outcome) {
     }
 }
 
+/// The receipt's stop report, which every run that launched has.
+fn stop_of(out: &Outcome) -> &StopReport {
+    out.receipt()
+        .stop
+        .as_ref()
+        .unwrap_or_else(|| panic!("no stop report: {}", out.context()))
+}
+
 /// Read a file the harness wrote into the scenario directory.
 fn scenario_file(out: &Outcome, name: &str) -> String {
     std::fs::read_to_string(out.dir.path().join(name))
@@ -383,7 +405,19 @@ fn scenario_file(out: &Outcome, name: &str) -> String {
 
 #[test]
 fn exit_zero() {
-    scenario("exit0", |o| expect_receipt(o, Some(0), false));
+    scenario("exit0", |o| {
+        expect_receipt(o, Some(0), false);
+        let s = stop_of(o);
+        assert_eq!(
+            (s.reason, s.harness_exited_by_itself, s.term_at, s.kill_at),
+            (StopReason::Exit, true, None, None),
+            "{}",
+            o.context()
+        );
+        assert_eq!((s.reached_term, s.reached_kill, s.grace), (0, 0, None));
+        assert!(s.began_at <= s.ended_at, "{}", o.context());
+        assert!(o.receipt().zombies.is_empty(), "{}", o.context());
+    });
 }
 
 #[test]
@@ -407,7 +441,21 @@ fn signal_death_is_128_plus_n() {
 
 #[test]
 fn leader_exits_while_its_group_lives() {
-    scenario("leader_exits", |o| expect_receipt(o, Some(5), false));
+    scenario("leader_exits", |o| {
+        expect_receipt(o, Some(5), false);
+        // The sweep TERMs what the leader left: its three sleeps at least.
+        let s = stop_of(o);
+        assert!(
+            s.reason == StopReason::Exit && s.harness_exited_by_itself,
+            "{}",
+            o.context()
+        );
+        assert!(
+            s.term_at.is_some() && s.reached_term >= 3,
+            "{}",
+            o.context()
+        );
+    });
 }
 
 #[test]
@@ -445,6 +493,48 @@ fn term_ignoring_processes_are_killed() {
     scenario("ignore_term", |o| {
         expect_receipt(o, Some(143), false);
         expect_no_job_noise(o);
+        // TERM did not suffice: KILL came once the grace period (1 s) was
+        // over, to the two that ignore TERM at least.
+        let s = stop_of(o);
+        assert_eq!(
+            (s.reason, s.signal.as_deref(), s.harness_exited_by_itself),
+            (StopReason::Signal, Some("TERM"), false),
+            "{}",
+            o.context()
+        );
+        let (term, kill) = (s.term_at.unwrap(), s.kill_at.unwrap());
+        assert!(kill > term, "{}", o.context());
+        assert!(
+            s.grace.unwrap() >= std::time::Duration::from_secs(1),
+            "{}",
+            o.context()
+        );
+        assert!(
+            s.reached_term >= 3 && s.reached_kill >= 2,
+            "{}",
+            o.context()
+        );
+        assert!(s.ended_at >= kill, "{}", o.context());
+    });
+}
+
+/// A harness whose orphan dies in the stop, under a PID 1 that never
+/// reaps: the zombie is listed in the receipt, and cleanup is confirmed
+/// (a zombie runs nothing).
+#[test]
+fn zombies_left_to_a_non_reaping_init_are_reported() {
+    let setup = Setup {
+        no_reaper: true,
+        ..Setup::default()
+    };
+    scenario_with("zombie", setup, |o| {
+        expect_receipt(o, Some(143), false);
+        let z = &o.receipt().zombies;
+        assert!(
+            !z.is_empty() && z.iter().all(|z| z.ppid == 1 && z.start_time > 0),
+            "{}",
+            o.context()
+        );
     });
 }
 
@@ -566,6 +656,22 @@ fn deadline_stops_a_long_sleep() {
             o.context()
         );
         expect_no_job_noise(o);
+        // return_code is the CLI's own status: 137 only when KILL ended it.
+        let s = stop_of(o);
+        assert_eq!(
+            (s.reason, s.signal.as_deref(), s.harness_exited_by_itself),
+            (StopReason::Deadline, None, false),
+            "{}",
+            o.context()
+        );
+        assert!(
+            s.term_at.is_some() && s.reached_term >= 1,
+            "{}",
+            o.context()
+        );
+        if r.return_code == Some(143) {
+            assert!(s.kill_at.is_none(), "{}", o.context());
+        }
     });
 }
 
@@ -1130,4 +1236,377 @@ fn cgroup_that_is_not_a_writable_v2_directory_is_refused_with_125() {
         "cgroup_that_is_not_a_writable_v2_directory_is_refused_with_125",
         &shells,
     );
+}
+
+/// What tests/fixtures/supervisor/forge.sh reported for one bash.
+struct Forged {
+    shell: String,
+    statuses: Vec<String>,
+    lines: Vec<String>,
+    raw: String,
+}
+
+impl Forged {
+    fn has(&self, line: &str) -> bool {
+        self.lines.iter().any(|l| l == line)
+    }
+
+    fn context(&self) -> String {
+        format!("[{}]\n{}", self.shell, self.raw)
+    }
+
+    /// Every --end-services run exited `want`, and the report ended.
+    fn expect_statuses(&self, want: &[&str]) {
+        assert_eq!(self.statuses, want, "{}", self.context());
+        assert!(self.has("END"), "{}", self.context());
+    }
+
+    /// `name` still runs and caught no signal; nothing hit the forger.
+    fn expect_untouched(&self, name: &str) {
+        assert!(self.has(&format!("ALIVE {name}")), "{}", self.context());
+        assert!(
+            !self.lines.iter().any(|l| l.starts_with("HIT ")),
+            "{}",
+            self.context()
+        );
+    }
+}
+
+/// Run forge.sh CASE under every bash (in a PID namespace of its own, as
+/// its PID 1, with `pid1`), in parallel.
+fn forge_all(case: &str, namespace: bool) -> Vec<Forged> {
+    let shells = common::bashes();
+    let out = std::thread::scope(|s| {
+        let handles: Vec<_> = shells
+            .iter()
+            .map(|shell| {
+                s.spawn(move || {
+                    let _slot = Slot::take();
+                    let dir = tempfile::tempdir().expect("tempdir");
+                    let mut c = Command::new("timeout");
+                    c.args(["-s", "KILL", "300"]);
+                    if namespace {
+                        c.args(["unshare", "--fork", "--pid", "--mount-proc", "--kill-child"]);
+                    }
+                    c.arg("bash")
+                        .arg(fixtures().join("forge.sh"))
+                        .arg(shell.program())
+                        .arg(supervisor())
+                        .arg(dir.path())
+                        .arg(case);
+                    let out = common::run(c);
+                    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+                    let err =
+                        std::fs::read_to_string(dir.path().join("sup.err")).unwrap_or_default();
+                    let lines: Vec<String> = stdout.lines().map(str::to_owned).collect();
+                    Forged {
+                        shell: shell.name.clone(),
+                        statuses: lines
+                            .iter()
+                            .filter_map(|l| l.strip_prefix("STATUS ").map(str::to_owned))
+                            .collect(),
+                        lines,
+                        raw: format!(
+                            "{stdout}--- supervisor stderr:\n{err}--- forge stderr:\n{}",
+                            String::from_utf8_lossy(&out.stderr)
+                        ),
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    common::report(&format!("forge {case}"), &shells);
+    out
+}
+
+/// Each forged receipt: every --end-services run exits `statuses`, and
+/// `untouched` victims run on without having seen any signal.
+fn forged_refused(case: &str, statuses: &[&str], untouched: &[&str]) {
+    if !common::require_root(case) {
+        return;
+    }
+    for f in forge_all(case, false) {
+        f.expect_statuses(statuses);
+        for v in untouched {
+            f.expect_untouched(v);
+        }
+    }
+}
+
+#[test]
+fn end_services_ends_a_marked_service_it_can_prove() {
+    if !common::require_root("end_services_good") {
+        return;
+    }
+    for f in forge_all("good", false) {
+        f.expect_statuses(&["0"]);
+        assert!(f.has("DEAD svc"), "{}", f.context());
+    }
+}
+
+#[test]
+fn end_services_refuses_a_process_without_the_marker() {
+    forged_refused("unmarked", &["2"], &["v"]);
+}
+
+#[test]
+fn end_services_refuses_a_marker_that_is_not_exactly_the_runs() {
+    forged_refused("wrong_marker", &["2", "2", "2"], &["v1", "v2", "v3"]);
+}
+
+#[test]
+fn end_services_refuses_services_without_a_marker() {
+    forged_refused("marker_null", &["2"], &["v"]);
+}
+
+#[test]
+fn end_services_decodes_an_escaped_marker_exactly() {
+    if !common::require_root("escaped_marker") {
+        return;
+    }
+    for f in forge_all("escaped_marker", false) {
+        f.expect_statuses(&["2", "0"]);
+        assert!(f.has("ALIVE v") && f.has("DEAD svc"), "{}", f.context());
+        assert!(
+            !f.lines.iter().any(|l| l.starts_with("HIT v ")),
+            "{}",
+            f.context()
+        );
+    }
+}
+
+#[test]
+fn end_services_refuses_pid_1_and_pid_0() {
+    forged_refused("pid1", &["2"], &[]);
+    forged_refused("pid0", &["2", "2", "2"], &[]);
+}
+
+#[test]
+fn end_services_refuses_pid_1_of_its_namespace() {
+    if !common::require_root("pid1_ns") {
+        return;
+    }
+    for f in forge_all("pid1_ns", true) {
+        f.expect_statuses(&["2"]);
+        assert!(
+            !f.lines.iter().any(|l| l.starts_with("NOTE not PID 1")),
+            "{}",
+            f.context()
+        );
+        assert!(
+            !f.lines.iter().any(|l| l.starts_with("HIT ")),
+            "{}",
+            f.context()
+        );
+    }
+}
+
+#[test]
+fn end_services_refuses_the_caller_and_its_ancestors() {
+    // Both carry the run's marker: only the caller rule protects them.
+    forged_refused("caller", &["2"], &[]);
+    forged_refused("parent", &["2"], &[]);
+}
+
+#[test]
+fn end_services_refuses_the_callers_group_and_session() {
+    forged_refused("group", &["2"], &["v"]);
+    forged_refused("session", &["2"], &["v"]);
+}
+
+#[test]
+fn end_services_refuses_a_whole_receipt_for_one_bad_entry() {
+    forged_refused("mixed", &["2"], &["svc"]);
+}
+
+#[test]
+fn end_services_refuses_every_truncation() {
+    if !common::require_root("truncated") {
+        return;
+    }
+    for f in forge_all("truncated", false) {
+        f.expect_statuses(&[]);
+        assert!(
+            !f.lines.iter().any(|l| l.starts_with("NOTE length")),
+            "a truncated receipt was not refused with 2: {}",
+            f.context()
+        );
+        assert!(
+            f.lines.iter().any(|l| l.starts_with("NOTE tried ")),
+            "{}",
+            f.context()
+        );
+        f.expect_untouched("svc");
+        f.expect_untouched("svc2");
+    }
+}
+
+#[test]
+fn end_services_refuses_other_layouts() {
+    // Pretty-printed, one line (the layout of older receipts), a services
+    // list hidden in an extra key, text after the end.
+    forged_refused("reformatted", &["2", "2", "2", "2"], &["svc"]);
+}
+
+#[test]
+fn end_services_refuses_what_is_not_a_regular_file_at_once() {
+    if !common::require_root("not_regular") {
+        return;
+    }
+    for f in forge_all("not_regular", false) {
+        // FIFO, link to a FIFO, directory, device, socket, missing.
+        f.expect_statuses(&["2", "2", "2", "2", "2", "2"]);
+        assert!(f.has("NOTE left as they were"), "{}", f.context());
+    }
+}
+
+#[test]
+fn end_services_reads_a_megabyte_receipt() {
+    if !common::require_root("big") {
+        return;
+    }
+    for f in forge_all("big", false) {
+        f.expect_statuses(&["0"]);
+        let took = f.lines.iter().find(|l| l.starts_with("NOTE read in"));
+        common::loud(&format!("{}: 1 MB receipt: {took:?}", f.shell));
+    }
+}
+
+/// What is at a receipt path, for the checks that it was left as it was.
+fn kind_of(path: &Path) -> String {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::symlink_metadata(path) {
+        Err(_) => "missing".into(),
+        Ok(m) if m.file_type().is_symlink() => {
+            format!("link to {}", std::fs::read_link(path).unwrap().display())
+        }
+        Ok(m) if m.file_type().is_fifo() => "fifo".into(),
+        Ok(m) if m.file_type().is_socket() => "socket".into(),
+        Ok(m) if m.file_type().is_char_device() => "char device".into(),
+        Ok(m) if m.is_dir() => "dir".into(),
+        Ok(_) => "file".into(),
+    }
+}
+
+/// A receipt path that is a FIFO, a device, a socket or a directory, or a
+/// link to one: refused at once with 2, the command never started, the
+/// path left as it was; a link to a regular file is replaced (the file it
+/// named is untouched); a FIFO the harness puts there during the run is
+/// refused at the end (2), not written into.
+#[test]
+fn receipt_targets_that_are_not_regular_files_are_refused_with_2() {
+    if !common::require_root("receipt_targets") {
+        return;
+    }
+    let shells = common::bashes();
+    for shell in &shells {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let started = d.join("started");
+        let run = |receipt: &Path, cmd: &[&str]| {
+            let mut c = Command::new("timeout");
+            c.args(["-s", "KILL", "60", shell.program()])
+                .arg(supervisor())
+                .arg("--receipt")
+                .arg(receipt)
+                .arg("--");
+            c.args(cmd);
+            common::run(c)
+        };
+        let mk = |args: &[&str]| {
+            let st = Command::new(args[0]).args(&args[1..]).status().unwrap();
+            assert!(st.success(), "{args:?}");
+        };
+        let p = |n: &str| d.join(n).to_str().unwrap().to_owned();
+        mk(&["mkfifo", &p("fifo")]);
+        mk(&["mknod", &p("null"), "c", "1", "3"]);
+        mk(&["mkdir", &p("dir")]);
+        mk(&[
+            "python3",
+            "-c",
+            "import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])",
+            &p("sock"),
+        ]);
+        for (link, to) in [
+            ("fifo_link", "fifo"),
+            ("null_link", "null"),
+            ("dir_link", "dir"),
+            ("sock_link", "sock"),
+        ] {
+            std::os::unix::fs::symlink(d.join(to), d.join(link)).unwrap();
+        }
+        let touch = ["touch", started.to_str().unwrap()];
+        for name in [
+            "fifo",
+            "null",
+            "dir",
+            "sock",
+            "fifo_link",
+            "null_link",
+            "dir_link",
+            "sock_link",
+        ] {
+            let target = d.join(name);
+            let before = kind_of(&target);
+            let out = run(&target, &touch);
+            let ctx = format!("{} {name}: {out:?}", shell.name);
+            assert_eq!(out.status.code(), Some(2), "{ctx}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(err.lines().count(), 1, "{ctx}");
+            assert!(err.contains("not a regular file"), "{ctx}");
+            assert_eq!(kind_of(&target), before, "{ctx}");
+            assert!(!started.exists(), "{ctx}: the command ran");
+        }
+        // A link to a regular file: replaced by the receipt, never written
+        // through; a dangling one likewise.
+        let victim = d.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&victim, d.join("file_link")).unwrap();
+        std::os::unix::fs::symlink(d.join("nowhere"), d.join("dangling")).unwrap();
+        for name in ["file_link", "dangling"] {
+            let out = run(&d.join(name), &["true"]);
+            let ctx = format!("{} {name}: {out:?}", shell.name);
+            assert_eq!(out.status.code(), Some(0), "{ctx}");
+            assert_eq!(kind_of(&d.join(name)), "file", "{ctx}");
+            CleanupReceipt::from_file(&d.join(name)).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        }
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(!d.join("nowhere").exists());
+        // The harness makes the receipt path a FIFO while it runs.
+        let late = d.join("late.json");
+        let out = run(&late, &["mkfifo", late.to_str().unwrap()]);
+        let ctx = format!("{} late FIFO: {out:?}", shell.name);
+        assert_eq!(out.status.code(), Some(2), "{ctx}");
+        assert_eq!(kind_of(&late), "fifo", "{ctx}");
+        // Nothing else was left in the directory: no temporary file.
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "dangling",
+                "dir",
+                "dir_link",
+                "fifo",
+                "fifo_link",
+                "file_link",
+                "late.json",
+                "null",
+                "null_link",
+                "sock",
+                "sock_link",
+                "victim"
+            ],
+            "{}",
+            shell.name
+        );
+    }
+    common::report("receipt_targets", &shells);
 }
