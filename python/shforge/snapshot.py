@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Literal, Optional
 
 from . import _cli
 from ._files import StrPath
@@ -16,14 +16,15 @@ def snapshot(
     *,
     db: Optional[StrPath] = None,
     dir: Optional[StrPath] = None,
-    format: Optional[str] = None,
+    format: Literal["json", "atif"] = "json",
 ) -> Dict[str, Any]:
     """A harness's session data, copied out of the sandbox, as one JSON
     document (``{"harness", "sessions", "summary"}``).
 
     Give ``db`` for opencode and kilo (``FILE-wal`` beside it is read too),
-    ``dir`` for claude-code, pi and codex. ``format`` is passed on as
-    ``--format`` when given (for a CLI that has other formats). No session
+    ``dir`` for claude-code, pi and codex. ``format="atif"`` asks for an
+    ATIF trajectory instead (``--format atif``; a CLI without that option
+    refuses it with exit 2, :class:`~shforge.errors.UsageError`). No session
     data raises :class:`~shforge.errors.NoSessionDataError` (code 1);
     unreadable or foreign input :class:`~shforge.errors.UsageError` (code 2).
     """
@@ -31,7 +32,9 @@ def snapshot(
         raise UsageError("shforge: snapshot needs exactly one of db and dir", 2)
     args = ["snapshot", kind]
     args += ["--db", str(db)] if db is not None else ["--dir", str(dir)]
-    if format is not None:
+    if format != "json":
+        # Only when asked: "json" is the default of every CLI, with or
+        # without --format.
         args.append(f"--format={format}")
     doc = json.loads(_cli.run(args))
     assert isinstance(doc, dict)

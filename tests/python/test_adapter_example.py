@@ -112,6 +112,9 @@ def rollout(work: Path, prompt_token: str) -> Rollout:
         receipt = shforge.read_receipt(receipt_path)
         assert session.capture.kind == "codex" and session.capture.dir is not None
         doc = shforge.snapshot(session.capture.kind, dir=session.capture.dir)
+        if cli_has_atif():
+            trajectory = shforge.snapshot(session.capture.kind, dir=session.capture.dir, format="atif")
+            assert str(trajectory["schema_version"]).startswith("ATIF-"), trajectory
 
         # 6. End whatever services the run left (none expected).
         end = subprocess.run(
@@ -129,6 +132,14 @@ def rollout(work: Path, prompt_token: str) -> Rollout:
         end_services_exit=end.returncode,
         marker=marker,
     )
+
+
+def cli_has_atif() -> bool:
+    """``shforge snapshot --format atif`` exists in the installed CLI."""
+    help_text = subprocess.run(
+        [str(shforge.binary()), "snapshot", "--help"], capture_output=True, check=True
+    ).stdout.decode()
+    return "--format" in help_text
 
 
 def marked_processes(marker: str) -> List[int]:

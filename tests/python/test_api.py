@@ -190,6 +190,11 @@ def test_snapshot_codes(tmp_path: Path) -> None:
     assert usage.value.code == 2
     with pytest.raises(shforge.UsageError):
         shforge.snapshot("codex")
+    # With --format in the CLI: no session data either way (1); without it,
+    # clap's refusal of the option (2). Never a Python-side failure.
+    has_format = b"--format" in cli("snapshot", "--help").stdout
+    with pytest.raises(shforge.NoSessionDataError if has_format else shforge.UsageError):
+        shforge.snapshot("codex", dir=tmp_path, format="atif")
 
 
 def test_installer_from_a_spec(tmp_path: Path) -> None:
