@@ -131,6 +131,60 @@ enum Command {
     },
     /// Write a harness session dir (params.sh, config, isolated dirs, capture.json).
     Harness(Box<HarnessArgs>),
+    /// Print the supervised launch argv of COMMAND as a JSON array.
+    Launch(Box<LaunchArgs>),
+    /// Print the argv that ends a receipt's preserved services as a JSON array.
+    EndServicesArgv {
+        /// process_supervisor.sh, as a path inside the sandbox.
+        #[arg(long)]
+        supervisor: String,
+        /// The receipt, as a path inside the sandbox.
+        #[arg(long)]
+        receipt: String,
+        /// Seconds between TERM and KILL (default: the script's 5).
+        #[arg(long, value_parser = seconds)]
+        grace: Option<std::time::Duration>,
+        /// The bash to run the supervisor with.
+        #[arg(long, default_value = "bash")]
+        bash: String,
+    },
+    /// Print a cleanup receipt validated and normalised as JSON (exit 2 when it is not one).
+    Receipt {
+        /// The receipt file (at most 16 MiB).
+        file: PathBuf,
+    },
+}
+
+/// `shforge launch --supervisor PATH --receipt R ... -- COMMAND...`
+#[derive(clap::Args)]
+struct LaunchArgs {
+    /// process_supervisor.sh, as a path inside the sandbox.
+    #[arg(long)]
+    supervisor: String,
+    /// Where the supervisor writes its receipt (inside the sandbox).
+    #[arg(long)]
+    receipt: String,
+    /// Seconds from launch to the stop (fixed point, rounded down to 0.01).
+    #[arg(long, value_parser = seconds)]
+    deadline: Option<std::time::Duration>,
+    /// Seconds between TERM and KILL (default: the script's 5).
+    #[arg(long, value_parser = seconds)]
+    grace: Option<std::time::Duration>,
+    /// Marker token (default: the supervisor makes a fresh one).
+    #[arg(long)]
+    marker: Option<String>,
+    /// A writable cgroup v2 directory (absolute), or none for /proc scanning only.
+    #[arg(long)]
+    cgroup: Option<String>,
+    /// pids.max of the harness's cgroup (needs --cgroup DIR).
+    #[arg(long)]
+    max_procs: Option<u32>,
+    /// The bash to run the supervisor with.
+    #[arg(long, default_value = "bash")]
+    bash: String,
+    /// The command to supervise.
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
 }
 
 /// `shforge harness NAME ...`
@@ -308,6 +362,26 @@ fn run(command: Command) -> Result<u8> {
             })? {}
         }
         Command::Harness(args) => harness(*args),
+        Command::Launch(args) => launch(*args),
+        Command::EndServicesArgv {
+            supervisor,
+            receipt,
+            grace,
+            bash,
+        } => {
+            let argv = shforge::host::end_services_launch(&supervisor, &bash, &receipt, grace)
+                .map_err(|e| Usage(e.to_string()))?;
+            print_json(&argv)
+        }
+        Command::Receipt { file } => {
+            use shforge::host::ReceiptError;
+            // The I/O error names the file itself; a parse error does not.
+            let receipt = shforge::host::CleanupReceipt::from_file(&file).map_err(|e| match e {
+                ReceiptError::Io { .. } => Usage(e.to_string()),
+                ReceiptError::Json(_) => Usage(format!("{}: {e}", file.display())),
+            })?;
+            print_json(&receipt)
+        }
         Command::Smoke {
             names,
             artifacts,
@@ -316,6 +390,52 @@ fn run(command: Command) -> Result<u8> {
             root,
         } => smoke(names, artifacts, work, bash, root),
     }
+}
+
+fn launch(a: LaunchArgs) -> Result<u8> {
+    use shforge::host::{CgroupChoice, SupervisorOptions};
+    let opts = SupervisorOptions {
+        receipt: a.receipt,
+        deadline: a.deadline,
+        grace: a.grace,
+        marker: a.marker,
+        bash: a.bash,
+        cgroup: a.cgroup.map(|c| match c.as_str() {
+            "none" => CgroupChoice::Off,
+            _ => CgroupChoice::Dir(c),
+        }),
+        max_procs: a.max_procs,
+    };
+    let argv = shforge::host::supervised_launch(&a.supervisor, &opts, &a.command)
+        .map_err(|e| Usage(e.to_string()))?;
+    print_json(&argv)
+}
+
+/// One JSON document and a newline on standard output.
+fn print_json<T: serde::Serialize>(value: &T) -> Result<u8> {
+    use std::io::Write as _;
+    let mut text = serde_json::to_vec(value)?;
+    text.push(b'\n');
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(&text)
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
+    Ok(0)
+}
+
+/// A duration in seconds as the supervisor takes it: a non-negative decimal
+/// (`1.5`, `30`), at most a day's worth of years so the fixed point fits.
+fn seconds(text: &str) -> Result<std::time::Duration, String> {
+    let bad = || format!("{text:?} is not a number of seconds (e.g. 1.5)");
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(bad());
+    }
+    let secs: f64 = text.parse().map_err(|_| bad())?;
+    std::time::Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| d.as_secs() <= 100 * 365 * 86_400)
+        .ok_or_else(bad)
 }
 
 fn smoke(

@@ -1,0 +1,60 @@
+#!/bin/sh
+# The Python wheel (issue 25): build it with maturin from this checkout,
+# install it into a fresh venv and run tests/python and a type checker
+# against the installed package, with no Rust toolchain on PATH after the
+# build. Usage: sh .ci/python-wheel.sh [PYTHON] (default python3).
+# Work dir: $SHFORGE_WHEEL_WORK, default $TMPDIR/shforge-python-wheel; the
+# build venv (maturin) is kept in /var/cache/shforge/python-build between runs.
+set -eu
+cd "$(dirname "$0")/.."
+checkout=$(pwd -P)
+python=${1:-python3}
+work=${SHFORGE_WHEEL_WORK:-${TMPDIR:-/tmp}/shforge-python-wheel}
+build_venv=${SHFORGE_WHEEL_BUILD_VENV:-/var/cache/shforge/python-build}
+
+if ! [ -x "$build_venv/bin/maturin" ]; then
+    "$python" -m venv "$build_venv"
+    "$build_venv/bin/pip" install --quiet 'maturin>=1.5,<2'
+fi
+
+# The package ships generated/ as it is committed: copy it in (the copy is
+# git-ignored) and check it against manifest.json before building.
+rm -rf python/shforge/scripts
+cp -R generated python/shforge/scripts
+(cd python/shforge/scripts && "$python" -c '
+import hashlib, json, sys
+files = json.load(open("manifest.json"))["files"]
+bad = [f["file"] for f in files if hashlib.sha256(open(f["file"], "rb").read()).hexdigest() != f["sha256"]]
+sys.exit(f"python-wheel.sh: generated/ differs from its manifest.json: {bad}" if bad else 0)
+')
+
+rm -rf "$work"
+mkdir -p "$work"
+build_start=$(date +%s)
+"$build_venv/bin/maturin" build --release --out "$work/dist"
+echo "wheel build: $(( $(date +%s) - build_start )) s"
+set -- "$work"/dist/shforge-*.whl
+[ "$#" -eq 1 ] && [ -f "$1" ] || {
+    echo "python-wheel.sh: expected one wheel in $work/dist" >&2
+    exit 1
+}
+wheel=$1
+echo "wheel: $(basename "$wheel"), $(wc -c < "$wheel") bytes"
+
+# A fresh venv; from here on no cargo or rustc is reachable.
+"$python" -m venv "$work/venv"
+"$work/venv/bin/pip" install --quiet "$wheel" pytest mypy
+PATH=$work/venv/bin:/usr/local/bin:/usr/bin:/bin
+export PATH
+unset CARGO RUSTUP_HOME CARGO_HOME RUSTC
+if command -v cargo >/dev/null 2>&1 || command -v rustc >/dev/null 2>&1; then
+    echo "python-wheel.sh: a Rust toolchain is still on PATH" >&2
+    exit 1
+fi
+# Outside the checkout, so that python/ can never shadow the installed package.
+cd "$work"
+"$work/venv/bin/python" -X importtime -c 'import shforge' 2> importtime.txt
+echo "import shforge: $(awk -F'|' '$3 ~ / shforge$/ {gsub(/ /, "", $2); print $2}' importtime.txt) us cumulative"
+"$work/venv/bin/mypy" --strict --no-incremental -p shforge
+"$work/venv/bin/mypy" --strict --no-incremental "$checkout/tests/python"
+"$work/venv/bin/python" -m pytest -p no:cacheprovider -ra "$checkout/tests/python"

@@ -1,0 +1,87 @@
+"""Harness session dirs (``shforge harness``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Optional
+
+from . import _cli
+from ._files import StrPath
+
+#: The shipped harness profiles.
+HarnessName = Literal["claude-code", "opencode", "kilo", "pi", "openclaw", "codex"]
+#: The model APIs a profile may speak.
+Api = Literal["chat", "responses", "anthropic"]
+#: ``events``: timestamped stdout and stderr in events.log; ``direct``: stdout.log.
+Mode = Literal["direct", "events"]
+#: What ``shforge snapshot`` reads.
+SnapshotKind = Literal["opencode", "kilo", "claude-code", "pi", "codex"]
+
+
+@dataclass(frozen=True)
+class Capture:
+    """Where the harness leaves its session data (``capture.json``), as
+    paths inside the sandbox: exactly one of ``db`` and ``dir`` is set."""
+
+    harness: str
+    kind: Optional[SnapshotKind]
+    """The ``shforge snapshot`` kind; None when there is no reader (openclaw)."""
+    db: Optional[str] = None
+    dir: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Session:
+    """A session dir written on the host, to be placed at ``session_dir``."""
+
+    path: Path
+    """The host directory written."""
+    session_dir: str
+    """Where it must sit inside the sandbox."""
+    capture: Capture
+
+    @property
+    def params(self) -> str:
+        """``params.sh`` inside the sandbox: the runner's one argument."""
+        return f"{self.session_dir.rstrip('/')}/params.sh"
+
+
+def write_session(
+    harness: HarnessName,
+    out: StrPath,
+    *,
+    session_dir: str,
+    workdir: str,
+    entry: str,
+    base_url: str,
+    model: str,
+    prompt: str,
+    api: Optional[Api] = None,
+    api_key_env: Optional[str] = None,
+    mode: Mode = "events",
+) -> Session:
+    """Write the session dir of one rollout into ``out`` (absent or empty;
+    written whole or not at all): params.sh, the harness's config, isolated
+    HOME/TMPDIR/XDG dirs, prompt.txt and capture.json.
+
+    ``session_dir`` and ``workdir`` are absolute paths inside the sandbox,
+    ``entry`` the installer's last line, ``base_url`` the model server's
+    root. The prompt goes through a pipe, never argv. The API key is never
+    written: ``api_key_env`` names the variable carrying it in the sandbox.
+    Bad input raises :class:`~shforge.errors.UsageError` (code 2).
+    """
+    args = ["harness", harness, "--out", str(out), f"--session-dir={session_dir}"]
+    args += [f"--workdir={workdir}", f"--entry={entry}", f"--base-url={base_url}"]
+    args += [f"--model={model}", f"--mode={mode}", "--prompt-file", "-"]
+    if api is not None:
+        args.append(f"--api={api}")
+    if api_key_env is not None:
+        args.append(f"--api-key-env={api_key_env}")
+    _cli.run(args, stdin=prompt.encode("utf-8"))
+    doc = json.loads((Path(out) / "capture.json").read_text(encoding="utf-8"))
+    capture = Capture(
+        harness=doc["harness"], kind=doc["kind"], db=doc.get("db"), dir=doc.get("dir")
+    )
+    return Session(path=Path(out), session_dir=session_dir, capture=capture)
