@@ -30,3 +30,4 @@ mod snapshot;
 mod spec_numbers;
 mod supervisor;
 mod templates;
+mod tidy;

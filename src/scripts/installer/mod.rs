@@ -6,7 +6,7 @@
 //! * [`template`] — rendering; the [`crate::script::Script`] impls of an
 //!   [`Installer`] and of [`FromSpec`] are in `script.rs`.
 //!
-//! The five harness specs live in `installers/NAME.toml`, are compiled in
+//! The six harness specs live in `installers/NAME.toml`, are compiled in
 //! here and generated to `generated/installers/NAME.sh`.
 
 pub mod builder;

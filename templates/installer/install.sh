@@ -1,0 +1,143 @@
+# cleanup: the EXIT trap. Removes what was staged and gives the lock up.
+# shellcheck disable=SC2317 # reached through the EXIT trap
+cleanup() {
+    if [ -n "$stage" ]; then
+        rm -rf "$stage"
+    fi
+    if [ -n "$check_home" ]; then
+        rm -rf "$check_home"
+    fi
+    if [ -n "$old" ]; then
+        # A failed swap puts the previous install back; a finished one drops it.
+        if [ ! -e "$final" ]; then
+            mv "$old" "$final" 2>/dev/null
+        fi
+        rm -rf "$old"
+    fi
+    lock_release
+}
+
+# remove_leftovers: staging and swap directories of installers that died.
+# Only called while holding the lock, so none of them is in use; a check
+# home is made without the lock, so only a dead owner's is removed.
+remove_leftovers() {
+    local d
+    for d in "$prefix/.$name-$version.stage."* "$prefix/.$name-$version.old."* \
+        "$prefix/.$name-$version.check."*; do
+        if [ -e "$d" ] || [ -L "$d" ]; then
+            case $d in
+                *.check.*) ! kill -0 "${d##*.}" 2>/dev/null || continue ;;
+            esac
+            say "removing the leftover ${d##*/}"
+            rm -rf "$d"
+        fi
+    done
+}
+
+# file_size FILE: sets REPLY to the size of FILE in bytes.
+file_size() {
+    REPLY=$(exec 9>&-; exec wc -c < "$1") || REPLY=
+    REPLY=${REPLY//[!0-9]/}
+}
+
+# obtain I FILE: copy or download artifact I to FILE, or exit 4. An artifact
+# with a size in its spec is refused past that size, and a download stops
+# there.
+obtain() {
+    local path=${art_path[$1]} max=${art_size[$1]} rc=0
+    if [ -n "$source_dir" ]; then
+        [ -f "$source_dir/$path" ] || die 4 "artifact $path is not in $source_dir"
+        if [ -n "$max" ]; then
+            file_size "$source_dir/$path"
+            if [ -z "$REPLY" ] || [ "$REPLY" -gt "$max" ]; then
+                die 4 "artifact $path in $source_dir is ${REPLY:-?} bytes, more than the $max of its spec"
+            fi
+        fi
+        cp "$source_dir/$path" "$2" 9>&- || die 4 "cannot copy $source_dir/$path"
+    else
+        say "downloading $base_url/$path"
+        download "$base_url/$path" "$2" "$max" || rc=$?
+        case $rc in
+            0) ;;
+            3) die 4 "download of $base_url/$path stopped: more than the $max bytes of its spec" ;;
+            *) die 4 "download of $base_url/$path failed" ;;
+        esac
+    fi
+}
+
+# write_launcher: the small sh script that starts the entry with its
+# runtime. Its path must be free (an artifact's file or link there is
+# refused), and it is created new (noclobber: O_EXCL), never written through
+# a link.
+write_launcher() {
+    [ -n "$launcher_path" ] || return 0
+    unpack_what="the launcher $launcher_path"
+    case $launcher_path in
+        */*) stage_mkdir "${launcher_path%/*}" ;;
+    esac
+    if [ -e "$inst/$launcher_path" ] || [ -L "$inst/$launcher_path" ]; then
+        unpack_refuse "$launcher_path is already in the install (from an artifact)"
+    fi
+    set -C
+    if ! printf '%s' "$launcher_text" > "$inst/$launcher_path"; then
+        set +C
+        return 1
+    fi
+    set +C
+    chmod 755 "$inst/$launcher_path" 9>&-
+}
+
+# install_fresh: stage, verify and unpack every selected artifact, check the
+# entry, then swap the install into place with one rename. The stage holds
+# the install root (root/), the downloads, the unpacking area and the entry
+# check's home, so nothing of the installer's own is ever inside the root.
+install_fresh() {
+    local k=0 i file
+    remove_leftovers
+    stage=$prefix/.$name-$version.stage.$$
+    inst=$stage/root
+    mkdir "$stage" 9>&- || die 4 "cannot create $stage"
+    mkdir "$inst" "$stage/download" 9>&- || die 4 "cannot populate $stage"
+    mkdir -m 700 "$stage/home" "$stage/home/tmp" 9>&- || die 4 "cannot populate $stage"
+    while [ "$k" -lt "$selected_count" ]; do
+        i=${selected[$k]}
+        unpack_what=${art_path[$i]}
+        file=$stage/download/$i
+        obtain "$i" "$file"
+        verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
+        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"
+        rm -f "$file"
+        k=$((k + 1))
+    done
+    write_launcher || die 6 "cannot write the launcher $launcher_path"
+    if [ "$use_private" -eq 1 ]; then
+        # The prepared programs hold absolute paths of the final place and
+        # run only there: checked right after the rename, taken back if bad.
+        relocate_selected "$inst"
+        put_in_place
+        if ! entry_ok "$final" "$stage/home"; then
+            mv "$final" "$stage/failed" 2>/dev/null || rm -rf "$final"
+            die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect' (with the private glibc runtime)"
+        fi
+    else
+        entry_ok "$inst" "$stage/home" || die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect'"
+        put_in_place
+    fi
+    rm -rf "$stage"
+    stage=
+    if [ -n "$old" ]; then
+        rm -rf "$old"
+        old=
+    fi
+}
+
+# put_in_place: the staged install becomes final (a broken one there is
+# moved aside first, and put back by cleanup when this run fails).
+put_in_place() {
+    if [ -e "$final" ] || [ -L "$final" ]; then
+        say "replacing $final: its entry check fails"
+        old=$prefix/.$name-$version.old.$$
+        mv "$final" "$old" || die 4 "cannot move the broken $final aside"
+    fi
+    mv "$inst" "$final" || die 4 "cannot rename $inst to $final"
+}
