@@ -313,10 +313,9 @@ fn install(
     let needed = artifacts::needed(&spec, system);
     if needed.is_empty() {
         return Err(format!(
-            "{h} has no artifact for {} with {}{}",
+            "{h} has no artifact for {} with {}",
             std::env::consts::ARCH,
-            libc_name(system),
-            expected_until_runtime(sandbox)
+            libc_name(system)
         ));
     }
     artifacts::ensure(&needed, &opts.artifacts, work, say)?;
@@ -353,14 +352,8 @@ fn install(
         times.push(start.elapsed());
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
-            // Exit 7: a musl library the image lacks and cannot add (no apk).
-            let expected = if out.status.code() == Some(7) {
-                expected_until_runtime(sandbox)
-            } else {
-                ""
-            };
             return Err(format!(
-                "installer ({round}) exit {:?}: {}{expected}",
+                "installer ({round}) exit {:?}: {}",
                 out.status.code(),
                 err.lines().last().unwrap_or("")
             ));
@@ -384,18 +377,6 @@ fn libc_name(system: &Path) -> &'static str {
         "musl"
     } else {
         "glibc"
-    }
-}
-
-/// The mark on an install failure that only the private glibc runtime of
-/// issue 21 can fix: in a musl root, a harness without a musl artifact, or
-/// whose musl build needs libraries the image lacks. Empty elsewhere, where
-/// such a failure is a plain failure.
-fn expected_until_runtime(sandbox: &Sandbox) -> &'static str {
-    if sandbox.in_root() && crate::musl::system_is_musl(sandbox.system()) {
-        " [EXPECTED until the private glibc runtime lands]"
-    } else {
-        ""
     }
 }
 
