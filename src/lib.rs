@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! shforge: generate the portable shell runtime that AI coding-agent
 //! harnesses run under inside task sandboxes.
 //!
@@ -28,6 +29,29 @@
 //! * [`files`] — every output written atomically and never through a link,
 //!   every input bounded.
 //!
+//! # The front door
+//!
+//! What an adapter uses around one rollout is re-exported here: quoting
+//! ([`quote`], [`Raw`]), names, [`shell_assignments`] and [`RunnerParams`],
+//! [`BootstrapBuilder`], [`Installer`], the supervised launch
+//! ([`supervised_launch`], [`SupervisorOptions`], [`CleanupReceipt`]), a
+//! harness session ([`SessionSpec`]) and, with the `snapshot` feature,
+//! [`snapshot_db`]/[`snapshot_dir`].
+//!
+//! ```
+//! use std::time::Duration;
+//! use shforge::{RunnerParams, SupervisorOptions, supervised_launch};
+//!
+//! let params = RunnerParams::events(["opencode", "run"], "/s/events.log")
+//!     .cwd("/task")
+//!     .render()?;
+//! assert!(params.as_str().contains("RUNNER_MODE='events'"));
+//! let opts = SupervisorOptions::new("/s/receipt.json").deadline(Duration::from_secs(600));
+//! let argv = supervised_launch("/s/process_supervisor.sh", &opts, &["bash", "/s/harness_runner.sh", "/s/params.sh"])?;
+//! assert_eq!(argv[0], "env");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Cargo features
 //!
 //! `cli` (the default) builds the `shforge` command and everything below.
@@ -39,12 +63,12 @@
 
 pub mod catalog;
 pub mod dialect;
-pub mod diff;
+mod diff;
 pub mod files;
 pub mod generate;
 pub mod harness;
 pub mod host;
-pub mod lex;
+mod lex;
 #[cfg(feature = "fake-model-server")]
 pub mod model_server;
 pub mod musl;
@@ -63,6 +87,39 @@ pub mod template_lint;
 /// The installer API adapters use (`shforge::installer::Installer`); the
 /// module lives with the other scripts in [`scripts::installer`].
 pub use scripts::installer;
+
+// ---- The front door ----------------------------------------------------
+// What an adapter uses around one rollout, at the crate root; the modules
+// above hold the rest (and the command line's own machinery).
+
+/// Quoting: one shell word per value; shell code is its own type.
+pub use quote::{QuoteError, Raw, Value, Word, quote, quote_value};
+/// Checked names.
+pub use names::{NameError, PkgName, RelPath, VarName};
+/// Parameter files for the runner.
+pub use params::{ParamsError, shell_assignments};
+/// The runner's parameters, typed.
+pub use scripts::runner::{RunnerParams, RunnerParamsError};
+/// The bootstrap, with an adapter's needs baked in.
+pub use scripts::bootstrap::{BootstrapBuilder, BootstrapError};
+/// Installers from a builder or a spec.
+pub use scripts::installer::{Installer, InstallerBuilder, InstallerSpec};
+/// The supervised launch and what the supervisor leaves behind.
+pub use host::{
+    CgroupChoice, CleanupReceipt, ReceiptError, StopReport, SupervisorOptions, end_services_launch,
+    supervised_launch, supervised_launch_line,
+};
+/// A harness session dir for one rollout.
+pub use harness::{Api, Harness, HarnessError, Mode, Session, SessionSpec};
+/// Every generated file, whoever builds it.
+pub use generate::{GenerateError, Output, finish};
+/// The trait every generated script implements.
+pub use script::Script;
+/// Bounded inputs and safe outputs.
+pub use files::{Bound, FileError};
+/// A harness's session data as one document.
+#[cfg(feature = "snapshot")]
+pub use snapshot::{Kind as SnapshotKind, Snapshot, SnapshotError, snapshot_db, snapshot_dir};
 
 // Lets `askama.toml` name the escaper as `::shforge::quote::ShEscaper`, a path
 // that resolves both inside this crate and in its tests and users.

@@ -395,6 +395,7 @@ mod tests {
 /// askama filters for shell templates. `{{ code|raw }}` is the only way to
 /// print unquoted text, and it only takes shell code: [`Raw`], or an unsigned
 /// integer (digits are always safe code, e.g. an array index).
+#[allow(missing_docs)] // askama's filter_fn adds a builder type and method of its own
 pub mod filters {
     use super::Raw;
     use askama::filters::Safe;
@@ -438,7 +439,7 @@ pub mod filters {
         }
     }
 
-    /// Print shell code as it is.
+    /// Print shell code as it is: the one filter templates may use.
     #[askama::filter_fn]
     pub fn raw<T: ShellCode>(code: T, _: &dyn askama::Values) -> askama::Result<Safe<String>> {
         Ok(Safe(code.shell_code()))

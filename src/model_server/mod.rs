@@ -27,15 +27,15 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
-pub mod anthropic;
-pub mod chat;
+mod anthropic;
+mod chat;
 pub mod cli;
 pub mod decide;
-pub mod fail;
-pub mod gemini;
-pub mod http;
-pub mod responses;
-pub mod wire;
+mod fail;
+mod gemini;
+mod http;
+mod responses;
+mod wire;
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};

@@ -185,7 +185,7 @@ impl BootstrapBuilder {
     }
 
     /// The askama template with every value checked.
-    pub fn template(&self) -> Result<BootstrapTemplate, BootstrapError> {
+    pub(crate) fn view(&self) -> Result<BootstrapTemplate, BootstrapError> {
         let values = |v: &[String]| -> Result<Vec<Value>, QuoteError> {
             v.iter().map(|s| Value::new(s.as_str())).collect()
         };
@@ -222,7 +222,7 @@ impl BootstrapBuilder {
 
     /// The script body (without the generated header).
     pub fn render(&self) -> Result<String, RenderError> {
-        let t = self.template().map_err(|e| RenderError::Other {
+        let t = self.view().map_err(|e| RenderError::Other {
             template: TEMPLATE.to_owned(),
             message: e.to_string(),
         })?;
@@ -238,7 +238,7 @@ impl BootstrapBuilder {
 /// One arm of the script's `package_for` case: commands whose package name
 /// differs from the command under some manager, and which share one mapping.
 #[derive(Debug, Clone)]
-pub struct PackageArm {
+pub(crate) struct PackageArm {
     /// The commands (several when they map to the same packages).
     pub commands: Vec<Value>,
     /// The package, when every manager calls it the same.
@@ -249,7 +249,7 @@ pub struct PackageArm {
 
 /// A package manager and the package it installs for a command.
 #[derive(Debug, Clone)]
-pub struct PackageRow {
+pub(crate) struct PackageRow {
     /// The manager's command name.
     pub manager: Value,
     /// The package.
@@ -258,7 +258,7 @@ pub struct PackageRow {
 
 /// One musl library: name, shared object, Alpine package.
 #[derive(Debug, Clone)]
-pub struct MuslArm {
+pub(crate) struct MuslArm {
     /// `libstdc++`.
     pub name: Value,
     /// `libstdc++.so.6`.
@@ -315,7 +315,7 @@ fn package_arms() -> Result<Vec<PackageArm>, QuoteError> {
 /// The template of `bootstrap.sh`.
 #[derive(askama::Template)]
 #[template(path = "bootstrap.sh")]
-pub struct BootstrapTemplate {
+pub(crate) struct BootstrapTemplate {
     /// The manager names in precedence order, blank-separated.
     pub package_managers: Value,
     /// The musl library names, blank-separated (for messages).

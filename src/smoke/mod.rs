@@ -25,9 +25,9 @@
 //! for OpenClaw (its write tool is confined to `--cwd`) and Codex (it has
 //! no write tool).
 
-pub mod artifacts;
-pub mod checks;
-pub mod sandbox;
+mod artifacts;
+mod checks;
+mod sandbox;
 pub mod table;
 
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@
 pub mod builder;
 mod script;
 pub mod spec;
-pub mod template;
+mod template;
 
 pub use builder::{
     Artifact, Installer, InstallerBuilder, Launcher, Libc, Relocation, Runtime, SpecError, Unpack,
