@@ -927,7 +927,9 @@ owner_alive() {
 # only a moment: one more second makes the wait at least the timeout asked
 # for (and at most one second longer).
 lock_deadline() {
-    local whole=${1%%.*}
+    # 10#: digits with a leading zero are decimal here (08 is 8 s, not an
+    # octal error); the caller allows at most 9 of them.
+    local whole=$((10#${1%%.*}))
     case $1 in
         *.*[1-9]*) whole=$((whole + 1)) ;;
     esac
@@ -1369,7 +1371,9 @@ usage_error() {
 
 # parse_args ARG...: set prefix, source_dir or base_url, and lock_timeout.
 parse_args() {
-    local re='^[0-9]+([.][0-9]+)?$'
+    # At most 9 whole digits: the lock's deadline is bash arithmetic, and
+    # 20 digits would wrap silently (read as base 10 there, 010 is 10 s).
+    local re='^[0-9]{1,9}([.][0-9]+)?$'
     while [ "$#" -gt 0 ]; do
         case $1 in
             --prefix | --source-dir | --base-url | --lock-timeout | --glibc-runtime)
@@ -1397,7 +1401,7 @@ parse_args() {
     if [ -z "$source_dir" ] && [ -z "$base_url" ]; then
         usage_error "one of --source-dir or --base-url is required"
     fi
-    [[ $lock_timeout =~ $re ]] || usage_error "--lock-timeout wants seconds, not $lock_timeout"
+    [[ $lock_timeout =~ $re ]] || usage_error "--lock-timeout wants seconds (at most 9 whole digits), not $lock_timeout"
     case $glibc_runtime in
         auto | private | image) ;;
         *) usage_error "--glibc-runtime wants auto, private or image, not $glibc_runtime" ;;

@@ -52,7 +52,9 @@ owner_alive() {
 # only a moment: one more second makes the wait at least the timeout asked
 # for (and at most one second longer).
 lock_deadline() {
-    local whole=${1%%.*}
+    # 10#: digits with a leading zero are decimal here (08 is 8 s, not an
+    # octal error); the caller allows at most 9 of them.
+    local whole=$((10#${1%%.*}))
     case $1 in
         *.*[1-9]*) whole=$((whole + 1)) ;;
     esac

@@ -17,6 +17,7 @@ mod hook;
 mod hostile_files;
 mod installer;
 mod lint;
+mod lock_timeout;
 mod matrix;
 mod model_server;
 mod params_cli;
