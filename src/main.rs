@@ -263,6 +263,8 @@ fn exit_code(err: &anyhow::Error) -> u8 {
         e.exit_code()
     } else if let Some(e) = err.downcast_ref::<shforge::smoke::SmokeError>() {
         e.exit_code()
+    } else if let Some(e) = err.downcast_ref::<shforge::harness::HarnessError>() {
+        e.exit_code()
     } else {
         1
     }
@@ -474,14 +476,7 @@ fn smoke(
 }
 
 fn harness(a: HarnessArgs) -> Result<u8> {
-    use shforge::harness::{HarnessError, SessionSpec};
-    let usage = |e: HarnessError| -> anyhow::Error {
-        if e.is_usage() {
-            Usage(e.to_string()).into()
-        } else {
-            e.into()
-        }
-    };
+    use shforge::harness::SessionSpec;
     let prompt = match (a.prompt, a.prompt_file) {
         (Some(p), _) => p,
         (None, Some(file)) => files::read_text_or_stdin(&file, Bound::PROMPT)?,
@@ -500,8 +495,7 @@ fn harness(a: HarnessArgs) -> Result<u8> {
                 .into()
         }
         (Some(name), None) => name
-            .parse::<shforge::harness::Harness>()
-            .map_err(usage)?
+            .parse::<shforge::harness::Harness>()?
             .into(),
         (None, None) => unreachable!("clap requires NAME or --spec"),
     };
@@ -512,18 +506,13 @@ fn harness(a: HarnessArgs) -> Result<u8> {
         entry: a.entry,
         base_url: a.base_url,
         model: a.model,
-        api: a
-            .api
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(usage)?,
+        api: a.api.as_deref().map(str::parse).transpose()?,
         api_key_env: a.api_key_env,
-        mode: a.mode.parse().map_err(usage)?,
+        mode: a.mode.parse()?,
         prompt,
     };
-    let session = spec.build().map_err(usage)?;
-    session.write_into(&a.out).map_err(usage)?;
+    let session = spec.build()?;
+    session.write_into(&a.out)?;
     Ok(0)
 }
 

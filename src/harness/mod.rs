@@ -383,9 +383,13 @@ pub enum HarnessError {
 }
 
 impl HarnessError {
-    /// Whether the error is the caller's input (exit 2) rather than I/O.
-    pub fn is_usage(&self) -> bool {
-        !matches!(self, HarnessError::Io { .. })
+    /// The exit code: 1 when writing the session failed, 2 for every other
+    /// case (the caller's input).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            HarnessError::Io { .. } => 1,
+            _ => 2,
+        }
     }
 }
 
