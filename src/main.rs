@@ -88,6 +88,29 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Why a rollout ended: one JSON object (status, cause, evidence).
+    ///
+    /// Exit 2: an unreadable or foreign receipt, or an unreadable input.
+    Outcome {
+        /// The supervisor's receipt.
+        #[arg(long)]
+        receipt: PathBuf,
+        /// claude-code, opencode, kilo, pi, openclaw or codex.
+        #[arg(long)]
+        harness: shforge::harness::Harness,
+        /// What capture.json names: the session dir or DB (host copy).
+        #[arg(long)]
+        capture: Option<PathBuf>,
+        /// The runner's events file.
+        #[arg(long)]
+        events: Option<PathBuf>,
+        /// The CLI's stderr file.
+        #[arg(long)]
+        stderr: Option<PathBuf>,
+        /// The CLI's stdout file (direct mode).
+        #[arg(long)]
+        stdout: Option<PathBuf>,
+    },
     /// Serve a scripted fake model (OpenAI chat/Responses, Anthropic) on 127.0.0.1.
     FakeModelServer {
         /// TCP port; 0 picks a free one.
@@ -257,6 +280,26 @@ fn run(command: Command) -> Result<u8> {
         Command::Installer { spec, out } => installer(&spec, out.as_deref()),
         Command::Snapshot { kind, db, dir, out } => {
             snapshot(kind, db.as_deref(), dir.as_deref(), out.as_deref())
+        }
+        Command::Outcome {
+            receipt,
+            harness,
+            capture,
+            events,
+            stderr,
+            stdout,
+        } => {
+            let inputs = shforge::outcome::Inputs {
+                receipt,
+                harness,
+                capture,
+                events,
+                stderr,
+                stdout,
+            };
+            let outcome = shforge::outcome::classify(&inputs).map_err(|e| Usage(e.to_string()))?;
+            println!("{}", serde_json::to_string_pretty(&outcome)?);
+            Ok(0)
         }
         Command::FakeModelServer {
             port,

@@ -16,6 +16,7 @@ mod installer;
 mod lint;
 mod matrix;
 mod model_server;
+mod outcome;
 mod params_cli;
 mod quoting;
 mod runner;
