@@ -280,7 +280,16 @@ fn findings(inputs: &Inputs) -> Result<Found, OutcomeError> {
         .into_iter()
         .flatten()
     {
-        let bytes = files::read_bounded(path, OUTPUT)?;
+        // An output that does not exist is empty: the CLI may never have
+        // run (a missing entry), so the runner never opened it.
+        let bytes = match files::read_bounded(path, OUTPUT) {
+            Err(FileError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                continue;
+            }
+            read => read?,
+        };
         let text = String::from_utf8_lossy(&bytes);
         scan_items(&path.display().to_string(), &scan::items(&text), &mut found);
     }

@@ -255,6 +255,7 @@ impl Fields {
                         | "api_error_type"
                         | "terminal_reason"
                         | "reason"
+                        | "kind"
                 ) && code_cause(s).is_some()
                 {
                     self.codes.push(format!("{key}: {s}"));
@@ -343,11 +344,14 @@ pub(super) fn code_cause(code: &str) -> Option<Cause> {
         "rate_limit_exceeded" | "rate_limit_error" | "rate_limit" | "RESOURCE_EXHAUSTED" => {
             Cause::RateLimited
         }
-        "insufficient_quota" | "billing_error" | "credit_balance_too_low" => Cause::UsageLimited,
-        "overloaded_error" | "overloaded" | "UNAVAILABLE" => Cause::Overloaded,
-        "context_length_exceeded" | "prompt_too_long" | "ContextOverflowError" => {
-            Cause::ContextWindow
+        "insufficient_quota" | "billing_error" | "billing" | "credit_balance_too_low" => {
+            Cause::UsageLimited
         }
+        "overloaded_error" | "overloaded" | "UNAVAILABLE" => Cause::Overloaded,
+        "context_length_exceeded"
+        | "prompt_too_long"
+        | "ContextOverflowError"
+        | "context_overflow" => Cause::ContextWindow,
         "invalid_api_key"
         | "authentication_error"
         | "authentication_failed"

@@ -137,7 +137,7 @@ fn marked_leader(marker: &str) -> Option<i32> {
 }
 
 /// Run one case and check its outcome.
-fn case(h: Harness, fault: Fault, deadline: u64, want: Expect) {
+fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
     let Some(artifacts) = artifacts_for(h) else {
         return;
     };
@@ -256,7 +256,10 @@ fn case(h: Harness, fault: Fault, deadline: u64, want: Expect) {
         o["cause"].as_str().unwrap_or(""),
         o["underlying"].as_str(),
     );
-    eprintln!("{h}: {}", String::from_utf8_lossy(&out.stdout));
+    // Kept for the README's table (which evidence each cell used).
+    let cells = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outcome-cells");
+    std::fs::create_dir_all(&cells).unwrap();
+    std::fs::write(cells.join(format!("{name}.json")), &out.stdout).unwrap();
     assert_eq!(
         got,
         (want.status, want.cause, want.underlying),
@@ -280,7 +283,7 @@ macro_rules! cases {
                 #[allow(unused_mut, unused_assignments)]
                 let mut underlying = None;
                 $(underlying = Some($under);)?
-                case(Harness::$h, $fault, $deadline, Expect { status: $status, cause: $cause, underlying });
+                case(stringify!($name), Harness::$h, $fault, $deadline, Expect { status: $status, cause: $cause, underlying });
             }
         )*
     };
@@ -297,7 +300,7 @@ cases! {
     codex_auth: Codex, Fail("401:times=1000"), 8 => "timed_out" "deadline" ("auth");
     codex_model_not_found: Codex, Fail("model"), 60 => "failed" "model_not_found";
     codex_context_window: Codex, Fail("context"), 60 => "failed" "context_window";
-    codex_overloaded: Codex, Fail("overloaded:times=1000"), 8 => "timed_out" "deadline";
+    codex_overloaded: Codex, Fail("overloaded:times=1000"), 8 => "timed_out" "deadline" ("overloaded");
     codex_network: Codex, ClosedPort, 8 => "timed_out" "deadline" ("network");
     codex_stream_cut: Codex, Fail("cut:times=1000"), 8 => "timed_out" "deadline" ("network");
     codex_cli_not_found: Codex, MissingEntry, 60 => "failed" "cli_not_found";
@@ -308,7 +311,7 @@ cases! {
     claude_code_rate_limited: ClaudeCode, Fail("429:times=1000"), 8 => "timed_out" "deadline" ("rate_limited");
     claude_code_usage_limited: ClaudeCode, Fail("quota"), 60 => "failed" "usage_limited";
     claude_code_auth: ClaudeCode, Fail("401:times=1000"), 8 => "timed_out" "deadline" ("auth");
-    claude_code_model_not_found: ClaudeCode, Fail("model:times=1000"), 8 => "timed_out" "deadline" ("model_not_found");
+    claude_code_model_not_found: ClaudeCode, Fail("model:times=1000"), 60 => "failed" "model_not_found";
     claude_code_context_window: ClaudeCode, Fail("context"), 60 => "failed" "context_window";
     claude_code_overloaded: ClaudeCode, Fail("overloaded:times=1000"), 8 => "timed_out" "deadline" ("overloaded");
     claude_code_network: ClaudeCode, ClosedPort, 8 => "timed_out" "deadline";
@@ -328,4 +331,40 @@ cases! {
     pi_cli_not_found: Pi, MissingEntry, 60 => "failed" "cli_not_found";
     pi_cli_not_executable: Pi, NotExecutable, 60 => "failed" "cli_not_executable";
     pi_cli_crashed: Pi, Killed, 60 => "failed" "cli_crashed";
+
+    opencode_rate_limited: OpenCode, Fail("429:times=1000"), 20 => "timed_out" "deadline";
+    opencode_usage_limited: OpenCode, Fail("quota:times=1000"), 20 => "timed_out" "deadline";
+    opencode_auth: OpenCode, Fail("401:times=1000"), 90 => "failed" "auth";
+    opencode_model_not_found: OpenCode, Fail("model:times=1000"), 90 => "failed" "model_not_found";
+    opencode_context_window: OpenCode, Fail("context:times=1000"), 90 => "failed" "context_window";
+    opencode_overloaded: OpenCode, Fail("overloaded:times=1000"), 20 => "timed_out" "deadline";
+    opencode_network: OpenCode, ClosedPort, 20 => "timed_out" "deadline";
+    opencode_stream_cut: OpenCode, Fail("cut:times=1000"), 20 => "timed_out" "deadline";
+    opencode_cli_not_found: OpenCode, MissingEntry, 60 => "failed" "cli_not_found";
+    opencode_cli_not_executable: OpenCode, NotExecutable, 60 => "failed" "cli_not_executable";
+    opencode_cli_crashed: OpenCode, Killed, 90 => "failed" "cli_crashed";
+
+    kilo_rate_limited: Kilo, Fail("429:times=1000"), 25 => "timed_out" "deadline";
+    kilo_usage_limited: Kilo, Fail("quota:times=1000"), 25 => "timed_out" "deadline";
+    kilo_auth: Kilo, Fail("401:times=1000"), 90 => "failed" "auth";
+    kilo_model_not_found: Kilo, Fail("model:times=1000"), 90 => "failed" "model_not_found";
+    kilo_context_window: Kilo, Fail("context:times=1000"), 90 => "failed" "context_window";
+    kilo_overloaded: Kilo, Fail("overloaded:times=1000"), 25 => "timed_out" "deadline";
+    kilo_network: Kilo, ClosedPort, 25 => "timed_out" "deadline";
+    kilo_stream_cut: Kilo, Fail("cut:times=1000"), 25 => "timed_out" "deadline";
+    kilo_cli_not_found: Kilo, MissingEntry, 60 => "failed" "cli_not_found";
+    kilo_cli_not_executable: Kilo, NotExecutable, 60 => "failed" "cli_not_executable";
+    kilo_cli_crashed: Kilo, Killed, 90 => "failed" "cli_crashed";
+
+    openclaw_rate_limited: OpenClaw, Fail("429:times=1000"), 90 => "failed" "rate_limited";
+    openclaw_usage_limited: OpenClaw, Fail("quota:times=1000"), 90 => "failed" "usage_limited";
+    openclaw_auth: OpenClaw, Fail("401:times=1000"), 90 => "failed" "auth";
+    openclaw_model_not_found: OpenClaw, Fail("model:times=1000"), 90 => "failed" "model_not_found";
+    openclaw_context_window: OpenClaw, Fail("context:times=1000"), 90 => "failed" "context_window";
+    openclaw_overloaded: OpenClaw, Fail("overloaded:times=1000"), 90 => "failed" "overloaded";
+    openclaw_network: OpenClaw, ClosedPort, 90 => "failed" "network";
+    openclaw_stream_cut: OpenClaw, Fail("cut:times=1000"), 90 => "failed" "network";
+    openclaw_cli_not_found: OpenClaw, MissingEntry, 60 => "failed" "cli_not_found";
+    openclaw_cli_not_executable: OpenClaw, NotExecutable, 60 => "failed" "cli_not_executable";
+    openclaw_cli_crashed: OpenClaw, Killed, 90 => "failed" "cli_crashed";
 }
