@@ -491,16 +491,13 @@ fn decide(inputs: &Inputs, r: &CleanupReceipt, found: &Found) -> Outcome {
                 out.status = Status::Completed;
                 out.cause = Cause::None;
             }
-            Some(l) => {
-                out.cause = l.finding.cause.unwrap_or(Cause::Unknown);
-                let l = if l.finding.cause.is_none() {
-                    best(found, false).unwrap_or(l)
-                } else {
-                    l
+            Some(last) => {
+                // An error naming nothing: an earlier record may name it.
+                let l = match last.finding.cause {
+                    Some(_) => last,
+                    None => best(found, false).unwrap_or(last),
                 };
-                if out.cause == Cause::Unknown {
-                    out.cause = l.finding.cause.unwrap_or(Cause::Unknown);
-                }
+                out.cause = l.finding.cause.unwrap_or(Cause::Unknown);
                 out.evidence.push(l.evidence());
             }
         }

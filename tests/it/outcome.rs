@@ -368,3 +368,50 @@ cases! {
     openclaw_cli_not_executable: OpenClaw, NotExecutable, 60 => "failed" "cli_not_executable";
     openclaw_cli_crashed: OpenClaw, Killed, 90 => "failed" "cli_crashed";
 }
+
+#[test]
+fn a_foreign_or_missing_receipt_exits_2_with_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let foreign = tmp.path().join("r.json");
+    std::fs::write(&foreign, r#"{"status": "ok"}"#).unwrap();
+    let missing = tmp.path().join("none.json");
+    for r in [&foreign, &missing] {
+        let out = common::run_shforge(&[
+            "outcome",
+            "--harness",
+            "pi",
+            "--receipt",
+            r.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(r.to_str().unwrap()), "{err}");
+    }
+}
+
+#[test]
+fn a_receipt_alone_classifies_the_local_causes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("r.json");
+    std::fs::write(
+        &r,
+        r#"{"cleanup_confirmed": true, "return_code": 139, "error": null, "timed_out": false}"#,
+    )
+    .unwrap();
+    let out = common::run_shforge(&[
+        "outcome",
+        "--harness",
+        "codex",
+        "--receipt",
+        r.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let o: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (o["status"].as_str(), o["cause"].as_str()),
+        (Some("failed"), Some("cli_crashed"))
+    );
+    assert_eq!(o["signal"], 11);
+}
