@@ -298,7 +298,14 @@ fn run(command: Command) -> Result<u8> {
                 stdout,
             };
             let outcome = shforge::outcome::classify(&inputs).map_err(|e| Usage(e.to_string()))?;
-            println!("{}", serde_json::to_string_pretty(&outcome)?);
+            let mut json = serde_json::to_vec_pretty(&outcome)?;
+            json.push(b'\n');
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(&json)
+                .and_then(|()| stdout.flush())
+                .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
             Ok(0)
         }
         Command::FakeModelServer {
