@@ -355,10 +355,17 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         // No reader for OpenClaw's state dir: its outputs are read instead.
         Harness::OpenClaw => return Ok(()),
     };
-    let snap = snapshot::snapshot(kind, path).map_err(|e| OutcomeError::Capture {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })?;
+    let snap = match snapshot::snapshot(kind, path) {
+        Ok(snap) => snap,
+        // No session yet (the CLI never ran, or died first): nothing to read.
+        Err(snapshot::SnapshotError::NoData(_)) => return Ok(()),
+        Err(e) => {
+            return Err(OutcomeError::Capture {
+                path: path.to_owned(),
+                message: e.to_string(),
+            });
+        }
+    };
     let file = path.display().to_string();
     for session in &snap.sessions {
         let mut items = Vec::new();

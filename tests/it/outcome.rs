@@ -265,6 +265,39 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
         (want.status, want.cause, want.underlying),
         "{h}: outcome {o:#}"
     );
+    // With the session data capture.json names (read through the snapshot
+    // readers) added, as an adapter would pass it, the outcome is the same.
+    let capture: Value =
+        serde_json::from_slice(&std::fs::read(session.join("capture.json")).unwrap()).unwrap();
+    let captured = capture["db"]
+        .as_str()
+        .or(capture["dir"].as_str())
+        .map(PathBuf::from);
+    if let Some(path) = captured.filter(|p| h != Harness::OpenClaw && p.exists()) {
+        let mut c2 = Command::new(common::shforge());
+        c2.args(["outcome", "--harness", h.name(), "--receipt"])
+            .arg(&receipt)
+            .arg("--capture")
+            .arg(&path)
+            .arg("--stderr")
+            .arg(session.join("stderr.log"));
+        match mode {
+            Mode::Events => c2.arg("--events").arg(session.join("events.log")),
+            Mode::Direct => c2.arg("--stdout").arg(session.join("stdout.log")),
+        };
+        let out2 = common::run(c2);
+        assert_eq!(out2.status.code(), Some(0), "{h} --capture: {out2:?}");
+        let o2: Value = serde_json::from_slice(&out2.stdout).unwrap();
+        assert_eq!(
+            (
+                o2["status"].as_str().unwrap_or(""),
+                o2["cause"].as_str().unwrap_or(""),
+                o2["underlying"].as_str()
+            ),
+            (want.status, want.cause, want.underlying),
+            "{h}: with --capture {o2:#}"
+        );
+    }
     // The evidence names the file and the record it rests on; the receipt
     // is always last.
     let ev = o["evidence"].as_array().unwrap();
