@@ -389,14 +389,14 @@ cases! {
     kilo_cli_not_executable: Kilo, NotExecutable, 60 => "failed" "cli_not_executable";
     kilo_cli_crashed: Kilo, Killed, 90 => "failed" "cli_crashed";
 
-    openclaw_rate_limited: OpenClaw, Fail("429:times=1000"), 90 => "timed_out" "deadline" ("rate_limited");
+    openclaw_rate_limited: OpenClaw, Fail("429:times=1000"), 40 => "timed_out" "deadline" ("rate_limited");
     openclaw_usage_limited: OpenClaw, Fail("quota:times=1000"), 90 => "failed" "usage_limited";
     openclaw_auth: OpenClaw, Fail("401:times=1000"), 90 => "failed" "auth";
     openclaw_model_not_found: OpenClaw, Fail("model:times=1000"), 90 => "failed" "model_not_found";
     openclaw_context_window: OpenClaw, Fail("context:times=1000"), 90 => "failed" "context_window";
-    openclaw_overloaded: OpenClaw, Fail("overloaded:times=1000"), 90 => "timed_out" "deadline" ("overloaded");
-    openclaw_network: OpenClaw, ClosedPort, 90 => "timed_out" "deadline" ("network");
-    openclaw_stream_cut: OpenClaw, Fail("cut:times=1000"), 90 => "timed_out" "deadline" ("network");
+    openclaw_overloaded: OpenClaw, Fail("overloaded:times=1000"), 40 => "timed_out" "deadline" ("overloaded");
+    openclaw_network: OpenClaw, ClosedPort, 40 => "timed_out" "deadline" ("network");
+    openclaw_stream_cut: OpenClaw, Fail("cut:times=1000"), 40 => "timed_out" "deadline" ("network");
     openclaw_cli_not_found: OpenClaw, MissingEntry, 60 => "failed" "cli_not_found";
     openclaw_cli_not_executable: OpenClaw, NotExecutable, 60 => "failed" "cli_not_executable";
     openclaw_cli_crashed: OpenClaw, Killed, 90 => "failed" "cli_crashed";
