@@ -179,8 +179,10 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
         _ => Mode::Events,
     };
     let session = t.join("session");
+    // `into`: a SessionSpec on main takes a HarnessRef (From<Harness>).
+    #[allow(clippy::useless_conversion)]
     let spec = SessionSpec {
-        harness: h,
+        harness: h.into(),
         session_dir: session.display().to_string(),
         workdir: work.display().to_string(),
         entry,
