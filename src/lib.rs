@@ -20,6 +20,7 @@
 //!   document.
 //! * [`harness`] — harness profiles: the session dir for one rollout.
 //! * [`host`] — the supervised launch command and the cleanup receipt.
+//! * [`outcome`] — why a rollout ended: status, cause and evidence.
 //! * [`smoke`] — the real harness CLIs end to end against the fake server.
 //! * [`musl`] — the musl libraries harnesses need.
 //! * [`params`] — `shell_assignments`, the parameter files the runner reads.
@@ -73,6 +74,7 @@ mod lex;
 pub mod model_server;
 pub mod musl;
 pub mod names;
+pub mod outcome;
 pub mod params;
 pub mod provenance;
 pub mod quote;

@@ -91,6 +91,29 @@ enum Command {
         #[arg(long, value_enum, default_value_t = SnapshotFormat::Json)]
         format: SnapshotFormat,
     },
+    /// Why a rollout ended: one JSON object (status, cause, evidence).
+    ///
+    /// Exit 2: an unreadable or foreign receipt, or an unreadable input.
+    Outcome {
+        /// The supervisor's receipt.
+        #[arg(long)]
+        receipt: PathBuf,
+        /// claude-code, opencode, kilo, pi, openclaw or codex.
+        #[arg(long)]
+        harness: shforge::harness::Harness,
+        /// What capture.json names: the session dir or DB (host copy).
+        #[arg(long)]
+        capture: Option<PathBuf>,
+        /// The runner's events file.
+        #[arg(long)]
+        events: Option<PathBuf>,
+        /// The CLI's stderr file.
+        #[arg(long)]
+        stderr: Option<PathBuf>,
+        /// The CLI's stdout file (direct mode).
+        #[arg(long)]
+        stdout: Option<PathBuf>,
+    },
     /// Serve a scripted fake model (OpenAI chat/Responses, Anthropic) on 127.0.0.1.
     FakeModelServer {
         /// TCP port; 0 picks a free one.
@@ -342,6 +365,33 @@ fn run(command: Command) -> Result<u8> {
             out,
             format,
         } => snapshot(kind, db.as_deref(), dir.as_deref(), out.as_deref(), format),
+        Command::Outcome {
+            receipt,
+            harness,
+            capture,
+            events,
+            stderr,
+            stdout,
+        } => {
+            let inputs = shforge::outcome::Inputs {
+                receipt,
+                harness,
+                capture,
+                events,
+                stderr,
+                stdout,
+            };
+            let outcome = shforge::outcome::classify(&inputs).map_err(|e| Usage(e.to_string()))?;
+            let mut json = serde_json::to_vec_pretty(&outcome)?;
+            json.push(b'\n');
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(&json)
+                .and_then(|()| stdout.flush())
+                .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
+            Ok(0)
+        }
         Command::FakeModelServer {
             port,
             log,

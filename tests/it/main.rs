@@ -20,6 +20,7 @@ mod lint;
 mod lock_timeout;
 mod matrix;
 mod model_server;
+mod outcome;
 mod params_cli;
 mod quoting;
 mod relocate;

@@ -1,0 +1,452 @@
+//! `shforge outcome` against the real pinned CLIs: one test per harness ×
+//! cause, each a real rollout through the generated supervisor and runner
+//! against the fake model server (the `shforge-fail=` directive in the
+//! prompt), or with a broken entry, a signal, a deadline. The expected
+//! cell is the README's "Rollout outcome" table; where a harness hides a
+//! cause the cell expects the documented fallback.
+//!
+//! Cases of one harness run one at a time (a lock per harness), so the
+//! two cores are not flooded; each case starts its own server.
+
+use crate::support as common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::Value;
+use shforge::harness::{Harness, Mode, SessionSpec};
+use shforge::host::supervisor::{SupervisorOptions, supervised_launch};
+use shforge::model_server::{RunningServer, ServerConfig};
+
+/// How a case breaks the rollout.
+#[derive(Clone, Copy)]
+enum Fault {
+    /// `shforge-fail=DIRECTIVE` in the prompt.
+    Fail(&'static str),
+    /// The base URL names a port nothing listens on.
+    ClosedPort,
+    /// The entry does not exist.
+    MissingEntry,
+    /// The entry is a regular file without execute permission.
+    NotExecutable,
+    /// The CLI is KILLed (signal 9) while it waits on a retried fault.
+    Killed,
+}
+
+/// What the case expects: status, cause, and for a deadline the cause the
+/// harness was retrying (None: its outputs name none).
+struct Expect {
+    status: &'static str,
+    cause: &'static str,
+    underlying: Option<&'static str>,
+}
+
+/// One lock per harness: its cases run one after the other.
+static LOCKS: [Mutex<()>; 6] = [const { Mutex::new(()) }; 6];
+
+fn lock(h: Harness) -> std::sync::MutexGuard<'static, ()> {
+    let i = Harness::ALL.iter().position(|&x| x == h).unwrap();
+    LOCKS[i].lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The pinned artifacts, or None (skipped loudly) when a harness's x86_64
+/// artifacts are missing; required under SHFORGE_REQUIRE_SHELLS=1 when
+/// SHFORGE_SMOKE_ARTIFACTS names a dir. (The same rule as harness.rs.)
+fn artifacts_for(h: Harness) -> Option<PathBuf> {
+    let named = std::env::var_os("SHFORGE_SMOKE_ARTIFACTS");
+    let dir = named.clone().map_or_else(
+        || PathBuf::from("/var/cache/shforge/artifacts"),
+        PathBuf::from,
+    );
+    let (_, text) = shforge::installer::HARNESS_SPECS
+        .iter()
+        .find(|(n, _)| *n == h.name())
+        .expect("every harness has a spec");
+    let spec = shforge::installer::InstallerSpec::from_toml(text).unwrap();
+    let missing: Vec<String> = spec
+        .artifacts
+        .iter()
+        .filter(|a| a.arch == "x86_64" && a.libc.as_str() != "musl")
+        .map(|a| dir.join(&a.path))
+        .filter(|p| !p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    if std::env::consts::ARCH == "x86_64" && missing.is_empty() {
+        return Some(dir);
+    }
+    let why = format!(
+        "SKIPPING {h} outcome against the real CLI: x86_64 only, missing {}",
+        missing.join(", ")
+    );
+    if named.is_some() && std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1") {
+        panic!("{why}");
+    }
+    common::loud(&why);
+    None
+}
+
+/// Install `h` (kept under CARGO_TARGET_TMPDIR: a checked install is
+/// reused in < 1 s) and return its entry.
+fn install(h: Harness, artifacts: &Path) -> String {
+    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outcome-installs");
+    let out = common::run({
+        let mut c = Command::new("bash");
+        c.arg(common::root().join(format!("generated/installers/{h}.sh")))
+            .arg("--prefix")
+            .arg(&prefix)
+            .arg("--source-dir")
+            .arg(artifacts);
+        c
+    });
+    assert!(out.status.success(), "{h} install: {out:?}");
+    let entry = String::from_utf8(out.stdout).unwrap();
+    entry.lines().last().unwrap().trim().to_owned()
+}
+
+/// A port nothing listens on: bound, then closed.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// The group leader carrying `marker`: in direct mode, the CLI the runner
+/// exec'd.
+fn marked_leader(marker: &str) -> Option<i32> {
+    let needle = format!("NEMO_GYM_SUPERVISOR={marker}");
+    for e in std::fs::read_dir("/proc").ok()? {
+        let name = e.ok()?.file_name();
+        let Some(pid) = name.to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if !env.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let pgrp: i32 = after.split_whitespace().nth(2)?.parse().ok()?;
+        if pgrp == pid {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+/// Run one case and check its outcome.
+fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
+    let Some(artifacts) = artifacts_for(h) else {
+        return;
+    };
+    let _one_at_a_time = lock(h);
+    let real_entry = install(h, &artifacts);
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let work = t.join("work");
+    std::fs::create_dir(&work).unwrap();
+    let log = t.join("requests.jsonl");
+    let server = RunningServer::start(ServerConfig {
+        log: Some(log.clone()),
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    let base_url = match fault {
+        Fault::ClosedPort => format!("http://127.0.0.1:{}", closed_port()),
+        _ => server.base_url(),
+    };
+    let entry = match fault {
+        Fault::MissingEntry => t.join("no-such-cli").display().to_string(),
+        Fault::NotExecutable => {
+            let p = t.join("cli-without-x");
+            std::fs::copy(&real_entry, &p).unwrap();
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+            p.display().to_string()
+        }
+        _ => real_entry,
+    };
+    let directive = match fault {
+        Fault::Fail(d) => format!(" shforge-fail={d}"),
+        // Something the CLI keeps retrying, so it is alive when killed.
+        Fault::Killed => " shforge-fail=overloaded:times=1000".to_owned(),
+        _ => String::new(),
+    };
+    let mode = match fault {
+        Fault::Killed => Mode::Direct,
+        _ => Mode::Events,
+    };
+    let session = t.join("session");
+    // `into`: a SessionSpec on main takes a HarnessRef (From<Harness>).
+    #[allow(clippy::useless_conversion)]
+    let spec = SessionSpec {
+        harness: h.into(),
+        session_dir: session.display().to_string(),
+        workdir: work.display().to_string(),
+        entry,
+        base_url,
+        model: "fake-model".into(),
+        api: None,
+        api_key_env: Some("SHFORGE_TEST_KEY".into()),
+        mode,
+        prompt: format!(
+            "Write the token. shforge-prefer=shell shforge-target={}{directive}",
+            work.join("out.txt").display()
+        ),
+    };
+    let built = spec.build().unwrap();
+    built.write_into(&session).unwrap();
+    let receipt = t.join("receipt.json");
+    let marker = format!("shforge-outcome-{}", std::process::id());
+    let sup = SupervisorOptions::new(receipt.display().to_string())
+        .deadline(Duration::from_secs(deadline))
+        .grace(Duration::from_secs(3))
+        .marker(marker.clone());
+    let command = [
+        "bash".to_owned(),
+        "--noprofile".into(),
+        "--norc".into(),
+        common::root()
+            .join("generated/harness_runner.sh")
+            .display()
+            .to_string(),
+        session.join("params.sh").display().to_string(),
+    ];
+    let supervisor = common::root().join("generated/process_supervisor.sh");
+    let argv = supervised_launch(&supervisor.display().to_string(), &sup, &command).unwrap();
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .env("SHFORGE_TEST_KEY", "sk-shforge-outcome")
+        .env("HOME", t)
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    if let Fault::Killed = fault {
+        // Once the CLI has asked the model (it is retrying), KILL it.
+        for _ in 0..1200 {
+            if std::fs::metadata(&log).is_ok_and(|m| m.len() > 0) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let pid = marked_leader(&marker).expect("the CLI is running");
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    child.wait().unwrap();
+    drop(server);
+    let mut c = Command::new(common::shforge());
+    c.args(["outcome", "--harness", h.name(), "--receipt"])
+        .arg(&receipt)
+        .arg("--stderr")
+        .arg(session.join("stderr.log"));
+    match mode {
+        Mode::Events => c.arg("--events").arg(session.join("events.log")),
+        Mode::Direct => c.arg("--stdout").arg(session.join("stdout.log")),
+    };
+    let out = common::run(c);
+    assert_eq!(out.status.code(), Some(0), "{h}: {out:?}");
+    let o: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got = (
+        o["status"].as_str().unwrap_or(""),
+        o["cause"].as_str().unwrap_or(""),
+        o["underlying"].as_str(),
+    );
+    // Kept for the README's table (which evidence each cell used).
+    let cells = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outcome-cells");
+    std::fs::create_dir_all(&cells).unwrap();
+    std::fs::write(cells.join(format!("{name}.json")), &out.stdout).unwrap();
+    assert_eq!(
+        got,
+        (want.status, want.cause, want.underlying),
+        "{h}: outcome {o:#}"
+    );
+    // With the session data capture.json names (read through the snapshot
+    // readers) added, as an adapter would pass it, the outcome is the same.
+    let capture: Value =
+        serde_json::from_slice(&std::fs::read(session.join("capture.json")).unwrap()).unwrap();
+    let captured = capture["db"]
+        .as_str()
+        .or(capture["dir"].as_str())
+        .map(PathBuf::from);
+    if let Some(path) = captured.filter(|p| h != Harness::OpenClaw && p.exists()) {
+        let mut c2 = Command::new(common::shforge());
+        c2.args(["outcome", "--harness", h.name(), "--receipt"])
+            .arg(&receipt)
+            .arg("--capture")
+            .arg(&path)
+            .arg("--stderr")
+            .arg(session.join("stderr.log"));
+        match mode {
+            Mode::Events => c2.arg("--events").arg(session.join("events.log")),
+            Mode::Direct => c2.arg("--stdout").arg(session.join("stdout.log")),
+        };
+        let out2 = common::run(c2);
+        assert_eq!(out2.status.code(), Some(0), "{h} --capture: {out2:?}");
+        let o2: Value = serde_json::from_slice(&out2.stdout).unwrap();
+        assert_eq!(
+            (
+                o2["status"].as_str().unwrap_or(""),
+                o2["cause"].as_str().unwrap_or(""),
+                o2["underlying"].as_str()
+            ),
+            (want.status, want.cause, want.underlying),
+            "{h}: with --capture {o2:#}"
+        );
+    }
+    // The evidence names the file and the record it rests on; the receipt
+    // is always last.
+    let ev = o["evidence"].as_array().unwrap();
+    assert_eq!(ev.last().unwrap()["basis"], "receipt", "{o:#}");
+    if want.cause != "none" && !ev.is_empty() {
+        assert!(ev[0]["file"].as_str().is_some_and(|f| !f.is_empty()));
+    }
+}
+
+/// One `#[test]` per row: `name: HARNESS, FAULT, DEADLINE => STATUS CAUSE [UNDERLYING];`.
+macro_rules! cases {
+    ($($name:ident: $h:ident, $fault:expr, $deadline:expr => $status:literal $cause:literal $(($under:literal))?;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                #[allow(unused_mut, unused_assignments)]
+                let mut underlying = None;
+                $(underlying = Some($under);)?
+                case(stringify!($name), Harness::$h, $fault, $deadline, Expect { status: $status, cause: $cause, underlying });
+            }
+        )*
+    };
+}
+
+use Fault::*;
+
+// The harness × cause table (README "Rollout outcome"). Deadlines are
+// where a harness keeps retrying: the fault never ends, the deadline ends
+// the run, and `underlying` says what it was retrying, when it says.
+cases! {
+    codex_rate_limited: Codex, Fail("429"), 60 => "failed" "rate_limited";
+    codex_usage_limited: Codex, Fail("quota"), 60 => "failed" "usage_limited";
+    codex_auth: Codex, Fail("401:times=1000"), 8 => "timed_out" "deadline" ("auth");
+    codex_model_not_found: Codex, Fail("model"), 60 => "failed" "model_not_found";
+    codex_context_window: Codex, Fail("context"), 60 => "failed" "context_window";
+    codex_overloaded: Codex, Fail("overloaded:times=1000"), 8 => "timed_out" "deadline" ("overloaded");
+    codex_network: Codex, ClosedPort, 8 => "timed_out" "deadline" ("network");
+    codex_stream_cut: Codex, Fail("cut:times=1000"), 8 => "timed_out" "deadline" ("network");
+    codex_cli_not_found: Codex, MissingEntry, 60 => "failed" "cli_not_found";
+    codex_cli_not_executable: Codex, NotExecutable, 60 => "failed" "cli_not_executable";
+    codex_cli_crashed: Codex, Killed, 60 => "failed" "cli_crashed";
+    codex_deadline: Codex, Fail("429:times=1000:retry-after=60"), 5 => "timed_out" "deadline" ("rate_limited");
+
+    claude_code_rate_limited: ClaudeCode, Fail("429:times=1000"), 8 => "timed_out" "deadline" ("rate_limited");
+    claude_code_usage_limited: ClaudeCode, Fail("quota"), 60 => "failed" "usage_limited";
+    claude_code_auth: ClaudeCode, Fail("401:times=1000"), 8 => "timed_out" "deadline" ("auth");
+    claude_code_model_not_found: ClaudeCode, Fail("model:times=1000"), 60 => "failed" "model_not_found";
+    claude_code_context_window: ClaudeCode, Fail("context"), 60 => "failed" "context_window";
+    claude_code_overloaded: ClaudeCode, Fail("overloaded:times=1000"), 8 => "timed_out" "deadline" ("overloaded");
+    claude_code_network: ClaudeCode, ClosedPort, 8 => "timed_out" "deadline";
+    claude_code_stream_cut: ClaudeCode, Fail("cut:times=1000"), 8 => "timed_out" "deadline";
+    claude_code_cli_not_found: ClaudeCode, MissingEntry, 60 => "failed" "cli_not_found";
+    claude_code_cli_not_executable: ClaudeCode, NotExecutable, 60 => "failed" "cli_not_executable";
+    claude_code_cli_crashed: ClaudeCode, Killed, 60 => "failed" "cli_crashed";
+
+    pi_rate_limited: Pi, Fail("429:times=1000"), 90 => "failed" "rate_limited";
+    pi_usage_limited: Pi, Fail("quota:times=1000"), 90 => "failed" "usage_limited";
+    pi_auth: Pi, Fail("401:times=1000"), 90 => "failed" "auth";
+    pi_model_not_found: Pi, Fail("model:times=1000"), 90 => "failed" "model_not_found";
+    pi_context_window: Pi, Fail("context:times=1000"), 90 => "failed" "context_window";
+    pi_overloaded: Pi, Fail("overloaded:times=1000"), 90 => "failed" "overloaded";
+    pi_network: Pi, ClosedPort, 90 => "failed" "network";
+    pi_stream_cut: Pi, Fail("cut:times=1000"), 90 => "failed" "network";
+    pi_cli_not_found: Pi, MissingEntry, 60 => "failed" "cli_not_found";
+    pi_cli_not_executable: Pi, NotExecutable, 60 => "failed" "cli_not_executable";
+    pi_cli_crashed: Pi, Killed, 60 => "failed" "cli_crashed";
+
+    opencode_rate_limited: OpenCode, Fail("429:times=1000"), 20 => "timed_out" "deadline";
+    opencode_usage_limited: OpenCode, Fail("quota:times=1000"), 20 => "timed_out" "deadline";
+    opencode_auth: OpenCode, Fail("401:times=1000"), 90 => "failed" "auth";
+    opencode_model_not_found: OpenCode, Fail("model:times=1000"), 90 => "failed" "model_not_found";
+    opencode_context_window: OpenCode, Fail("context:times=1000"), 90 => "failed" "context_window";
+    opencode_overloaded: OpenCode, Fail("overloaded:times=1000"), 20 => "timed_out" "deadline";
+    opencode_network: OpenCode, ClosedPort, 20 => "timed_out" "deadline";
+    opencode_stream_cut: OpenCode, Fail("cut:times=1000"), 20 => "timed_out" "deadline";
+    opencode_cli_not_found: OpenCode, MissingEntry, 60 => "failed" "cli_not_found";
+    opencode_cli_not_executable: OpenCode, NotExecutable, 60 => "failed" "cli_not_executable";
+    opencode_cli_crashed: OpenCode, Killed, 90 => "failed" "cli_crashed";
+
+    kilo_rate_limited: Kilo, Fail("429:times=1000"), 25 => "timed_out" "deadline";
+    kilo_usage_limited: Kilo, Fail("quota:times=1000"), 25 => "timed_out" "deadline";
+    kilo_auth: Kilo, Fail("401:times=1000"), 90 => "failed" "auth";
+    kilo_model_not_found: Kilo, Fail("model:times=1000"), 90 => "failed" "model_not_found";
+    kilo_context_window: Kilo, Fail("context:times=1000"), 90 => "failed" "context_window";
+    kilo_overloaded: Kilo, Fail("overloaded:times=1000"), 25 => "timed_out" "deadline";
+    kilo_network: Kilo, ClosedPort, 25 => "timed_out" "deadline";
+    kilo_stream_cut: Kilo, Fail("cut:times=1000"), 25 => "timed_out" "deadline";
+    kilo_cli_not_found: Kilo, MissingEntry, 60 => "failed" "cli_not_found";
+    kilo_cli_not_executable: Kilo, NotExecutable, 60 => "failed" "cli_not_executable";
+    kilo_cli_crashed: Kilo, Killed, 90 => "failed" "cli_crashed";
+
+    openclaw_rate_limited: OpenClaw, Fail("429:times=1000"), 40 => "timed_out" "deadline" ("rate_limited");
+    openclaw_usage_limited: OpenClaw, Fail("quota:times=1000"), 90 => "failed" "usage_limited";
+    openclaw_auth: OpenClaw, Fail("401:times=1000"), 90 => "failed" "auth";
+    openclaw_model_not_found: OpenClaw, Fail("model:times=1000"), 90 => "failed" "model_not_found";
+    openclaw_context_window: OpenClaw, Fail("context:times=1000"), 90 => "failed" "context_window";
+    openclaw_overloaded: OpenClaw, Fail("overloaded:times=1000"), 40 => "timed_out" "deadline" ("overloaded");
+    openclaw_network: OpenClaw, ClosedPort, 40 => "timed_out" "deadline" ("network");
+    openclaw_stream_cut: OpenClaw, Fail("cut:times=1000"), 40 => "timed_out" "deadline" ("network");
+    openclaw_cli_not_found: OpenClaw, MissingEntry, 60 => "failed" "cli_not_found";
+    openclaw_cli_not_executable: OpenClaw, NotExecutable, 60 => "failed" "cli_not_executable";
+    openclaw_cli_crashed: OpenClaw, Killed, 90 => "failed" "cli_crashed";
+}
+
+#[test]
+fn a_foreign_or_missing_receipt_exits_2_with_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let foreign = tmp.path().join("r.json");
+    std::fs::write(&foreign, r#"{"status": "ok"}"#).unwrap();
+    let missing = tmp.path().join("none.json");
+    for r in [&foreign, &missing] {
+        let out = common::run_shforge(&[
+            "outcome",
+            "--harness",
+            "pi",
+            "--receipt",
+            r.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(r.to_str().unwrap()), "{err}");
+    }
+}
+
+#[test]
+fn a_receipt_alone_classifies_the_local_causes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("r.json");
+    std::fs::write(
+        &r,
+        r#"{"cleanup_confirmed": true, "return_code": 139, "error": null, "timed_out": false}"#,
+    )
+    .unwrap();
+    let out = common::run_shforge(&[
+        "outcome",
+        "--harness",
+        "codex",
+        "--receipt",
+        r.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let o: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (o["status"].as_str(), o["cause"].as_str()),
+        (Some("failed"), Some("cli_crashed"))
+    );
+    assert_eq!(o["signal"], 11);
+}
