@@ -372,26 +372,14 @@ fn run(command: Command) -> Result<u8> {
             events,
             stderr,
             stdout,
-        } => {
-            let inputs = shforge::outcome::Inputs {
-                receipt,
-                harness,
-                capture,
-                events,
-                stderr,
-                stdout,
-            };
-            let outcome = shforge::outcome::classify(&inputs).map_err(|e| Usage(e.to_string()))?;
-            let mut json = serde_json::to_vec_pretty(&outcome)?;
-            json.push(b'\n');
-            use std::io::Write as _;
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(&json)
-                .and_then(|()| stdout.flush())
-                .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
-            Ok(0)
-        }
+        } => outcome(shforge::outcome::Inputs {
+            receipt,
+            harness,
+            capture,
+            events,
+            stderr,
+            stdout,
+        }),
         Command::FakeModelServer {
             port,
             log,
@@ -544,9 +532,7 @@ fn harness(a: HarnessArgs) -> Result<u8> {
                 .map_err(|e| Usage(format!("{}: {e}", file.display())))?
                 .into()
         }
-        (Some(name), None) => name
-            .parse::<shforge::harness::Harness>()?
-            .into(),
+        (Some(name), None) => name.parse::<shforge::harness::Harness>()?.into(),
         (None, None) => unreachable!("clap requires NAME or --spec"),
     };
     let spec = SessionSpec {
@@ -563,6 +549,20 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     };
     let session = spec.build()?;
     session.write_into(&a.out)?;
+    Ok(0)
+}
+
+/// `shforge outcome`: the rollout's outcome as one JSON object.
+fn outcome(inputs: shforge::outcome::Inputs) -> Result<u8> {
+    use std::io::Write as _;
+    let outcome = shforge::outcome::classify(&inputs).map_err(|e| Usage(e.to_string()))?;
+    let mut json = serde_json::to_vec_pretty(&outcome)?;
+    json.push(b'\n');
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(&json)
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
     Ok(0)
 }
 
