@@ -26,6 +26,7 @@
 //! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
 //! * [`provenance`] — which sources the binary was built from; `generate`
 //!   and `check` refuse a stale binary inside a shforge source tree.
+//! * [`fetch`] — fetching and verifying the installers' pinned artifacts.
 //! * [`files`] — every output written atomically and never through a link,
 //!   every input bounded.
 //!
@@ -64,6 +65,7 @@
 pub mod catalog;
 pub mod dialect;
 mod diff;
+pub mod fetch;
 pub mod files;
 pub mod generate;
 pub mod harness;
@@ -92,31 +94,31 @@ pub use scripts::installer;
 // What an adapter uses around one rollout, at the crate root; the modules
 // above hold the rest (and the command line's own machinery).
 
-/// Quoting: one shell word per value; shell code is its own type.
-pub use quote::{QuoteError, Raw, Value, Word, quote, quote_value};
-/// Checked names.
-pub use names::{NameError, PkgName, RelPath, VarName};
-/// Parameter files for the runner.
-pub use params::{ParamsError, shell_assignments};
-/// The runner's parameters, typed.
-pub use scripts::runner::{RunnerParams, RunnerParamsError};
-/// The bootstrap, with an adapter's needs baked in.
-pub use scripts::bootstrap::{BootstrapBuilder, BootstrapError};
-/// Installers from a builder or a spec.
-pub use scripts::installer::{Installer, InstallerBuilder, InstallerSpec};
+/// Bounded inputs and safe outputs.
+pub use files::{Bound, FileError};
+/// Every generated file, whoever builds it.
+pub use generate::{GenerateError, Output, finish};
+/// A harness session dir for one rollout.
+pub use harness::{Api, Harness, HarnessError, Mode, Session, SessionSpec};
 /// The supervised launch and what the supervisor leaves behind.
 pub use host::{
     CgroupChoice, CleanupReceipt, ReceiptError, StopReport, SupervisorOptions, end_services_launch,
     supervised_launch, supervised_launch_line,
 };
-/// A harness session dir for one rollout.
-pub use harness::{Api, Harness, HarnessError, Mode, Session, SessionSpec};
-/// Every generated file, whoever builds it.
-pub use generate::{GenerateError, Output, finish};
+/// Checked names.
+pub use names::{NameError, PkgName, RelPath, VarName};
+/// Parameter files for the runner.
+pub use params::{ParamsError, shell_assignments};
+/// Quoting: one shell word per value; shell code is its own type.
+pub use quote::{QuoteError, Raw, Value, Word, quote, quote_value};
 /// The trait every generated script implements.
 pub use script::Script;
-/// Bounded inputs and safe outputs.
-pub use files::{Bound, FileError};
+/// The bootstrap, with an adapter's needs baked in.
+pub use scripts::bootstrap::{BootstrapBuilder, BootstrapError};
+/// Installers from a builder or a spec.
+pub use scripts::installer::{Installer, InstallerBuilder, InstallerSpec};
+/// The runner's parameters, typed.
+pub use scripts::runner::{RunnerParams, RunnerParamsError};
 /// A harness's session data as one document.
 #[cfg(feature = "snapshot")]
 pub use snapshot::{Kind as SnapshotKind, Snapshot, SnapshotError, snapshot_db, snapshot_dir};

@@ -8,6 +8,6 @@ pub mod supervisor;
 
 pub use supervisor::{
     CLEARED_VARS, CgroupChoice, CleanupReceipt, Containment, LaunchError, ReceiptError, Service,
-    StopReason, StopReport, SupervisorOptions, Zombie, end_services_launch, fixed_point_seconds, supervised_launch,
-    supervised_launch_line,
+    StopReason, StopReport, SupervisorOptions, Zombie, end_services_launch, fixed_point_seconds,
+    supervised_launch, supervised_launch_line,
 };
