@@ -27,6 +27,7 @@
 //! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
 //! * [`provenance`] — which sources the binary was built from; `generate`
 //!   and `check` refuse a stale binary inside a shforge source tree.
+//! * [`fetch`] — fetching and verifying the installers' pinned artifacts.
 //! * [`files`] — every output written atomically and never through a link,
 //!   every input bounded.
 //!
@@ -65,6 +66,7 @@
 pub mod catalog;
 pub mod dialect;
 mod diff;
+pub mod fetch;
 pub mod files;
 pub mod generate;
 pub mod harness;

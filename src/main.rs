@@ -152,6 +152,22 @@ enum Command {
         #[arg(long)]
         root: Option<PathBuf>,
     },
+    /// Fetch and verify installer artifacts (sources as the specs say); print a table.
+    ///
+    /// Exit 1: a fetch or verification failed; exit 2: unknown harness or bad DIR.
+    Fetch {
+        /// Harnesses whose artifacts to fetch (default: every installer spec, unless --spec is given).
+        names: Vec<String>,
+        /// The artifacts dir (created when missing; must not be a file, FIFO or link).
+        #[arg(long, value_name = "DIR")]
+        into: PathBuf,
+        /// Every row of every spec (all arches and libcs), not only this machine's.
+        #[arg(long)]
+        all: bool,
+        /// Also fetch the artifacts of this installer spec file (repeatable).
+        #[arg(long, value_name = "FILE")]
+        spec: Vec<PathBuf>,
+    },
     /// Write a harness session dir (params.sh, config, isolated dirs, capture.json).
     Harness(Box<HarnessArgs>),
     /// Print the supervised launch argv of COMMAND as a JSON array.
@@ -422,6 +438,12 @@ fn run(command: Command) -> Result<u8> {
             })?;
             print_json(&receipt)
         }
+        Command::Fetch {
+            names,
+            into,
+            all,
+            spec,
+        } => fetch(&names, &spec, &into, all),
         Command::Smoke {
             names,
             artifacts,
@@ -511,6 +533,60 @@ fn smoke(
         start.elapsed().as_secs_f64()
     );
     Ok(if passed { 0 } else { 1 })
+}
+
+fn fetch(names: &[String], spec_files: &[PathBuf], into: &Path, all: bool) -> Result<u8> {
+    use shforge::installer::{HARNESS_SPECS, InstallerSpec};
+    let known = || {
+        HARNESS_SPECS
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let chosen: Vec<&str> = if names.is_empty() && !spec_files.is_empty() {
+        Vec::new()
+    } else if names.is_empty() {
+        HARNESS_SPECS.iter().map(|(n, _)| *n).collect()
+    } else {
+        names.iter().map(String::as_str).collect()
+    };
+    let mut wanted = Vec::new();
+    let mut pool = Vec::new();
+    let pick = |spec: &InstallerSpec| {
+        if all {
+            shforge::fetch::all(spec)
+        } else {
+            shforge::fetch::needed(spec, Path::new("/"))
+        }
+    };
+    for file in spec_files {
+        let text = files::read_text(file, Bound::INSTALLER_SPEC)?;
+        let spec = InstallerSpec::from_toml(&text)
+            .map_err(|e| Usage(format!("{}: {e}", file.display())))?;
+        pool.extend(shforge::fetch::all(&spec));
+        wanted.extend(pick(&spec));
+    }
+    for (n, text) in HARNESS_SPECS {
+        let spec = InstallerSpec::from_toml(text).map_err(|e| Usage(format!("{n}: {e}")))?;
+        pool.extend(shforge::fetch::all(&spec));
+    }
+    for name in chosen {
+        let text = HARNESS_SPECS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| Usage(format!("unknown harness {name:?} (known: {})", known())))?;
+        let spec = InstallerSpec::from_toml(text).map_err(|e| Usage(format!("{name}: {e}")))?;
+        wanted.extend(pick(&spec));
+    }
+    let rows = shforge::fetch::fetch(&wanted, &pool, into, &mut |line| eprintln!("fetch: {line}"))
+        .map_err(|e| Usage(e.to_string()))?;
+    print!("{}", shforge::fetch::render(&rows));
+    let ok = rows
+        .iter()
+        .all(|r| !matches!(r.status, shforge::fetch::Status::Failed(_)));
+    Ok(if ok { 0 } else { 1 })
 }
 
 fn harness(a: HarnessArgs) -> Result<u8> {

@@ -10,6 +10,7 @@ mod support;
 mod adapter_specs;
 mod atif;
 mod bootstrap;
+mod fetch;
 mod generate;
 mod harness;
 mod harness_spec;
