@@ -329,31 +329,8 @@ fn message(err: &anyhow::Error) -> String {
 
 fn run(command: Command) -> Result<u8> {
     match command {
-        Command::Generate { out, specs } => {
-            refuse_stale_binary(&out, "generate")?;
-            let outputs = render(&specs)?;
-            generate::write_dir(&out, &outputs)?;
-            eprintln!(
-                "shforge: wrote {} scripts and {} to {}",
-                outputs.len(),
-                generate::MANIFEST,
-                out.display()
-            );
-            Ok(0)
-        }
-        Command::Check { out, specs } => {
-            refuse_stale_binary(&out, "check")?;
-            let outputs = render(&specs)?;
-            let report = generate::check_dir(&out, &outputs)?;
-            print!("{}", report.render());
-            match report.fix() {
-                None => Ok(0),
-                Some(fix) => {
-                    eprintln!("shforge: {} is out of date: {fix}", out.display());
-                    Ok(1)
-                }
-            }
-        }
+        Command::Generate { out, specs } => generate_into(&out, &specs),
+        Command::Check { out, specs } => check(&out, &specs),
         Command::List => {
             for s in catalog()? {
                 println!("{}\t{}\t{}", s.path(), s.dialect(), s.purpose());
@@ -626,6 +603,35 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     let session = spec.build()?;
     session.write_into(&a.out)?;
     Ok(0)
+}
+
+/// `shforge generate`: every script and the manifest into `out`.
+fn generate_into(out: &Path, specs: &[PathBuf]) -> Result<u8> {
+    refuse_stale_binary(out, "generate")?;
+    let outputs = render(specs)?;
+    generate::write_dir(out, &outputs)?;
+    eprintln!(
+        "shforge: wrote {} scripts and {} to {}",
+        outputs.len(),
+        generate::MANIFEST,
+        out.display()
+    );
+    Ok(0)
+}
+
+/// `shforge check`: exit 1, with the report, when `out` is stale.
+fn check(out: &Path, specs: &[PathBuf]) -> Result<u8> {
+    refuse_stale_binary(out, "check")?;
+    let outputs = render(specs)?;
+    let report = generate::check_dir(out, &outputs)?;
+    print!("{}", report.render());
+    match report.fix() {
+        None => Ok(0),
+        Some(fix) => {
+            eprintln!("shforge: {} is out of date: {fix}", out.display());
+            Ok(1)
+        }
+    }
 }
 
 /// `shforge outcome`: the rollout's outcome as one JSON object.
