@@ -16,6 +16,7 @@ mod harness_spec;
 mod hook;
 mod hostile_files;
 mod installer;
+mod installer_modes;
 mod lint;
 mod matrix;
 mod model_server;
