@@ -103,6 +103,19 @@ rel_interp[{{ loop.index0|raw }}]={{ r.interpreter }}
 rel_rpath[{{ loop.index0|raw }}]={{ r.rpath }}
 {%- endfor %}
 rel_count={{ relocations.len() }}
+{%- if !chmods.is_empty() %}
+# Modes of files inside archives ([[artifact.chmod]]): the artifact, the
+# path inside its unpacked tree, the octal mode.
+chm_art=()
+chm_path=()
+chm_mode=()
+{%- for c in chmods %}
+chm_art[{{ loop.index0|raw }}]={{ c.artifact }}
+chm_path[{{ loop.index0|raw }}]={{ c.path }}
+chm_mode[{{ loop.index0|raw }}]={{ c.mode }}
+{%- endfor %}
+chm_count={{ chmods.len() }}
+{%- endif %}
 # The highest GLIBC_ version the prepared programs need: an image with an
 # older glibc gets the private runtime.
 glibc_needed={{ glibc_needed }}

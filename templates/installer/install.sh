@@ -105,7 +105,7 @@ install_fresh() {
         file=$stage/download/$i
         obtain "$i" "$file"
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
-        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"
+        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"{% if !chmods.is_empty() %} "$i"{% endif %}
         rm -f "$file"
         k=$((k + 1))
     done

@@ -222,6 +222,43 @@ tree_subdir() {
     done
 }
 
+{%- if !chmods.is_empty() %}
+# tree_chmod TREE I: give the files of artifact I's unpacked TREE the modes
+# of its [[artifact.chmod]]. TREE is what will be placed (after subdir),
+# already checked (unpack_artifact's 6th argument is I, given only by
+# installers that have chmods); each path must be a regular file reached through real
+# directories of TREE only, so no mode ever lands outside this artifact.
+tree_chmod() {
+    local k=0 p rest c
+    while [ "$k" -lt "$chm_count" ]; do
+        if [ "${chm_art[$k]}" = "$2" ]; then
+            p=$1
+            rest=${chm_path[$k]}
+            while [ -n "$rest" ]; do
+                c=${rest%%/*}
+                case $rest in
+                    */*) rest=${rest#*/} ;;
+                    *) rest= ;;
+                esac
+                p=$p/$c
+                if [ -L "$p" ]; then
+                    unpack_refuse "chmod ${chm_path[$k]}: ${p#"$1"/} is a symlink"
+                elif [ -n "$rest" ] && [ ! -d "$p" ]; then
+                    unpack_refuse "chmod ${chm_path[$k]}: ${p#"$1"/} is missing or not a directory"
+                fi
+            done
+            if [ -d "$p" ]; then
+                unpack_refuse "chmod ${chm_path[$k]}: it is a directory, not a file"
+            elif [ ! -f "$p" ]; then
+                unpack_refuse "chmod ${chm_path[$k]}: no such file in the archive"
+            fi
+            chmod "${chm_mode[$k]}" "$p" 9>&- || unpack_refuse "cannot set the mode of ${chm_path[$k]}"
+        fi
+        k=$((k + 1))
+    done
+}
+{%- endif %}
+
 # stage_mkdir REL: make INST/REL a real directory, one name at a time,
 # never through a symlink and never over a file.
 stage_mkdir() {
@@ -309,6 +346,9 @@ unpack_artifact() {
                 # not lead into what is left out.
                 links_inside "$src" "$5"
             fi
+{%- if !chmods.is_empty() %}
+            tree_chmod "$src" "$6"
+{%- endif %}
             stage_mkdir "$3"
             if [ "$3" = . ]; then
                 place_tree "$src" "$inst"

@@ -17,6 +17,7 @@ mod harness_spec;
 mod hook;
 mod hostile_files;
 mod installer;
+mod installer_modes;
 mod lint;
 mod lock_timeout;
 mod matrix;

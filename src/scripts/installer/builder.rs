@@ -211,6 +211,7 @@ pub struct Artifact {
     pub(crate) subdir: Option<String>,
     pub(crate) runtime: Runtime,
     pub(crate) relocations: Vec<Relocation>,
+    pub(crate) chmods: Vec<(String, String)>,
 }
 
 impl Artifact {
@@ -229,6 +230,7 @@ impl Artifact {
             subdir: None,
             runtime: Runtime::Either,
             relocations: Vec::new(),
+            chmods: Vec::new(),
         }
     }
 
@@ -302,6 +304,20 @@ impl Artifact {
     /// A prepared program of this artifact (a [`Runtime::Private`] one).
     pub fn relocate(mut self, relocation: Relocation) -> Self {
         self.relocations.push(relocation);
+        self
+    }
+
+    /// Archives only: give the file at `path` (relative to the artifact's
+    /// unpacked tree, as installed at [`Artifact::dest`], so after
+    /// [`Artifact::subdir`]) the octal `mode` (`"755"`; no setuid, setgid or
+    /// sticky bits). For packages that ship a program without its execute
+    /// bit (Qwen Code's vendored `rg` is 0644). Applied after unpacking and
+    /// the footprint checks, before the entry check; the installer refuses
+    /// (exit 6, nothing placed) a path that is not a regular file of this
+    /// artifact's own tree: a symlink, a directory, a missing file, or one
+    /// reached through a symlink.
+    pub fn chmod(mut self, path: impl Into<String>, mode: impl Into<String>) -> Self {
+        self.chmods.push((path.into(), mode.into()));
         self
     }
 }
@@ -600,23 +616,7 @@ fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, SpecError> {
     }
     match (a.unpack, &a.mode) {
         (Unpack::File, None) => a.mode = Some("755".into()),
-        (Unpack::File, Some(m)) => {
-            let ok = (3..=4).contains(&m.len()) && m.bytes().all(|b| (b'0'..=b'7').contains(&b));
-            if !ok {
-                return Err(SpecError::new(
-                    f("mode"),
-                    format!("expected an octal mode such as \"755\", got {m:?}"),
-                ));
-            }
-            if m.len() == 4 && !m.starts_with('0') {
-                return Err(SpecError::new(
-                    f("mode"),
-                    format!(
-                        "{m:?} sets setuid, setgid or sticky bits, which never land in an install"
-                    ),
-                ));
-            }
-        }
+        (Unpack::File, Some(m)) => check_mode(&f("mode"), m)?,
         (_, Some(_)) => {
             return Err(SpecError::new(
                 f("mode"),
@@ -658,7 +658,35 @@ fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, SpecError> {
     for (k, r) in a.relocations.iter_mut().enumerate() {
         check_relocation(&format!("artifact[{i}].relocate[{k}]"), r)?;
     }
+    if !a.chmods.is_empty() && a.unpack == Unpack::File {
+        return Err(SpecError::new(
+            f("chmod"),
+            "only an archive has files to chmod (a `file` artifact has `mode`)",
+        ));
+    }
+    for (k, (path, mode)) in a.chmods.iter().enumerate() {
+        check_rel_path(&f(&format!("chmod[{k}].path")), path)?;
+        check_mode(&f(&format!("chmod[{k}].mode")), mode)?;
+    }
     Ok(a)
+}
+
+/// An octal mode of 3 or 4 digits without setuid, setgid or sticky bits.
+fn check_mode(field: &str, m: &str) -> Result<(), SpecError> {
+    let ok = (3..=4).contains(&m.len()) && m.bytes().all(|b| (b'0'..=b'7').contains(&b));
+    if !ok {
+        return Err(SpecError::new(
+            field,
+            format!("expected an octal mode such as \"755\", got {m:?}"),
+        ));
+    }
+    if m.len() == 4 && !m.starts_with('0') {
+        return Err(SpecError::new(
+            field,
+            format!("{m:?} sets setuid, setgid or sticky bits, which never land in an install"),
+        ));
+    }
+    Ok(())
 }
 
 /// The largest placeholder accepted (a path of the kernel's PATH_MAX).

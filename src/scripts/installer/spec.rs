@@ -34,6 +34,10 @@
 //! # interpreter = "glibc/ld-linux-x86-64.so.2"  # install-relative (default)
 //! # rpath = ["glibc"]                # install-relative dirs (default)
 //!
+//! [[artifact.chmod]]                 # archive only: a file's mode after unpacking
+//! path = "package/vendor/rg"         # relative to the artifact's dest (after subdir)
+//! mode = "755"                       # octal, 3 or 4 digits, no setuid/setgid/sticky
+//!
 //! [launcher]                         # optional: a sh script that runs a program of the install
 //! path = "bin/pi"
 //! program = "node/package/bin/node"
@@ -144,6 +148,19 @@ pub struct ArtifactSpec {
     /// (`[[artifact.relocate]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub relocate: Vec<RelocateSpec>,
+    /// Modes of files inside an archive (`[[artifact.chmod]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chmod: Vec<ChmodSpec>,
+}
+
+/// `[[artifact.chmod]]`: the mode a file of an unpacked archive gets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChmodSpec {
+    /// The file, relative to the artifact's `dest` (after `subdir`).
+    pub path: String,
+    /// Octal mode, 3 or 4 digits, no setuid, setgid or sticky bits.
+    pub mode: String,
 }
 
 /// `[[artifact.relocate]]`: a program prepared by
@@ -233,6 +250,9 @@ impl InstallerSpec {
             }
             for r in &a.relocate {
                 art = art.relocate(r.to_relocation());
+            }
+            for c in &a.chmod {
+                art = art.chmod(&c.path, &c.mode);
             }
             b = b.artifact(art);
         }
@@ -393,6 +413,40 @@ libc = "musl"
                 .starts_with("artifact[0].mode: only a `file`")
         );
         assert!(err(&SPEC.replace("bin/tool", "bin/../tool")).starts_with("entry: "));
+        // Modes inside archives: archives only, a safe path, no special bits.
+        let chmod = |path: &str, mode: &str, after: &str| {
+            SPEC.replace(
+                after,
+                &format!("{after}\n[[artifact.chmod]]\npath = \"{path}\"\nmode = \"{mode}\""),
+            )
+        };
+        let ok = Installer::from_toml(&chmod("bin/tool", "755", "libc = \"glibc\"")).unwrap();
+        assert!(ok.script().unwrap().contains("chm_path[0]='bin/tool'"));
+        assert!(
+            !Installer::from_toml(SPEC)
+                .unwrap()
+                .script()
+                .unwrap()
+                .contains("chm_"),
+            "no chmod code without chmods"
+        );
+        assert!(
+            err(&chmod("bin/tool", "755", "libc = \"musl\""))
+                .starts_with("artifact[1].chmod: only an archive")
+        );
+        assert!(
+            err(&chmod("../x", "755", "libc = \"glibc\""))
+                .starts_with("artifact[0].chmod[0].path: ")
+        );
+        assert!(
+            err(&chmod("bin/tool", "4755", "libc = \"glibc\""))
+                .starts_with("artifact[0].chmod[0].mode: ")
+        );
+        assert!(
+            err(&chmod("bin/tool", "755", "libc = \"glibc\"")
+                .replace("mode = \"755\"", "mode = \"755\"\nx = 1"))
+            .contains("unknown field `x`")
+        );
         // setuid, setgid and sticky bits never land in an install.
         for m in ["4755", "2755", "1755", "6755"] {
             assert!(

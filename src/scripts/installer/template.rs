@@ -35,6 +35,14 @@ struct RelocationView {
     rpath: Value,
 }
 
+/// The template's view of one `[[artifact.chmod]]`: the artifact's index,
+/// the path inside its unpacked tree, the mode.
+struct ChmodView {
+    artifact: Value,
+    path: Value,
+    mode: Value,
+}
+
 /// The template's view of one musl library.
 struct MuslView {
     soname: Value,
@@ -52,6 +60,9 @@ struct InstallerScript {
     artifacts: Vec<ArtifactView>,
     musl: Vec<MuslView>,
     relocations: Vec<RelocationView>,
+    /// Empty for every spec without `[[artifact.chmod]]`: the template then
+    /// renders none of the chmod code, so those installers stay as they were.
+    chmods: Vec<ChmodView>,
     glibc_needed: Value,
     launcher_path: Value,
     launcher_text: Value,
@@ -156,6 +167,16 @@ impl Installer {
                 });
             }
         }
+        let mut chmods = Vec::new();
+        for (i, a) in self.artifacts.iter().enumerate() {
+            for (path, mode) in &a.chmods {
+                chmods.push(ChmodView {
+                    artifact: v(&i.to_string())?,
+                    path: v(path)?,
+                    mode: v(mode)?,
+                });
+            }
+        }
         let musl = self
             .musl_libs
             .iter()
@@ -183,6 +204,7 @@ impl Installer {
             artifacts,
             musl,
             relocations,
+            chmods,
             glibc_needed: v(self.glibc_needed().unwrap_or(""))?,
             launcher_path: v(&launcher_path)?,
             launcher_text: v(&launcher_text)?,
