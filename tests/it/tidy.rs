@@ -228,7 +228,7 @@ const OVER_THE_CAP: &[(&str, usize)] = &[
     ("src/harness/mod.rs", 844),
     ("src/harness/spec.rs", 943),
     ("src/model_server/mod.rs", 847),
-    ("src/scripts/installer/builder.rs", 809),
+    ("src/scripts/installer/builder.rs", 837),
 ];
 
 /// Functions allowed over the function cap today (file, function, lines).
