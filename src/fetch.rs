@@ -21,7 +21,6 @@
 //! replacing a file someone put there would hide the corruption.
 
 use std::fs;
-use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -262,26 +261,10 @@ fn check_dir(dir: &Path) -> Result<(), DirError> {
     match fs::symlink_metadata(dir) {
         Ok(m) if m.file_type().is_symlink() => Err(bad("a symlink")),
         Ok(m) if m.is_dir() => Ok(()),
-        Ok(m) => Err(bad(kind(&m.file_type()))),
+        Ok(m) => Err(bad(crate::files::kind_of(&m))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => fs::create_dir_all(dir)
             .map_err(|e| DirError(format!("{}: cannot create: {e}", dir.display()))),
         Err(e) => Err(DirError(format!("{}: {e}", dir.display()))),
-    }
-}
-
-fn kind(t: &fs::FileType) -> &'static str {
-    if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_dir() {
-        "a directory"
-    } else {
-        "a regular file"
     }
 }
 

@@ -173,7 +173,7 @@ impl Mode {
 }
 
 /// What is at `meta`, for a message: "a directory", "a FIFO", ...
-fn kind_of(meta: &fs::Metadata) -> &'static str {
+pub fn kind_of(meta: &fs::Metadata) -> &'static str {
     let t = meta.file_type();
     if t.is_dir() {
         "a directory"

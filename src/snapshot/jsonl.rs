@@ -183,7 +183,7 @@ fn root(dir: &Path, layout: &Layout) -> Result<PathBuf, SnapshotError> {
             return Err(SnapshotError::BadInput(format!(
                 "{}: {}, where {}'s {} directory was expected{}",
                 nested.display(),
-                kind_of(&m),
+                crate::files::kind_of(&m),
                 layout.harness,
                 layout.sub,
                 if m.file_type().is_symlink() {
@@ -209,25 +209,6 @@ fn root(dir: &Path, layout: &Layout) -> Result<PathBuf, SnapshotError> {
         layout.sub,
         layout.sub
     )))
-}
-
-/// What is at `meta`, for a message.
-fn kind_of(meta: &fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt as _;
-    let t = meta.file_type();
-    if t.is_symlink() {
-        "a symlink"
-    } else if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else {
-        "a regular file"
-    }
 }
 
 /// The transcripts found, and the first entry that does not fit the
@@ -271,7 +252,7 @@ impl Walk {
                 SnapshotError::BadInput(format!(
                     "{}: {}, where the layout has {}: refused (not followed, not opened)",
                     path.display(),
-                    kind_of(&meta),
+                    crate::files::kind_of(&meta),
                     if level < layout.depth {
                         "a directory"
                     } else {

@@ -839,43 +839,6 @@ fn claude_code_copies_another_key_variable_without_writing_it() {
 const FILE_SECRET: &str = "shforge-secret-file-content-51c2";
 const ENV_SECRET: &str = "shforge-secret-env-content-a7e0";
 
-/// The pinned artifacts for the real-CLI tests, or None (skipped loudly)
-/// when a harness's x86_64 artifacts are not there. Like the smoke test:
-/// required under SHFORGE_REQUIRE_SHELLS=1 when SHFORGE_SMOKE_ARTIFACTS
-/// names a dir.
-fn artifacts_for(h: Harness) -> Option<PathBuf> {
-    let named = std::env::var_os("SHFORGE_SMOKE_ARTIFACTS");
-    let dir = named.clone().map_or_else(
-        || PathBuf::from("/var/cache/shforge/artifacts"),
-        PathBuf::from,
-    );
-    let (_, text) = shforge::installer::HARNESS_SPECS
-        .iter()
-        .find(|(n, _)| *n == h.name())
-        .expect("every harness has a spec");
-    let spec = shforge::installer::InstallerSpec::from_toml(text).unwrap();
-    let missing: Vec<String> = spec
-        .artifacts
-        .iter()
-        .filter(|a| a.arch == "x86_64" && a.libc.as_str() != "musl")
-        .map(|a| dir.join(&a.path))
-        .filter(|p| !p.is_file())
-        .map(|p| p.display().to_string())
-        .collect();
-    if std::env::consts::ARCH == "x86_64" && missing.is_empty() {
-        return Some(dir);
-    }
-    let why = format!(
-        "SKIPPING {h} hostile values against the real CLI: x86_64 only, missing {}",
-        missing.join(", ")
-    );
-    if named.is_some() && std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1") {
-        panic!("{why}");
-    }
-    common::loud(&why);
-    None
-}
-
 /// The fake model server as a child, with its request log.
 struct FakeServer {
     child: std::process::Child,
@@ -921,7 +884,7 @@ impl Drop for FakeServer {
 /// server's log that the model it asked for is that text and that neither
 /// secret was ever sent.
 fn hostile_model_stays_data(h: Harness) {
-    let Some(artifacts) = artifacts_for(h) else {
+    let Some(artifacts) = common::artifacts::artifacts_for(h, "hostile values") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

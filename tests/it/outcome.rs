@@ -51,42 +51,6 @@ fn lock(h: Harness) -> std::sync::MutexGuard<'static, ()> {
     LOCKS[i].lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The pinned artifacts, or None (skipped loudly) when a harness's x86_64
-/// artifacts are missing; required under SHFORGE_REQUIRE_SHELLS=1 when
-/// SHFORGE_SMOKE_ARTIFACTS names a dir. (The same rule as harness.rs.)
-fn artifacts_for(h: Harness) -> Option<PathBuf> {
-    let named = std::env::var_os("SHFORGE_SMOKE_ARTIFACTS");
-    let dir = named.clone().map_or_else(
-        || PathBuf::from("/var/cache/shforge/artifacts"),
-        PathBuf::from,
-    );
-    let (_, text) = shforge::installer::HARNESS_SPECS
-        .iter()
-        .find(|(n, _)| *n == h.name())
-        .expect("every harness has a spec");
-    let spec = shforge::installer::InstallerSpec::from_toml(text).unwrap();
-    let missing: Vec<String> = spec
-        .artifacts
-        .iter()
-        .filter(|a| a.arch == "x86_64" && a.libc.as_str() != "musl")
-        .map(|a| dir.join(&a.path))
-        .filter(|p| !p.is_file())
-        .map(|p| p.display().to_string())
-        .collect();
-    if std::env::consts::ARCH == "x86_64" && missing.is_empty() {
-        return Some(dir);
-    }
-    let why = format!(
-        "SKIPPING {h} outcome against the real CLI: x86_64 only, missing {}",
-        missing.join(", ")
-    );
-    if named.is_some() && std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1") {
-        panic!("{why}");
-    }
-    common::loud(&why);
-    None
-}
-
 /// Install `h` (kept under CARGO_TARGET_TMPDIR: a checked install is
 /// reused in < 1 s) and return its entry.
 fn install(h: Harness, artifacts: &Path) -> String {
@@ -138,7 +102,7 @@ fn marked_leader(marker: &str) -> Option<i32> {
 
 /// Run one case and check its outcome.
 fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
-    let Some(artifacts) = artifacts_for(h) else {
+    let Some(artifacts) = common::artifacts::artifacts_for(h, "outcome") else {
         return;
     };
     let _one_at_a_time = lock(h);

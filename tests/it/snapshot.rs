@@ -1109,7 +1109,7 @@ fn a_transcript_that_is_not_a_regular_file_is_refused() {
     cases.push((socket, "a socket"));
     let device = slug.join("z-zero.jsonl");
     if mknod_char(&device, 1, 5) {
-        cases.push((device, "a device"));
+        cases.push((device, "a character device"));
     } else {
         // Not root: a link to the real /dev/zero stands in.
         std::os::unix::fs::symlink("/dev/zero", &device).unwrap();

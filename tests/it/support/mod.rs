@@ -10,7 +10,9 @@
 //! * [`http`] — a file server on 127.0.0.1.
 //! * [`chroot`] — building chroots from the host's programs.
 //! * [`late_read`] — an LD_PRELOAD library that plays bash's `read -t` races.
+//! * [`artifacts`] — the pinned harness artifacts of the real-CLI tests.
 
+pub mod artifacts;
 pub mod chroot;
 pub mod http;
 pub mod late_read;
