@@ -355,6 +355,12 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         // No reader for OpenClaw's state dir: its outputs are read instead.
         Harness::OpenClaw => return Ok(()),
     };
+    // No session yet: the CLI never ran, or died before writing one. The
+    // snapshot readers refuse such a dir as foreign input (it has no
+    // transcripts); for an outcome it is simply nothing to read.
+    if no_session_yet(path) {
+        return Ok(());
+    }
     let snap = match snapshot::snapshot(kind, path) {
         Ok(snap) => snap,
         // No session yet (the CLI never ran, or died first): nothing to read.
@@ -402,6 +408,28 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         }
     }
     Ok(())
+}
+
+/// No session was written yet: `path` does not exist, or is a directory
+/// with no transcript (`*.jsonl`) anywhere below it (the session layout
+/// makes the harness's data dir and its config files before the CLI runs;
+/// a CLI that never started, or died first, leaves no transcript).
+#[cfg(feature = "snapshot")]
+fn no_session_yet(path: &Path) -> bool {
+    fn holds_transcript(dir: &Path, depth: usize) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return false;
+        };
+        entries.flatten().any(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => depth < 8 && holds_transcript(&e.path(), depth + 1),
+            Ok(t) if t.is_file() => e.path().extension().is_some_and(|x| x == "jsonl"),
+            _ => false,
+        })
+    }
+    match std::fs::symlink_metadata(path) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(m) => m.is_dir() && !holds_transcript(path, 0),
+    }
 }
 
 #[cfg(not(feature = "snapshot"))]
