@@ -421,6 +421,8 @@ const WORDS: &[(&str, Cause)] = &[
     ("stream disconnected", Cause::Network),
     ("socket hang up", Cause::Network),
     ("econnreset", Cause::Network),
+    ("connection reset", Cause::Network),
+    ("socket connection was closed", Cause::Network),
     ("network error", Cause::Network),
     ("fetch failed", Cause::Network),
     ("premature close", Cause::Network),

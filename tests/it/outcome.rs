@@ -163,7 +163,10 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
     let built = spec.build().unwrap();
     built.write_into(&session).unwrap();
     let receipt = t.join("receipt.json");
-    let marker = format!("shforge-outcome-{}", std::process::id());
+    // One marker per case: cases of different harnesses run at once, and
+    // the Killed fault finds its CLI by the marker (a marker shared by all
+    // cases once KILLed another harness's CLI).
+    let marker = format!("shforge-outcome-{}-{name}", std::process::id());
     let sup = SupervisorOptions::new(receipt.display().to_string())
         .deadline(Duration::from_secs(deadline))
         .grace(Duration::from_secs(3))
@@ -226,10 +229,10 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
     let cells = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outcome-cells");
     std::fs::create_dir_all(&cells).unwrap();
     std::fs::write(cells.join(format!("{name}.json")), &out.stdout).unwrap();
-    assert_eq!(
-        got,
-        (want.status, want.cause, want.underlying),
-        "{h}: outcome {o:#}"
+    assert!(
+        got == (want.status, want.cause, want.underlying) || also(name, got),
+        "{h}: outcome {o:#}, want {:?}",
+        (want.status, want.cause, want.underlying)
     );
     // With the session data capture.json names (read through the snapshot
     // readers) added, as an adapter would pass it, the outcome is the same.
@@ -260,7 +263,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
                 o2["cause"].as_str().unwrap_or(""),
                 o2["underlying"].as_str()
             ),
-            (want.status, want.cause, want.underlying),
+            got,
             "{h}: with --capture {o2:#}"
         );
     }
@@ -271,6 +274,18 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
     if want.cause != "none" && !ev.is_empty() {
         assert!(ev[0]["file"].as_str().is_some_and(|f| !f.is_empty()));
     }
+}
+
+/// Cells where the harness's own timing decides between two outcomes, both
+/// right: Kilo retries a cut stream, and on a loaded machine may give up
+/// (exit 1, "Connection reset by server") before the deadline stops it.
+const ALSO: &[(&str, Got)] = &[("kilo_stream_cut", ("failed", "network", None))];
+
+/// An outcome as the tests compare it: status, cause, underlying.
+type Got<'a> = (&'a str, &'a str, Option<&'a str>);
+
+fn also(name: &str, got: Got) -> bool {
+    ALSO.iter().any(|(n, o)| *n == name && *o == got)
 }
 
 /// One `#[test]` per row: `name: HARNESS, FAULT, DEADLINE => STATUS CAUSE [UNDERLYING];`.
