@@ -5,7 +5,7 @@
 //! `shforge` on PATH would regenerate (or check) `generated/` from the
 //! templates it was built from, not from the tree's: `check` would pass a
 //! changed template with a stale `generated/`. `build.rs` records a digest
-//! of `templates/`, `installers/` and `src/` ([`BUILT_FROM`]);
+//! of `templates/`, `installers/`, `harnesses/` and `src/` ([`BUILT_FROM`]);
 //! [`refuse_stale_binary`] compares it with the tree's when the command runs
 //! inside a shforge source tree. Outside one (an adapter's repository that
 //! vendors the scripts) there is nothing to compare and nothing is refused.

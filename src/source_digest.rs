@@ -1,5 +1,5 @@
 //! The digest of the sources that decide what `shforge generate` writes:
-//! every file under `templates/`, `installers/` and `src/`. Shared, through
+//! every file under `templates/`, `installers/`, `harnesses/` and `src/`. Shared, through
 //! `#[path]`, by `build.rs` (which records it in the binary) and by
 //! [`crate::provenance`] (which computes it for a source tree).
 
@@ -10,7 +10,7 @@ use std::path::Path;
 use sha2::{Digest as _, Sha256};
 
 /// The directories, relative to the crate root, whose files are digested.
-pub const DIRS: [&str; 3] = ["templates", "installers", "src"];
+pub const DIRS: [&str; 4] = ["templates", "installers", "harnesses", "src"];
 
 /// Hex sha256 over every regular file under [`DIRS`] of `root`, in sorted
 /// path order, each as its relative path, a NUL, its length, a NUL and its

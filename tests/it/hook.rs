@@ -138,7 +138,7 @@ fn source_tree_copy() -> tempfile::TempDir {
         tree.path().join("Cargo.toml"),
     )
     .unwrap();
-    for dir in ["templates", "installers", "src", "generated"] {
+    for dir in ["templates", "installers", "harnesses", "src", "generated"] {
         copy_tree(&common::root().join(dir), &tree.path().join(dir));
     }
     tree

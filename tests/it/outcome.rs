@@ -163,9 +163,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
     let built = spec.build().unwrap();
     built.write_into(&session).unwrap();
     let receipt = t.join("receipt.json");
-    // One marker per case: cases of different harnesses run at once, and
-    // the Killed fault finds its CLI by the marker (a marker shared by all
-    // cases once KILLed another harness's CLI).
+    // One per case: the Killed fault finds its CLI by it, beside others.
     let marker = format!("shforge-outcome-{}-{name}", std::process::id());
     let sup = SupervisorOptions::new(receipt.display().to_string())
         .deadline(Duration::from_secs(deadline))

@@ -272,7 +272,7 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
         "each_failure_in_each_apis_own_shape",
         228,
     ),
-    ("tests/it/outcome.rs", "case", 171),
+    ("tests/it/outcome.rs", "case", 172),
     ("tests/it/runner.rs", "bad_parameters_exit_125", 132),
     (
         "tests/it/snapshot.rs",
