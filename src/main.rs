@@ -452,15 +452,21 @@ fn launch(a: LaunchArgs) -> Result<u8> {
 
 /// One JSON document and a newline on standard output.
 fn print_json<T: serde::Serialize>(value: &T) -> Result<u8> {
-    use std::io::Write as _;
     let mut text = serde_json::to_vec(value)?;
     text.push(b'\n');
+    write_stdout(&text)?;
+    Ok(0)
+}
+
+/// All of `bytes` on standard output, flushed; a failure (a closed pipe, a
+/// full disk) is one line, exit 2.
+fn write_stdout(bytes: &[u8]) -> Result<(), Usage> {
+    use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
     stdout
-        .write_all(&text)
+        .write_all(bytes)
         .and_then(|()| stdout.flush())
-        .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
-    Ok(0)
+        .map_err(|e| Usage(format!("cannot write standard output: {e}")))
 }
 
 /// A duration in seconds as the supervisor takes it: a non-negative decimal
@@ -636,15 +642,10 @@ fn check(out: &Path, specs: &[PathBuf]) -> Result<u8> {
 
 /// `shforge outcome`: the rollout's outcome as one JSON object.
 fn outcome(inputs: shforge::outcome::Inputs) -> Result<u8> {
-    use std::io::Write as _;
     let outcome = shforge::outcome::classify(&inputs).map_err(|e| Usage(e.to_string()))?;
     let mut json = serde_json::to_vec_pretty(&outcome)?;
     json.push(b'\n');
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(&json)
-        .and_then(|()| stdout.flush())
-        .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
+    write_stdout(&json)?;
     Ok(0)
 }
 
@@ -726,14 +727,7 @@ fn snapshot(
         SnapshotFormat::Atif => snap.to_atif(),
     };
     match out {
-        None => {
-            use std::io::Write as _;
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(&json)
-                .and_then(|()| stdout.flush())
-                .map_err(|e| Usage(format!("cannot write standard output: {e}")))?;
-        }
+        None => write_stdout(&json)?,
         Some(path) => files::write_atomic(path, &json, files::Mode::Data)?,
     }
     Ok(0)
