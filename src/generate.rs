@@ -226,19 +226,6 @@ fn listed_in_manifest(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Write `content` to `path` atomically, never through a link (see
-/// [`files::write_atomic`]). The error is the cause alone, for a caller
-/// whose message names `path` itself; one that needs the exit code of a
-/// refused target calls [`files::write_atomic`].
-pub fn write_file_atomic(path: &Path, content: &[u8], executable: bool) -> std::io::Result<()> {
-    let mode = if executable {
-        Mode::Executable
-    } else {
-        Mode::Data
-    };
-    files::write_atomic(path, content, mode).map_err(FileError::into_cause)
-}
-
 /// How an output directory differs from a fresh generation.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {

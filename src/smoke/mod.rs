@@ -163,8 +163,8 @@ fn write_scripts(work: &Path) -> Result<Scripts, SmokeError> {
         crate::generate::render_all(&catalog).map_err(|e| SmokeError::Render(e.to_string()))?;
     for o in &outputs {
         let p = dir.join(&o.path);
-        crate::generate::write_file_atomic(&p, o.content.as_bytes(), true)
-            .map_err(io("writing", &p))?;
+        crate::files::write_atomic(&p, o.content.as_bytes(), crate::files::Mode::Executable)
+            .map_err(|e| io("writing", &p)(e.into_cause()))?;
     }
     Ok(Scripts {
         supervisor: dir.join(crate::scripts::supervisor::PATH),
