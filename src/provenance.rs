@@ -54,7 +54,13 @@ impl ProvenanceError {
 /// a `templates/` directory.
 pub fn source_tree(dir: &Path) -> Option<PathBuf> {
     dir.ancestors().find_map(|d| {
-        let manifest = std::fs::read_to_string(d.join("Cargo.toml")).ok()?;
+        // Bounded and never waited on: a FIFO or a huge file named
+        // Cargo.toml in some ancestor of DIR is simply not a source tree.
+        let bound = crate::files::Bound {
+            what: "a Cargo.toml",
+            max: 1 << 20,
+        };
+        let manifest = crate::files::read_text(&d.join("Cargo.toml"), bound).ok()?;
         let is_shforge = manifest.lines().any(|l| l.trim() == r#"name = "shforge""#);
         (is_shforge && d.join("templates").is_dir()).then(|| d.to_path_buf())
     })
@@ -104,6 +110,15 @@ mod tests {
         let e = refuse_stale_binary(&d.path().join("templates"), "check").unwrap_err();
         assert!(matches!(e, ProvenanceError::Stale { .. }), "{e}");
         assert_eq!(e.exit_code(), 2);
+    }
+
+    #[test]
+    fn a_fifo_named_cargo_toml_is_not_waited_on() {
+        let d = tempfile::tempdir().unwrap();
+        let c = std::ffi::CString::new(d.path().join("Cargo.toml").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        std::fs::create_dir(d.path().join("templates")).unwrap();
+        assert_eq!(source_tree(d.path()), None);
     }
 
     #[test]
