@@ -50,7 +50,13 @@ pub fn exit_zero(status: Option<i32>) -> Check {
 
 /// The deliverable holds exactly the token.
 pub fn deliverable(path: &Path, token: &str) -> Check {
-    match std::fs::read(path) {
+    // What the agent wrote: bounded, and a FIFO or device there is refused
+    // rather than waited on.
+    let bound = crate::files::Bound {
+        what: "a deliverable",
+        max: 1 << 20,
+    };
+    match crate::files::read_bounded(path, bound).map_err(crate::files::FileError::into_cause) {
         Ok(b) if b == token.as_bytes() => Check::new(NAMES[1], true, "token written"),
         Ok(b) => Check::new(
             NAMES[1],
@@ -97,7 +103,9 @@ fn json_stream(text: &str) -> Result<usize, String> {
 /// and the lines together are JSON values (one per line, or one object
 /// over many lines as OpenClaw prints). Direct mode: stdout is JSON values.
 pub fn events(file: &Path, events_mode: bool) -> Check {
-    let text = match std::fs::read(file) {
+    let read = crate::files::read_bounded(file, crate::files::Bound::TRANSCRIPT)
+        .map_err(crate::files::FileError::into_cause);
+    let text = match read {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) => return Check::new(NAMES[3], false, format!("{}: {e}", file.display())),
     };
