@@ -30,6 +30,19 @@ if [ ! -f "$src/package-lock.json" ]; then
     exit 2
 fi
 
+# An OUT named *-linux-arm64.tar.gz is the aarch64 bundle: npm ci then picks
+# the optional platform packages an arm64 host would (clipboard-linux-arm64-gnu
+# instead of -x64-gnu), so the same `source` line gives the same bytes on any
+# host. A caller's own npm_config_* settings win.
+case $out in
+*-linux-arm64.tar.gz)
+    npm_config_cpu=${npm_config_cpu:-arm64}
+    npm_config_os=${npm_config_os:-linux}
+    npm_config_libc=${npm_config_libc:-glibc}
+    export npm_config_cpu npm_config_os npm_config_libc
+    ;;
+esac
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/bundle"

@@ -889,21 +889,7 @@ fn hostile_model_stays_data(h: Harness) {
     };
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    // Kept between runs (the installer reuses a checked install in < 1 s);
-    // the first run installs from the artifacts.
-    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile-values-installs");
-    let install = common::run({
-        let mut c = Command::new("bash");
-        c.arg(common::root().join(format!("generated/installers/{h}.sh")))
-            .arg("--prefix")
-            .arg(&prefix)
-            .arg("--source-dir")
-            .arg(&artifacts);
-        c
-    });
-    assert!(install.status.success(), "{h} install: {install:?}");
-    let entry = String::from_utf8(install.stdout).unwrap();
-    let entry = entry.lines().last().unwrap().trim().to_owned();
+    let entry = common::artifacts::install(h, &artifacts);
     let secret = t.join("secret");
     std::fs::write(&secret, FILE_SECRET).unwrap();
     let model = format!(

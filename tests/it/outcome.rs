@@ -51,24 +51,6 @@ fn lock(h: Harness) -> std::sync::MutexGuard<'static, ()> {
     LOCKS[i].lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Install `h` (kept under CARGO_TARGET_TMPDIR: a checked install is
-/// reused in < 1 s) and return its entry.
-fn install(h: Harness, artifacts: &Path) -> String {
-    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outcome-installs");
-    let out = common::run({
-        let mut c = Command::new("bash");
-        c.arg(common::root().join(format!("generated/installers/{h}.sh")))
-            .arg("--prefix")
-            .arg(&prefix)
-            .arg("--source-dir")
-            .arg(artifacts);
-        c
-    });
-    assert!(out.status.success(), "{h} install: {out:?}");
-    let entry = String::from_utf8(out.stdout).unwrap();
-    entry.lines().last().unwrap().trim().to_owned()
-}
-
 /// A port nothing listens on: bound, then closed.
 fn closed_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -106,7 +88,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
         return;
     };
     let _one_at_a_time = lock(h);
-    let real_entry = install(h, &artifacts);
+    let real_entry = common::artifacts::install(h, &artifacts);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let work = t.join("work");

@@ -40,3 +40,23 @@ pub fn artifacts_for(h: Harness, what: &str) -> Option<PathBuf> {
     super::loud(&why);
     None
 }
+
+/// Install `h` from `artifacts` with its generated installer and return its
+/// entry. One prefix for every real-CLI test, kept under CARGO_TARGET_TMPDIR
+/// between runs: the installer reuses a checked install in < 1 s, and its
+/// lock makes two tests installing the same harness at once take turns.
+pub fn install(h: Harness, artifacts: &std::path::Path) -> String {
+    let prefix = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("real-cli-installs");
+    let out = super::run({
+        let mut c = std::process::Command::new("bash");
+        c.arg(super::root().join(format!("generated/installers/{h}.sh")))
+            .arg("--prefix")
+            .arg(&prefix)
+            .arg("--source-dir")
+            .arg(artifacts);
+        c
+    });
+    assert!(out.status.success(), "{h} install: {out:?}");
+    let entry = String::from_utf8(out.stdout).unwrap();
+    entry.lines().last().unwrap().trim().to_owned()
+}
