@@ -1446,14 +1446,22 @@ signal_reached() {
     signal_pids "$1" ${live[@]+"${live[@]}"}
 }
 
-# The stop: freeze the harness group (and cgroup), record services, TERM
-# then CONT (and thaw) and wait until nothing reached is alive or the grace
-# period ends; then STOP (and freeze), rescan to a fixed point, KILL, CONT
-# and verify, within a bound. Nothing here forks: it runs to the end and the
-# receipt is written even when the sandbox has no process slot left.
+# The stop, in four phases: freeze and TERM, the graceful wait, the forced
+# freeze to a fixed point, then KILL until nothing reached is alive (within a
+# bound). Each phase that can end the stop sets `confirmed` and returns 0.
+# Nothing here forks: it runs to the end and the receipt is written even when
+# the sandbox has no process slot left.
 stop_everything() {
-    local grace_end kill_end pid g pass
-    local -a termed gtermed new killed
+    stop_freeze_and_term
+    stop_graceful_wait && return 0
+    stop_freeze_to_fixed_point
+    stop_kill_until_gone
+}
+
+# Phase 1: stop the harness group (and freeze the cgroup), find everything
+# reached, record the services, and TERM the cgroup's members once while
+# frozen (a fork during the grace period is left for the KILL).
+stop_freeze_and_term() {
     stop_timer
     kill_lifeline
     groups=("$harness_group") live=()
@@ -1462,14 +1470,19 @@ stop_everything() {
     scan
     classify 1
     cgroup_release_services
-    # Members of the cgroup get TERM once, while frozen; a fork during the
-    # grace period is left for the KILL.
     cgroup_signal TERM
     read_now
     ((cg_signalled > 0)) && stop_term_cs=$now_cs
     # The grace period counts from here, and so does grace_s.
     stop_grace_cs=$now_cs
-    grace_end=$((now_cs + grace_cs))
+}
+
+# Phase 2: TERM then CONT (and thaw) each reached process and group once,
+# and wait until nothing reached is alive (0: confirmed) or the grace period
+# ends or a second signal hurries the stop (1).
+stop_graceful_wait() {
+    local grace_end=$((stop_grace_cs + grace_cs)) pid g
+    local -a termed gtermed new
     while :; do
         if ((${#live[@]} == 0 && undecided == 0)) && cgroup_empty; then
             read_now
@@ -1526,11 +1539,15 @@ stop_everything() {
         classify 0
     done
     stop_graceful_end_cs=$now_cs
+    return 1
+}
 
-    # Forced: nothing reached may run while the last of them are found. The
-    # groups and the cgroup stop at once; single processes on the first pass,
-    # from a fresh scan (the list from before the wait would need a re-read
-    # of every PID first).
+# Phase 3: nothing reached may run while the last of them are found. The
+# groups and the cgroup stop at once; single processes on the first pass,
+# from a fresh scan (the list from before the wait would need a re-read of
+# every PID first).
+stop_freeze_to_fixed_point() {
+    local pass
     cgroup_freeze 1
     signal_groups STOP ${groups[@]+"${groups[@]}"}
     for ((pass = 0; pass < 100; pass++)); do
@@ -1542,11 +1559,16 @@ stop_everything() {
         ((added == 0 && undecided == 0 && pass > 0)) && break
         ((undecided > 0)) && nap "$poll_seconds"
     done
-    note_kill
-    cgroup_kill
-    signal_reached KILL
-    signal_reached CONT
-    cgroup_freeze 0
+}
+
+# Phase 4: KILL and CONT (and thaw) everything reached, then scan again until
+# nothing is alive (0: confirmed) or kill_wait_cs has passed (1: the receipt
+# says what is still alive).
+stop_kill_until_gone() {
+    local kill_end
+    # note_kill counts each reached process once, in this phase's `killed`.
+    local -a killed
+    stop_kill_all
     read_now
     kill_end=$((now_cs + kill_wait_cs))
     while :; do
@@ -1556,11 +1578,7 @@ stop_everything() {
             confirmed=true
             return 0
         fi
-        note_kill
-        cgroup_kill
-        signal_reached KILL
-        signal_reached CONT
-        cgroup_freeze 0
+        stop_kill_all
         read_now
         if ((now_cs >= kill_end)); then
             confirmed=false
@@ -1571,6 +1589,16 @@ stop_everything() {
         collect_harness
         nap 0.01
     done
+}
+
+# KILL everything reached (the cgroup at once), then CONT and thaw: a
+# stopped process dies only once it runs.
+stop_kill_all() {
+    note_kill
+    cgroup_kill
+    signal_reached KILL
+    signal_reached CONT
+    cgroup_freeze 0
 }
 
 # The forced phase is about to KILL: its time (the first time) and the

@@ -243,7 +243,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ),
     ("src/smoke/mod.rs", "rollout", 192),
     ("templates/supervisor/main.bash", "main", 116),
-    ("templates/supervisor/signals.bash", "stop_everything", 121),
     ("tests/it/harness.rs", "check_profile", 180),
     (
         "tests/it/harness_spec.rs",
