@@ -491,6 +491,7 @@ fn check_qwen_code(api: Api, dir: &Path, vars: &[(String, Vec<String>)], ctx: &s
     assert_eq!(settings["privacy"]["usageStatisticsEnabled"], false);
     assert_eq!(settings["general"]["enableAutoUpdate"], false);
     assert!(dir.join("qwen/projects").is_dir());
+    assert_eq!(capture["kind"], "qwen-code");
     assert_eq!(capture["dir"], format!("{d}/qwen"));
 }
 
