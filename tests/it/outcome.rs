@@ -361,6 +361,14 @@ cases! {
     openclaw_cli_not_found: OpenClaw, MissingEntry, 60 => "failed" "cli_not_found";
     openclaw_cli_not_executable: OpenClaw, NotExecutable, 60 => "failed" "cli_not_executable";
     openclaw_cli_crashed: OpenClaw, Killed, 90 => "failed" "cli_crashed";
+
+    // Qwen Code: only causes it reports at once (it retries a 429 for over
+    // 5 minutes and a 500 for about 96 s: not cells for cargo test). No
+    // auth/model_not_found cells yet: these cases name another key variable,
+    // which Qwen never reads, so it stops first with "Missing API key for
+    // OpenAI-compatible auth…" (today classified `unknown`).
+    qwen_code_cli_not_found: QwenCode, MissingEntry, 60 => "failed" "cli_not_found";
+    qwen_code_cli_not_executable: QwenCode, NotExecutable, 60 => "failed" "cli_not_executable";
 }
 
 #[test]
