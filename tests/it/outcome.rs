@@ -51,6 +51,15 @@ fn lock(h: Harness) -> std::sync::MutexGuard<'static, ()> {
     LOCKS[i].lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The variable carrying the key: Qwen Code reads only its own
+/// (OPENAI_API_KEY for chat), the others are given another name.
+fn key_env(h: Harness) -> &'static str {
+    match h {
+        Harness::QwenCode => "OPENAI_API_KEY",
+        _ => "SHFORGE_TEST_KEY",
+    }
+}
+
 /// A port nothing listens on: bound, then closed.
 fn closed_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -135,7 +144,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
         base_url,
         model: "fake-model".into(),
         api: None,
-        api_key_env: Some("SHFORGE_TEST_KEY".into()),
+        api_key_env: Some(key_env(h).into()),
         mode,
         prompt: format!(
             "Write the token. shforge-prefer=shell shforge-target={}{directive}",
@@ -165,7 +174,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
     let argv = supervised_launch(&supervisor.display().to_string(), &sup, &command).unwrap();
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
-        .env("SHFORGE_TEST_KEY", "sk-shforge-outcome")
+        .env(key_env(h), "sk-shforge-outcome")
         .env("HOME", t)
         .current_dir(&work)
         .stdin(Stdio::null())
@@ -363,10 +372,9 @@ cases! {
     openclaw_cli_crashed: OpenClaw, Killed, 90 => "failed" "cli_crashed";
 
     // Qwen Code: only causes it reports at once (it retries a 429 for over
-    // 5 minutes and a 500 for about 96 s: not cells for cargo test). No
-    // auth/model_not_found cells yet: these cases name another key variable,
-    // which Qwen never reads, so it stops first with "Missing API key for
-    // OpenAI-compatible auth…" (today classified `unknown`).
+    // 5 minutes and a 500 for about 96 s: not cells for cargo test).
+    qwen_code_auth: QwenCode, Fail("401:times=1000"), 60 => "failed" "auth";
+    qwen_code_model_not_found: QwenCode, Fail("model:times=1000"), 60 => "failed" "model_not_found";
     qwen_code_cli_not_found: QwenCode, MissingEntry, 60 => "failed" "cli_not_found";
     qwen_code_cli_not_executable: QwenCode, NotExecutable, 60 => "failed" "cli_not_executable";
 }
