@@ -5,7 +5,7 @@
 //! A harness is data: one spec file (`harnesses/NAME.toml`, read by
 //! [`spec`] into a [`HarnessDef`]) gives its APIs, argv, environment,
 //! config files with typed placeholders, extra dirs, how the prompt reaches
-//! it and its capture. The six shipped ones are compiled in ([`SHIPPED`],
+//! it and its capture. The shipped ones are compiled in ([`SHIPPED`],
 //! the one table naming them); an adapter's own file is read with
 //! [`HarnessDef::from_toml`]. What cannot be data — each CLI's config
 //! expansion syntax — is a named [`Format`] (`format.rs`).
@@ -34,22 +34,18 @@
 //!
 //! # The prompt
 //!
-//! The prompt never goes through a shell and never into argv: it is written
-//! to `PATH/prompt.txt`, and every CLI reads it from there — as its stdin
-//! (`RUNNER_STDIN`; Claude Code `-p`, OpenCode/Kilo `run`, Pi `-p`, Codex
-//! `exec -` all read a non-terminal stdin to its end) or as a message file
-//! (OpenClaw `--message-file`). Quotes, newlines, `$(…)`, a leading `-` or
-//! `@` and 1 MiB prompts (over Linux's 128 KiB limit for one argument) all
-//! arrive unchanged. A regular file as stdin also ends at EOF, so no CLI
-//! waits on it (the reason for `</dev/null` in the harness notes).
-//! Quirk: Pi trims leading and trailing whitespace of what it reads.
+//! The prompt never goes through a shell nor into argv: every CLI reads
+//! `PATH/prompt.txt`, as its stdin (`RUNNER_STDIN`, read to EOF: a regular
+//! file never blocks) or as a message file (OpenClaw `--message-file`).
+//! Quotes, newlines, `$(…)`, a leading `-` or `@` and 1 MiB prompts (over
+//! Linux's 128 KiB argument limit) arrive unchanged. Quirks: Pi trims
+//! surrounding whitespace; Qwen Code appends `\n\n` to its stdin.
 //!
 //! # The API key
 //!
-//! Its value is never written: the session names the variable that carries
-//! it (`--api-key-env VAR`, default `ANTHROPIC_API_KEY` for the Anthropic
-//! API and `OPENAI_API_KEY` otherwise), and the variable must be set in the
-//! environment the supervisor starts with (the runner passes it on).
+//! Its value is never written: the session names its variable (`--api-key-env
+//! VAR`, default `ANTHROPIC_API_KEY` for Anthropic, else `OPENAI_API_KEY`),
+//! set in the environment the supervisor starts with (the runner passes it on).
 //!
 //! A spec names it as `{{key_env}}` (the name) or `{{key_ref}}` (its config
 //! format's reference: `{env:VAR}`, `${VAR}`); with `[key] reads = NAME`
@@ -58,13 +54,10 @@
 //!
 //! # capture.json
 //!
-//! One JSON object, the input of `shforge snapshot`:
-//! `{"harness": NAME, "kind": KIND, "db": FILE}` for the SQLite harnesses
-//! (opencode, kilo: `shforge snapshot KIND --db FILE`) or
-//! `{"harness": NAME, "kind": KIND, "dir": DIR}` for the JSONL ones
-//! (claude-code, pi, codex: `--dir DIR`). OpenClaw has no snapshot reader:
-//! its `kind` is `null` and `dir` is its retained state dir. Paths are
-//! inside the sandbox, under the session dir.
+//! One JSON object, the input of `shforge snapshot`: `{"harness": NAME,
+//! "kind": KIND, "db": FILE}` (SQLite: `--db FILE`) or `{…, "dir": DIR}`
+//! (JSONL: `--dir DIR`); `kind` is `null` for a harness with no reader.
+//! Paths are inside the sandbox, under the session dir.
 //!
 //! # Base URL
 //!
@@ -115,11 +108,13 @@ pub enum Harness {
     OpenClaw,
     /// Codex (`codex exec`).
     Codex,
+    /// Qwen Code (`qwen --yolo -o stream-json`).
+    QwenCode,
 }
 
 /// The shipped harnesses and their spec files: the one table that names
 /// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 6] = [
+pub const SHIPPED: [(Harness, &str); 7] = [
     (
         Harness::ClaudeCode,
         include_str!("../../harnesses/claude-code.toml"),
@@ -135,6 +130,10 @@ pub const SHIPPED: [(Harness, &str); 6] = [
         include_str!("../../harnesses/openclaw.toml"),
     ),
     (Harness::Codex, include_str!("../../harnesses/codex.toml")),
+    (
+        Harness::QwenCode,
+        include_str!("../../harnesses/qwen-code.toml"),
+    ),
 ];
 
 /// The shipped specs, parsed once (a unit test proves each parses).
@@ -153,13 +152,14 @@ fn shipped() -> &'static [HarnessDef] {
 
 impl Harness {
     /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 6] = [
+    pub const ALL: [Harness; 7] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
         Harness::Kilo,
         Harness::Pi,
         Harness::OpenClaw,
         Harness::Codex,
+        Harness::QwenCode,
     ];
 
     /// Its spec, parsed.

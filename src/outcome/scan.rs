@@ -401,6 +401,8 @@ const WORDS: &[(&str, Cause)] = &[
     ("invalid api key", Cause::Auth),
     ("invalid x-api-key", Cause::Auth),
     ("api key not valid", Cause::Auth),
+    // Qwen Code with no key in its variable: "Missing API key for …".
+    ("missing api key", Cause::Auth),
     ("authentication", Cause::Auth),
     ("unauthorized", Cause::Auth),
     (

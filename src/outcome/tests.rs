@@ -68,6 +68,15 @@ fn claude_result_with_a_400_reads_the_words_and_its_terminal_reason() {
     assert_eq!(o.evidence[0].basis, Basis::ErrorCode);
 }
 
+/// Qwen Code 0.24.4's result event when its key variable is empty (its
+/// message verbatim, from a run whose session named another variable).
+#[test]
+fn qwen_code_without_its_key_is_auth() {
+    let ev = "1\t{\"type\":\"result\",\"subtype\":\"error_during_execution\",\"is_error\":true,\"duration_ms\":0,\"duration_api_ms\":0,\"error\":{\"message\":\"Missing API key for OpenAI-compatible auth. Set settings.security.auth.apiKey, or set the 'OPENAI_API_KEY' environment variable.\"}}\n";
+    let o = run(&receipt(Some(1), false), ev, "");
+    assert_eq!(o.cause, Cause::Auth);
+}
+
 #[test]
 fn pi_exits_0_after_giving_up_and_is_failed() {
     let ev = r#"{"type":"auto_retry_start","attempt":1,"errorMessage":"429 Rate limit reached for fake-model"}

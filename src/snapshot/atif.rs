@@ -549,6 +549,7 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
     let v = match kind? {
         Kind::OpenCode | Kind::Kilo => &data["modelID"],
         Kind::ClaudeCode | Kind::Pi => &data["message"]["model"],
+        Kind::QwenCode => &data["model"],
         Kind::Codex => return None,
     };
     v.as_str().filter(|s| !s.is_empty()).map(str::to_owned)

@@ -21,6 +21,7 @@ mod claude;
 mod codex;
 mod jsonl;
 mod pi;
+mod qwen;
 mod signal;
 mod sqlite;
 mod summary;
@@ -48,6 +49,8 @@ pub enum Kind {
     Pi,
     /// Codex: `sessions/YYYY/MM/DD/rollout-*.jsonl` under `CODEX_HOME`.
     Codex,
+    /// Qwen Code: `projects/<slug>/chats/<id>.jsonl` under `QWEN_HOME`.
+    QwenCode,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -71,12 +74,13 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
         Kind::Pi,
         Kind::Codex,
+        Kind::QwenCode,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -87,6 +91,7 @@ impl Kind {
             Kind::ClaudeCode => "claude-code",
             Kind::Pi => "pi",
             Kind::Codex => "codex",
+            Kind::QwenCode => "qwen-code",
         }
     }
 
@@ -94,7 +99,7 @@ impl Kind {
     pub fn source(self) -> SourceKind {
         match self {
             Kind::OpenCode | Kind::Kilo => SourceKind::Db,
-            Kind::ClaudeCode | Kind::Pi | Kind::Codex => SourceKind::Dir,
+            Kind::ClaudeCode | Kind::Pi | Kind::Codex | Kind::QwenCode => SourceKind::Dir,
         }
     }
 }
@@ -107,7 +112,7 @@ impl fmt::Display for Kind {
 
 /// An unknown harness name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown harness {0:?} (expected opencode, kilo, claude-code, pi or codex)")]
+#[error("unknown harness {0:?} (expected opencode, kilo, claude-code, pi, codex or qwen-code)")]
 pub struct UnknownKind(pub String);
 
 impl FromStr for Kind {
@@ -462,6 +467,7 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
         Kind::ClaudeCode => jsonl::read(dir, &claude::LAYOUT, claude::parse)?,
         Kind::Pi => jsonl::read(dir, &pi::LAYOUT, pi::parse)?,
         Kind::Codex => jsonl::read(dir, &codex::LAYOUT, codex::parse)?,
+        Kind::QwenCode => jsonl::read(dir, &qwen::LAYOUT, qwen::parse)?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

@@ -425,8 +425,13 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
             assert_eq!(capture["kind"], "codex");
             assert_eq!(capture["dir"], format!("{d}/codex"));
         }
+        Harness::QwenCode => check_qwen_code(api, dir, vars, ctx),
     }
-    // The key's value is in no written file (it was in shforge's env).
+    no_secret_written(dir, ctx);
+}
+
+/// The key's value is in no written file (it was in shforge's env).
+fn no_secret_written(dir: &Path, ctx: &str) {
     for f in files(dir) {
         let bytes = std::fs::read(&f).unwrap();
         assert!(
@@ -435,6 +440,59 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
             f.display()
         );
     }
+}
+
+/// Qwen Code's part of [`check_profile`].
+fn check_qwen_code(api: Api, dir: &Path, vars: &[(String, Vec<String>)], ctx: &str) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let capture = json(&dir.join("capture.json"));
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    let auth = match api {
+        Api::Chat => "openai",
+        Api::Responses => "openai-responses",
+        Api::Anthropic => "anthropic",
+    };
+    assert!(
+        has(&["--yolo", "-o", "stream-json", "--auth-type", auth]),
+        "{ctx}"
+    );
+    assert_eq!(env_of(vars, "QWEN_HOME").unwrap(), format!("{d}/qwen"));
+    assert_eq!(
+        env_of(vars, "QWEN_USAGE_STATISTICS_ENABLED").unwrap(),
+        "false"
+    );
+    let base = match api {
+        Api::Anthropic => "http://127.0.0.1:4321",
+        _ => "http://127.0.0.1:4321/v1",
+    };
+    // Every endpoint and model variable a workdir `.env` could set is
+    // set (non-empty: Qwen takes an empty one as unset).
+    for name in [
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "GOOGLE_GEMINI_BASE_URL",
+    ] {
+        assert_eq!(env_of(vars, name).unwrap(), base, "{ctx} {name}");
+    }
+    for name in [
+        "OPENAI_MODEL",
+        "ANTHROPIC_MODEL",
+        "GEMINI_MODEL",
+        "QWEN_MODEL",
+    ] {
+        assert_eq!(env_of(vars, name).unwrap(), "fake-model", "{ctx} {name}");
+    }
+    assert_eq!(env_of(vars, "QWEN_DEFAULT_AUTH_TYPE").unwrap(), auth);
+    // The key is the CLI's own variable, never set by the session.
+    assert!(env_of(vars, "OPENAI_API_KEY").is_none(), "{ctx}");
+    assert!(env_of(vars, "ANTHROPIC_API_KEY").is_none(), "{ctx}");
+    let settings = json(&dir.join("qwen/settings.json"));
+    assert_eq!(settings["privacy"]["usageStatisticsEnabled"], false);
+    assert_eq!(settings["general"]["enableAutoUpdate"], false);
+    assert!(dir.join("qwen/projects").is_dir());
+    assert_eq!(capture["kind"], "qwen-code");
+    assert_eq!(capture["dir"], format!("{d}/qwen"));
 }
 
 /// A valid `shforge harness` command line for `name` into `out`: `set`
@@ -884,6 +942,12 @@ impl Drop for FakeServer {
 /// server's log that the model it asked for is that text and that neither
 /// secret was ever sent.
 fn hostile_model_stays_data(h: Harness) {
+    hostile_model_stays_data_with(h, "SHFORGE_TEST_KEY", &[]);
+}
+
+/// [`hostile_model_stays_data`] with the key in `key_env` and `dotenv`
+/// written as the workdir's `.env` first.
+fn hostile_model_stays_data_with(h: Harness, key_env: &str, dotenv: &[(&str, &str)]) {
     let Some(artifacts) = common::artifacts::artifacts_for(h, "hostile values") else {
         return;
     };
@@ -898,6 +962,10 @@ fn hostile_model_stays_data(h: Harness) {
     );
     let work = t.join("work");
     std::fs::create_dir(&work).unwrap();
+    if !dotenv.is_empty() {
+        let text: String = dotenv.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+        std::fs::write(work.join(".env"), text).unwrap();
+    }
     let log = t.join("requests.jsonl");
     let server = FakeServer::start(&log, &work.join("out.txt"));
     let session = t.join("session");
@@ -917,7 +985,7 @@ fn hostile_model_stays_data(h: Harness) {
             "--model",
             &model,
             "--api-key-env",
-            "SHFORGE_TEST_KEY",
+            key_env,
             "--prompt",
             "write the token",
         ],
@@ -930,7 +998,7 @@ fn hostile_model_stays_data(h: Harness) {
             .arg("bash")
             .arg(common::root().join("generated/harness_runner.sh"))
             .arg(session.join("params.sh"))
-            .env("SHFORGE_TEST_KEY", "sk-shforge-test")
+            .env(key_env, "sk-shforge-test")
             .env("SHFORGE_TEST_SECRET", ENV_SECRET);
         c
     });
@@ -987,6 +1055,69 @@ fn hostile_model_stays_data_in_real_codex() {
 }
 
 #[test]
+fn hostile_model_stays_data_in_real_qwen_code_despite_a_hostile_dotenv() {
+    // Qwen reads OPENAI_API_KEY itself (no other name), and loads the
+    // workdir's `.env` for every variable unset or empty in its environment:
+    // this one points every provider elsewhere (a closed port), at another
+    // model, another auth type and another home. The session's environment
+    // must win: every request reaches our server, for our model.
+    let elsewhere = format!("http://127.0.0.1:{}", closed_port());
+    let v1 = format!("{elsewhere}/v1");
+    hostile_model_stays_data_with(
+        Harness::QwenCode,
+        "OPENAI_API_KEY",
+        &[
+            ("OPENAI_BASE_URL", &v1),
+            ("OPENAI_MODEL", "evil-model"),
+            ("ANTHROPIC_BASE_URL", &elsewhere),
+            ("ANTHROPIC_MODEL", "evil-model"),
+            ("GOOGLE_GEMINI_BASE_URL", &elsewhere),
+            ("GEMINI_MODEL", "evil-model"),
+            ("QWEN_MODEL", "evil-model"),
+            ("QWEN_CODE_MODEL", "evil-model"),
+            ("QWEN_DEFAULT_AUTH_TYPE", "gemini"),
+            ("DASHSCOPE_BASE_URL", &elsewhere),
+            ("OPENROUTER_BASE_URL", &elsewhere),
+            ("QWEN_HOME", "/tmp/shforge-qwen-evil-home"),
+        ],
+    );
+    assert!(!Path::new("/tmp/shforge-qwen-evil-home").exists());
+}
+
+/// A port nothing listens on: bound, then closed.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+#[test]
 fn hostile_model_stays_data_in_real_claude_code() {
     hostile_model_stays_data(Harness::ClaudeCode);
+}
+
+#[test]
+fn qwen_code_install_makes_its_vendored_rg_executable() {
+    // The package ships its static ripgrep 0644; the installer's
+    // [[artifact.chmod]] must leave it runnable (else Qwen logs `rg EACCES`
+    // and falls back to its built-in grep).
+    let h = Harness::QwenCode;
+    let Some(artifacts) = common::artifacts::artifacts_for(h, "vendored rg") else {
+        return;
+    };
+    let entry = common::artifacts::install(h, &artifacts);
+    let install = Path::new(&entry).parent().unwrap().parent().unwrap();
+    let rg = install.join("cli/package/vendor/ripgrep/x64-linux/rg");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&rg).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o755, "{}", rg.display());
+    let arm = install.join("cli/package/vendor/ripgrep/arm64-linux/rg");
+    let mode = std::fs::metadata(&arm).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o755, "{}", arm.display());
+    let out = common::run({
+        let mut c = Command::new(&rg);
+        c.arg("--version");
+        c
+    });
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ripgrep "));
 }

@@ -44,11 +44,20 @@ struct Expect {
 }
 
 /// One lock per harness: its cases run one after the other.
-static LOCKS: [Mutex<()>; 6] = [const { Mutex::new(()) }; 6];
+static LOCKS: [Mutex<()>; Harness::ALL.len()] = [const { Mutex::new(()) }; Harness::ALL.len()];
 
 fn lock(h: Harness) -> std::sync::MutexGuard<'static, ()> {
     let i = Harness::ALL.iter().position(|&x| x == h).unwrap();
     LOCKS[i].lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The variable carrying the key: Qwen Code reads only its own
+/// (OPENAI_API_KEY for chat), the others are given another name.
+fn key_env(h: Harness) -> &'static str {
+    match h {
+        Harness::QwenCode => "OPENAI_API_KEY",
+        _ => "SHFORGE_TEST_KEY",
+    }
 }
 
 /// A port nothing listens on: bound, then closed.
@@ -135,7 +144,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
         base_url,
         model: "fake-model".into(),
         api: None,
-        api_key_env: Some("SHFORGE_TEST_KEY".into()),
+        api_key_env: Some(key_env(h).into()),
         mode,
         prompt: format!(
             "Write the token. shforge-prefer=shell shforge-target={}{directive}",
@@ -165,7 +174,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
     let argv = supervised_launch(&supervisor.display().to_string(), &sup, &command).unwrap();
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])
-        .env("SHFORGE_TEST_KEY", "sk-shforge-outcome")
+        .env(key_env(h), "sk-shforge-outcome")
         .env("HOME", t)
         .current_dir(&work)
         .stdin(Stdio::null())
@@ -361,6 +370,13 @@ cases! {
     openclaw_cli_not_found: OpenClaw, MissingEntry, 60 => "failed" "cli_not_found";
     openclaw_cli_not_executable: OpenClaw, NotExecutable, 60 => "failed" "cli_not_executable";
     openclaw_cli_crashed: OpenClaw, Killed, 90 => "failed" "cli_crashed";
+
+    // Qwen Code: only causes it reports at once (it retries a 429 for over
+    // 5 minutes and a 500 for about 96 s: not cells for cargo test).
+    qwen_code_auth: QwenCode, Fail("401:times=1000"), 60 => "failed" "auth";
+    qwen_code_model_not_found: QwenCode, Fail("model:times=1000"), 60 => "failed" "model_not_found";
+    qwen_code_cli_not_found: QwenCode, MissingEntry, 60 => "failed" "cli_not_found";
+    qwen_code_cli_not_executable: QwenCode, NotExecutable, 60 => "failed" "cli_not_executable";
 }
 
 #[test]

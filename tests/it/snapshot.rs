@@ -131,6 +131,85 @@ fn every_kind_on_its_real_fixture() {
     }
 }
 
+/// Qwen Code 0.24.4's real chat (tests/fixtures/snapshot/README.md): the
+/// prompt (with the `\n\n` Qwen appends to stdin), `write_file`
+/// completed, "done"; tokens are its `usageMetadata` (the fake server
+/// counts Qwen's ~19k-token system prompt).
+#[test]
+fn qwen_code_on_its_real_fixture() {
+    let name = "qwen-code";
+    let before = state(&fixture(name));
+    let snap = take(Kind::QwenCode, &fixture(name)).unwrap();
+    assert_eq!(state(&fixture(name)), before, "fixture changed");
+    assert_eq!(snap.harness, "qwen-code");
+    assert_eq!(snap.summary.sessions, 1);
+    assert_eq!(snap.summary.messages, 4);
+    let roles: Vec<&str> = snap.sessions[0]
+        .messages
+        .iter()
+        .map(|m| m.role.as_str())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    assert_eq!(
+        tools(&snap),
+        [("write_file".to_owned(), ToolStatus::Completed)]
+    );
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    let t = snap.summary.tokens;
+    assert_eq!((t.input, t.output, t.total), (38168, 23, 38191), "{t:?}");
+    let session = &snap.sessions[0];
+    assert_eq!(session.directory.as_deref(), Some("/tmp/snap-run/qw1/work"));
+    assert_eq!(session.id, "1527b0c2-138a-4137-9df4-963e17f108d0");
+    let prompt = session.messages[0]
+        .parts
+        .iter()
+        .find_map(|p| match &p.kind {
+            PartKind::Text { text } => Some(text.as_str()),
+            _ => None,
+        });
+    assert!(prompt.is_some_and(|p| p.contains("shforge-token=tok-qw1") && p.ends_with("\n\n\n")));
+}
+
+/// Claude Code's data, or its lines in Qwen's layout, is not Qwen's: exit
+/// 2 naming what was expected.
+#[test]
+fn foreign_data_is_not_qwen_codes() {
+    let claude_line = r#"{"uuid":"u1","sessionId":"s1","type":"user","cwd":"/w","message":{"role":"user","content":"hi"}}"#;
+    let moved = tempfile::tempdir().unwrap();
+    let chats = moved.path().join("projects/-w/chats");
+    fs::create_dir_all(&chats).unwrap();
+    fs::write(chats.join("s1.jsonl"), format!("{claude_line}\n")).unwrap();
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (
+            fixture("claude-code"),
+            "expected Qwen Code's projects/*/chats/*.jsonl transcripts, found",
+        ),
+        (
+            moved.path().to_owned(),
+            "s1.jsonl:1: not a Qwen Code transcript: a `message` without `parts`",
+        ),
+        (fixture("pi"), "expected Qwen Code's data directory"),
+        (fixture("opencode"), "it has no projects/"),
+    ];
+    for (dir, wanted) in cases {
+        let o = shforge(&["qwen-code", "--dir", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+        assert!(
+            stderr(&o).contains(wanted),
+            "{}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+    }
+}
+
 #[test]
 fn opencode_title_and_parts_come_from_the_tables() {
     let snap = snapshot::snapshot_db(Kind::OpenCode, &source(Kind::OpenCode, "opencode")).unwrap();

@@ -6,7 +6,7 @@
 //! * [`template`] — rendering; the [`crate::script::Script`] impls of an
 //!   [`Installer`] and of [`FromSpec`] are in `script.rs`.
 //!
-//! The six harness specs live in `installers/NAME.toml`, are compiled in
+//! The shipped harness specs live in `installers/NAME.toml`, are compiled in
 //! here and generated to `generated/installers/NAME.sh`.
 
 pub mod builder;
@@ -37,6 +37,10 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
         include_str!("../../../installers/opencode.toml"),
     ),
     ("pi", include_str!("../../../installers/pi.toml")),
+    (
+        "qwen-code",
+        include_str!("../../../installers/qwen-code.toml"),
+    ),
 ];
 
 /// Parse one of [`HARNESS_SPECS`].
