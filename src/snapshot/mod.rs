@@ -19,6 +19,7 @@
 pub mod atif;
 mod claude;
 mod codex;
+mod gemini;
 mod jsonl;
 mod pi;
 mod signal;
@@ -48,6 +49,9 @@ pub enum Kind {
     Pi,
     /// Codex: `sessions/YYYY/MM/DD/rollout-*.jsonl` under `CODEX_HOME`.
     Codex,
+    /// Gemini CLI: `tmp/<project>/chats/session-*.jsonl` under its
+    /// `.gemini` dir.
+    GeminiCli,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -71,12 +75,13 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
         Kind::Pi,
         Kind::Codex,
+        Kind::GeminiCli,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -87,6 +92,7 @@ impl Kind {
             Kind::ClaudeCode => "claude-code",
             Kind::Pi => "pi",
             Kind::Codex => "codex",
+            Kind::GeminiCli => "gemini-cli",
         }
     }
 
@@ -94,7 +100,7 @@ impl Kind {
     pub fn source(self) -> SourceKind {
         match self {
             Kind::OpenCode | Kind::Kilo => SourceKind::Db,
-            Kind::ClaudeCode | Kind::Pi | Kind::Codex => SourceKind::Dir,
+            Kind::ClaudeCode | Kind::Pi | Kind::Codex | Kind::GeminiCli => SourceKind::Dir,
         }
     }
 }
@@ -462,6 +468,7 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
         Kind::ClaudeCode => jsonl::read(dir, &claude::LAYOUT, claude::parse)?,
         Kind::Pi => jsonl::read(dir, &pi::LAYOUT, pi::parse)?,
         Kind::Codex => jsonl::read(dir, &codex::LAYOUT, codex::parse)?,
+        Kind::GeminiCli => jsonl::read(dir, &gemini::LAYOUT, gemini::parse)?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

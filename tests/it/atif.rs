@@ -171,7 +171,11 @@ fn the_default_format_is_json_and_unchanged() {
             .iter()
             .filter(|c| c.get("unfinished").is_some())
             .collect();
-        if killed(&name) {
+        if kind == Kind::GeminiCli && killed(&name) {
+            // Gemini CLI records a tool call only once it has finished:
+            // its killed run has no call at all.
+            assert!(calls.is_empty(), "{name}: {calls:?}");
+        } else if killed(&name) {
             // Exactly the last call is cut off, and says so.
             assert_eq!(marked.len(), 1, "{name}: {calls:?}");
             assert_eq!(calls.last().unwrap()["unfinished"], true, "{name}");
@@ -222,14 +226,17 @@ fn steps_are_numbered_and_every_result_answers_a_call_of_its_step() {
 #[test]
 fn a_run_killed_mid_tool_exports_its_last_call_unfinished() {
     let all = fixtures();
-    for kind in Kind::ALL {
+    // Gemini CLI writes a tool call only once it finished: a run killed
+    // mid-tool has no call to mark (see the_default_format_is_json…).
+    for kind in Kind::ALL.into_iter().filter(|&k| k != Kind::GeminiCli) {
         // Each harness has a run KILLed and one TERMinated mid-tool.
         for end in ["midtool", "killed"] {
             let want = format!("{}-{end}", kind.name());
             assert!(all.iter().any(|(n, ..)| *n == want), "no fixture {want}");
         }
     }
-    for (name, kind, source) in fixtures().into_iter().filter(|(n, ..)| killed(n)) {
+    let cut = |n: &String, k: Kind| killed(n) && k != Kind::GeminiCli;
+    for (name, kind, source) in fixtures().into_iter().filter(|(n, k, _)| cut(n, *k)) {
         let t = export(kind, &source);
         let shforge = &t["extra"]["shforge"];
         assert_eq!(shforge["finished"], false, "{name}");
@@ -276,10 +283,20 @@ fn a_finished_run_has_every_call_answered_and_per_step_metrics() {
             completion += s["metrics"]["completion_tokens"].as_u64().unwrap_or(0);
         }
         // The fake model answered two requests of 120 in / 7 out: each
-        // agent step carries its own, and they add up to the total.
-        assert_eq!((prompt, completion), (240, 14), "{name}");
-        assert_eq!(t["final_metrics"]["total_prompt_tokens"], 240, "{name}");
-        assert_eq!(t["final_metrics"]["total_completion_tokens"], 14, "{name}");
+        // agent step carries its own, and they add up to the total
+        // (Gemini CLI's fixture was made with `shforge fake-model-server`,
+        // which counts the request's text).
+        let want = if kind == Kind::GeminiCli {
+            (24367, 25)
+        } else {
+            (240, 14)
+        };
+        assert_eq!((prompt, completion), want, "{name}");
+        assert_eq!(t["final_metrics"]["total_prompt_tokens"], want.0, "{name}");
+        assert_eq!(
+            t["final_metrics"]["total_completion_tokens"], want.1,
+            "{name}"
+        );
         let last = steps.last().unwrap();
         assert_eq!(last["source"], "agent", "{name}");
         assert_eq!(last["message"], "done", "{name}");

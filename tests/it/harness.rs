@@ -470,6 +470,7 @@ fn check_gemini_cli(dir: &Path, vars: &[(String, Vec<String>)], capture: &Value,
     );
     assert_eq!(settings["privacy"]["usageStatisticsEnabled"], false);
     assert_eq!(settings["advanced"]["ignoreLocalEnv"], true);
+    assert_eq!(capture["kind"], "gemini-cli");
     assert_eq!(capture["dir"], format!("{home}/.gemini"));
 }
 

@@ -44,7 +44,7 @@ struct Expect {
 }
 
 /// One lock per harness: its cases run one after the other.
-static LOCKS: [Mutex<()>; 6] = [const { Mutex::new(()) }; 6];
+static LOCKS: [Mutex<()>; 7] = [const { Mutex::new(()) }; 7];
 
 fn lock(h: Harness) -> std::sync::MutexGuard<'static, ()> {
     let i = Harness::ALL.iter().position(|&x| x == h).unwrap();
