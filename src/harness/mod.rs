@@ -83,10 +83,12 @@ use std::sync::{Arc, OnceLock};
 use crate::quote::{Raw, quote};
 use crate::scripts::runner::{RunnerParams, RunnerParamsError};
 
+mod api;
 mod format;
 pub mod spec;
 mod url;
 
+pub use api::Api;
 pub use format::Format;
 pub use spec::{HarnessDef, SpecError};
 
@@ -110,11 +112,13 @@ pub enum Harness {
     Codex,
     /// Qwen Code (`qwen --yolo -o stream-json`).
     QwenCode,
+    /// Gemini CLI (`gemini`, prompt on stdin).
+    GeminiCli,
 }
 
 /// The shipped harnesses and their spec files: the one table that names
 /// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 7] = [
+pub const SHIPPED: [(Harness, &str); 8] = [
     (
         Harness::ClaudeCode,
         include_str!("../../harnesses/claude-code.toml"),
@@ -134,6 +138,10 @@ pub const SHIPPED: [(Harness, &str); 7] = [
         Harness::QwenCode,
         include_str!("../../harnesses/qwen-code.toml"),
     ),
+    (
+        Harness::GeminiCli,
+        include_str!("../../harnesses/gemini-cli.toml"),
+    ),
 ];
 
 /// The shipped specs, parsed once (a unit test proves each parses).
@@ -152,7 +160,7 @@ fn shipped() -> &'static [HarnessDef] {
 
 impl Harness {
     /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 7] = [
+    pub const ALL: [Harness; 8] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
         Harness::Kilo,
@@ -160,6 +168,7 @@ impl Harness {
         Harness::OpenClaw,
         Harness::Codex,
         Harness::QwenCode,
+        Harness::GeminiCli,
     ];
 
     /// Its spec, parsed.
@@ -249,56 +258,6 @@ impl FromStr for Harness {
     }
 }
 
-/// The wire API between the harness and the model server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Api {
-    /// OpenAI Chat Completions (`POST /v1/chat/completions`).
-    Chat,
-    /// OpenAI Responses (`POST /v1/responses`).
-    Responses,
-    /// Anthropic Messages (`POST /v1/messages`).
-    Anthropic,
-}
-
-impl Api {
-    /// Every API, in a fixed order (the first is the default of a harness
-    /// that speaks them all).
-    pub const ALL: [Api; 3] = [Api::Chat, Api::Responses, Api::Anthropic];
-
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Api::Chat => "chat",
-            Api::Responses => "responses",
-            Api::Anthropic => "anthropic",
-        }
-    }
-
-    /// The key variable used when none is named.
-    pub fn default_key_env(self) -> &'static str {
-        match self {
-            Api::Anthropic => "ANTHROPIC_API_KEY",
-            Api::Chat | Api::Responses => "OPENAI_API_KEY",
-        }
-    }
-}
-
-impl fmt::Display for Api {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Api {
-    type Err = HarnessError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Api::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
-            .ok_or_else(|| HarnessError::UnknownApi(s.to_owned()))
-    }
-}
-
 /// How the runner starts the CLI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -337,8 +296,8 @@ pub enum HarnessError {
     /// No profile has this name.
     #[error("unknown harness {0:?} (known: {known}; or give --spec FILE)", known = known_harnesses())]
     UnknownHarness(String),
-    /// Not chat, responses or anthropic.
-    #[error("unknown api {0:?} (known: chat, responses, anthropic)")]
+    /// Not chat, responses, anthropic or gemini.
+    #[error("unknown api {0:?} (known: chat, responses, anthropic, gemini)")]
     UnknownApi(String),
     /// Not direct or events.
     #[error("unknown mode {0:?} (known: direct, events)")]

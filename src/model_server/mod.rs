@@ -412,7 +412,7 @@ fn linger(writer: &TcpStream, reader: &mut BufReader<http::Deadline>) {
 }
 
 /// The wire APIs the server speaks (the session builder's `harness::Api`
-/// has the first three; Gemini is served here before any profile uses it).
+/// names the same four).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wire {
     /// OpenAI Chat Completions.

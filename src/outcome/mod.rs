@@ -355,6 +355,7 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         // No reader for OpenClaw's state dir: its outputs are read instead.
         Harness::OpenClaw => return Ok(()),
         Harness::QwenCode => Kind::QwenCode,
+        Harness::GeminiCli => Kind::GeminiCli,
     };
     // No session yet: the CLI never ran, or died before writing one. The
     // snapshot readers refuse such a dir as foreign input (it has no
@@ -486,9 +487,10 @@ fn decide(inputs: &Inputs, r: &CleanupReceipt, found: &Found) -> Outcome {
         signal: None,
         evidence: Vec::new(),
     };
+    let http = http_exit(inputs.harness, r.return_code);
     let signal = r
         .return_code
-        .filter(|c| (129..=192).contains(c))
+        .filter(|c| (129..=192).contains(c) && http.is_none())
         .map(|c| c - 128);
     out.signal = signal;
     let local = if r.timed_out {
@@ -548,8 +550,27 @@ fn decide(inputs: &Inputs, r: &CleanupReceipt, found: &Found) -> Outcome {
     } else if let Some(l) = found.records.last() {
         out.evidence.push(l.evidence());
     }
+    if out.cause == Cause::Unknown
+        && let Some(c) = http.and_then(scan::status_cause)
+    {
+        out.cause = c;
+    }
     out.evidence.push(receipt);
     out
+}
+
+/// The HTTP status a CLI's exit code stands for, where the CLI exits with
+/// it: Gemini CLI exits with the API's status mod 256 in its json modes
+/// (401 → 145, 404 → 148, 429 → 173, 500 → 244). Codes 144–255 (statuses
+/// 400–511) are read so, 144–192 rather than as signals 16–64, which such
+/// a CLI does not die of; 129–143 (SIGHUP…SIGTERM, SIGKILL's 137) stay
+/// signals.
+fn http_exit(h: Harness, code: Option<i32>) -> Option<u16> {
+    let c = code?;
+    match h {
+        Harness::GeminiCli if (144..=255).contains(&c) => Some(c as u16 + 256),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -150,3 +150,37 @@ fn every_cause_serializes_as_its_name() {
         assert_eq!(serde_json::to_value(c).unwrap(), c.name());
     }
 }
+
+/// Gemini CLI exits with the HTTP status mod 256: 145 is a 401 and 173 a
+/// 429 even with no output, while 137 (KILL) and 143 stay signals; for
+/// another harness 145 is signal 17.
+#[test]
+fn gemini_cli_exit_codes_are_http_statuses_mod_256() {
+    let gemini = |rc: i32| {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("receipt.json");
+        std::fs::write(&p, receipt(Some(rc), false)).unwrap();
+        let inputs = Inputs {
+            receipt: p,
+            harness: Harness::GeminiCli,
+            capture: None,
+            events: None,
+            stderr: None,
+            stdout: None,
+        };
+        classify(&inputs).unwrap()
+    };
+    assert_eq!(gemini(145).cause, Cause::Auth);
+    assert_eq!(gemini(148).cause, Cause::ModelNotFound);
+    assert_eq!(gemini(173).cause, Cause::RateLimited);
+    assert_eq!(gemini(145).signal, None);
+    // A 400 or 500 names no cause on its own (only words do).
+    assert_eq!(gemini(144).cause, Cause::Unknown);
+    assert_eq!(gemini(244).cause, Cause::Unknown);
+    assert_eq!(
+        (gemini(137).cause, gemini(137).signal),
+        (Cause::CliCrashed, Some(9))
+    );
+    let other = run(&receipt(Some(145), false), "", "");
+    assert_eq!((other.cause, other.signal), (Cause::CliCrashed, Some(17)));
+}

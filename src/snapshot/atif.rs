@@ -272,11 +272,11 @@ fn trajectory(kind: Option<Kind>, harness: &str, sessions: &[&Session]) -> Traje
 /// `completion_tokens` includes reasoning: OpenCode/Kilo count it apart.
 fn atif_counts(kind: Option<Kind>, t: &Tokens) -> (u64, u64, u64) {
     let prompt = match kind {
-        Some(Kind::Codex) => t.input,
+        Some(Kind::Codex | Kind::GeminiCli) => t.input,
         _ => super::sum(&[t.input, t.cache_read, t.cache_write]),
     };
     let completion = match kind {
-        Some(Kind::OpenCode | Kind::Kilo) => t.output.saturating_add(t.reasoning),
+        Some(Kind::OpenCode | Kind::Kilo | Kind::GeminiCli) => t.output.saturating_add(t.reasoning),
         _ => t.output,
     };
     (prompt, completion, t.cache_read)
@@ -550,6 +550,7 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
         Kind::OpenCode | Kind::Kilo => &data["modelID"],
         Kind::ClaudeCode | Kind::Pi => &data["message"]["model"],
         Kind::QwenCode => &data["model"],
+        Kind::GeminiCli => &data["model"],
         Kind::Codex => return None,
     };
     v.as_str().filter(|s| !s.is_empty()).map(str::to_owned)

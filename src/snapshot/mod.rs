@@ -19,6 +19,7 @@
 pub mod atif;
 mod claude;
 mod codex;
+mod gemini;
 mod jsonl;
 mod pi;
 mod qwen;
@@ -51,6 +52,9 @@ pub enum Kind {
     Codex,
     /// Qwen Code: `projects/<slug>/chats/<id>.jsonl` under `QWEN_HOME`.
     QwenCode,
+    /// Gemini CLI: `tmp/<project>/chats/session-*.jsonl` under its
+    /// `.gemini` dir.
+    GeminiCli,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -74,13 +78,14 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
         Kind::Pi,
         Kind::Codex,
         Kind::QwenCode,
+        Kind::GeminiCli,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -92,6 +97,7 @@ impl Kind {
             Kind::Pi => "pi",
             Kind::Codex => "codex",
             Kind::QwenCode => "qwen-code",
+            Kind::GeminiCli => "gemini-cli",
         }
     }
 
@@ -99,7 +105,9 @@ impl Kind {
     pub fn source(self) -> SourceKind {
         match self {
             Kind::OpenCode | Kind::Kilo => SourceKind::Db,
-            Kind::ClaudeCode | Kind::Pi | Kind::Codex | Kind::QwenCode => SourceKind::Dir,
+            Kind::ClaudeCode | Kind::Pi | Kind::Codex | Kind::QwenCode | Kind::GeminiCli => {
+                SourceKind::Dir
+            }
         }
     }
 }
@@ -468,6 +476,7 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
         Kind::Pi => jsonl::read(dir, &pi::LAYOUT, pi::parse)?,
         Kind::Codex => jsonl::read(dir, &codex::LAYOUT, codex::parse)?,
         Kind::QwenCode => jsonl::read(dir, &qwen::LAYOUT, qwen::parse)?,
+        Kind::GeminiCli => jsonl::read(dir, &gemini::LAYOUT, gemini::parse)?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

@@ -171,7 +171,11 @@ fn the_default_format_is_json_and_unchanged() {
             .iter()
             .filter(|c| c.get("unfinished").is_some())
             .collect();
-        if killed(&name) {
+        if kind == Kind::GeminiCli && killed(&name) {
+            // Gemini CLI records a tool call only once it has finished:
+            // its killed run has no call at all.
+            assert!(calls.is_empty(), "{name}: {calls:?}");
+        } else if killed(&name) {
             // Exactly the last call is cut off, and says so.
             assert_eq!(marked.len(), 1, "{name}: {calls:?}");
             assert_eq!(calls.last().unwrap()["unfinished"], true, "{name}");
@@ -223,7 +227,9 @@ fn steps_are_numbered_and_every_result_answers_a_call_of_its_step() {
 #[test]
 fn a_run_killed_mid_tool_exports_its_last_call_unfinished() {
     let all = fixtures();
-    for kind in Kind::ALL {
+    // Gemini CLI writes a tool call only once it finished: a run killed
+    // mid-tool has no call to mark (see the_default_format_is_json…).
+    for kind in Kind::ALL.into_iter().filter(|&k| k != Kind::GeminiCli) {
         // Each harness has a run KILLed and one TERMinated mid-tool; Qwen
         // Code answers its running call on TERM (an error result,
         // "[Operation Cancelled]"), so only its KILLed run is unfinished.
@@ -236,7 +242,8 @@ fn a_run_killed_mid_tool_exports_its_last_call_unfinished() {
             assert!(all.iter().any(|(n, ..)| *n == want), "no fixture {want}");
         }
     }
-    for (name, kind, source) in fixtures().into_iter().filter(|(n, ..)| killed(n)) {
+    let cut = |n: &String, k: Kind| killed(n) && k != Kind::GeminiCli;
+    for (name, kind, source) in fixtures().into_iter().filter(|(n, k, _)| cut(n, *k)) {
         let t = export(kind, &source);
         let shforge = &t["extra"]["shforge"];
         assert_eq!(shforge["finished"], false, "{name}");
@@ -284,10 +291,11 @@ fn a_finished_run_has_every_call_answered_and_per_step_metrics() {
         }
         // The fake model answered two requests of 120 in / 7 out: each
         // agent step carries its own, and they add up to the total.
-        // Qwen Code's fixture was made later, when the fake server counted
-        // the request's size (its system prompt is ~19k tokens).
+        // Qwen Code's and Gemini CLI's fixtures were made later, when the
+        // fake server counted the request's size.
         let want = match kind {
             Kind::QwenCode => (38168, 23),
+            Kind::GeminiCli => (24367, 25),
             _ => (240, 14),
         };
         assert_eq!((prompt, completion), want, "{name}");

@@ -377,6 +377,13 @@ cases! {
     qwen_code_model_not_found: QwenCode, Fail("model:times=1000"), 60 => "failed" "model_not_found";
     qwen_code_cli_not_found: QwenCode, MissingEntry, 60 => "failed" "cli_not_found";
     qwen_code_cli_not_executable: QwenCode, NotExecutable, 60 => "failed" "cli_not_executable";
+    // Gemini CLI: only causes it reports at once (it retries 429 and 5xx
+    // for about 3.5 minutes, too long for `cargo test`).
+    gemini_cli_auth: GeminiCli, Fail("401:times=1000"), 60 => "failed" "auth";
+    gemini_cli_model_not_found: GeminiCli, Fail("model:times=1000"), 60 => "failed" "model_not_found";
+    gemini_cli_context_window: GeminiCli, Fail("context:times=1000"), 60 => "failed" "context_window";
+    gemini_cli_cli_not_found: GeminiCli, MissingEntry, 60 => "failed" "cli_not_found";
+    gemini_cli_cli_not_executable: GeminiCli, NotExecutable, 60 => "failed" "cli_not_executable";
 }
 
 #[test]

@@ -1537,3 +1537,79 @@ fn a_wal_newer_than_its_main_file_is_refused() {
     let o = shforge_guarded(&["opencode", "--db", main.to_str().unwrap()], tmp.path());
     assert_refused(&o, "a WAL of another database", tmp.path(), "stale main");
 }
+
+/// Gemini CLI's chats, from the real CLI (fixtures `gemini-cli/`: its
+/// `write_file` completed, then `done`; `gemini-cli-killed/`: TERM while
+/// its shell tool blocked on a FIFO, which it records only once finished):
+/// message lines written again by id and `$set` patches give one message
+/// each; `gemini` turns are the summary's `assistant`.
+#[test]
+fn gemini_cli_chats_from_the_real_cli() {
+    let kind = Kind::GeminiCli;
+    let before = state(&fixture("gemini-cli"));
+    let snap = take(kind, &fixture("gemini-cli")).unwrap();
+    assert_eq!(state(&fixture("gemini-cli")), before, "fixture changed");
+    assert_eq!(snap.harness, "gemini-cli");
+    assert_eq!((snap.summary.sessions, snap.summary.messages), (1, 5));
+    let roles: Vec<&str> = snap.sessions[0]
+        .messages
+        .iter()
+        .map(|m| m.role.as_str())
+        .collect();
+    assert_eq!(roles, ["user", "user", "assistant", "user", "assistant"]);
+    assert_eq!(
+        tools(&snap),
+        [("write_file".to_owned(), ToolStatus::Completed)]
+    );
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    let t = snap.summary.tokens;
+    assert_eq!((t.input, t.output, t.total), (24367, 25, 24392), "{t:?}");
+    assert!(snap.sessions[0].id.len() == 36, "{}", snap.sessions[0].id);
+    let inner = take(kind, &fixture("gemini-cli").join("tmp")).unwrap();
+    assert_eq!(snap, inner, "tmp/ itself");
+
+    let killed = take(kind, &fixture("gemini-cli-killed")).unwrap();
+    assert_eq!(killed.summary.messages, 3);
+    assert_eq!(killed.summary.final_text, None);
+    assert!(killed.summary.tool_calls.is_empty());
+
+    // Another harness's data, or chats of another shape under tmp/: exit
+    // 2 naming what was expected.
+    let qwen = tempfile::tempdir().unwrap();
+    let chats = qwen.path().join("tmp/h/chats");
+    fs::create_dir_all(&chats).unwrap();
+    fs::write(
+        chats.join("session-1.jsonl"),
+        "{\"uuid\":\"u\",\"sessionId\":\"s\",\"type\":\"user\",\"message\":{}}\n",
+    )
+    .unwrap();
+    for (dir, wanted) in [
+        (
+            fixture("claude-code"),
+            "expected Gemini CLI's data directory",
+        ),
+        (fixture("pi"), "it has no tmp/"),
+        (
+            qwen.path().to_owned(),
+            "session-1.jsonl:1: not a Gemini CLI transcript: its first line is not",
+        ),
+    ] {
+        let o = shforge(&["gemini-cli", "--dir", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+        assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
+    }
+    // And the other readers refuse Gemini's.
+    let o = shforge(&[
+        "claude-code",
+        "--dir",
+        fixture("gemini-cli").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

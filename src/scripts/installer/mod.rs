@@ -27,6 +27,10 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
         include_str!("../../../installers/claude-code.toml"),
     ),
     ("codex", include_str!("../../../installers/codex.toml")),
+    (
+        "gemini-cli",
+        include_str!("../../../installers/gemini-cli.toml"),
+    ),
     ("kilo", include_str!("../../../installers/kilo.toml")),
     (
         "openclaw",

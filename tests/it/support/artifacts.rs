@@ -22,7 +22,7 @@ pub fn artifacts_for(h: Harness, what: &str) -> Option<PathBuf> {
     let missing: Vec<String> = spec
         .artifacts
         .iter()
-        .filter(|a| a.arch == "x86_64" && a.libc.as_str() != "musl")
+        .filter(|a| (a.arch == "x86_64" || a.arch == "any") && a.libc.as_str() != "musl")
         .map(|a| dir.join(&a.path))
         .filter(|p| !p.is_file())
         .map(|p| p.display().to_string())
