@@ -6,7 +6,7 @@
 //! * [`template`] — rendering; the [`crate::script::Script`] impls of an
 //!   [`Installer`] and of [`FromSpec`] are in `script.rs`.
 //!
-//! The six harness specs live in `installers/NAME.toml`, are compiled in
+//! The seven harness specs live in `installers/NAME.toml`, are compiled in
 //! here and generated to `generated/installers/NAME.sh`.
 
 pub mod builder;
@@ -26,6 +26,7 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
         "claude-code",
         include_str!("../../../installers/claude-code.toml"),
     ),
+    ("cline", include_str!("../../../installers/cline.toml")),
     ("codex", include_str!("../../../installers/codex.toml")),
     ("kilo", include_str!("../../../installers/kilo.toml")),
     (
