@@ -160,8 +160,8 @@ fn written(case: &Case, via_spec: bool) -> Vec<u8> {
 fn shipped_harnesses_write_the_golden_session_dirs() {
     let bless = std::env::var_os("SHFORGE_BLESS_GOLDEN").is_some();
     let cases = cases();
-    // 4 harnesses × 3 APIs + 2 × 1, × 2 modes, + one hostile case each.
-    assert_eq!(cases.len(), (4 * 3 + 2) * 2 + 6);
+    // 5 harnesses × 3 APIs + 2 × 1, × 2 modes, + one hostile case each.
+    assert_eq!(cases.len(), (5 * 3 + 2) * 2 + 7);
     let mut differ = Vec::new();
     for case in &cases {
         let got = written(case, false);
