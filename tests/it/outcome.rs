@@ -44,7 +44,7 @@ struct Expect {
 }
 
 /// One lock per harness: its cases run one after the other.
-static LOCKS: [Mutex<()>; 6] = [const { Mutex::new(()) }; 6];
+static LOCKS: [Mutex<()>; Harness::ALL.len()] = [const { Mutex::new(()) }; Harness::ALL.len()];
 
 fn lock(h: Harness) -> std::sync::MutexGuard<'static, ()> {
     let i = Harness::ALL.iter().position(|&x| x == h).unwrap();
@@ -361,6 +361,13 @@ cases! {
     openclaw_cli_not_found: OpenClaw, MissingEntry, 60 => "failed" "cli_not_found";
     openclaw_cli_not_executable: OpenClaw, NotExecutable, 60 => "failed" "cli_not_executable";
     openclaw_cli_crashed: OpenClaw, Killed, 90 => "failed" "cli_crashed";
+
+    // Cline: only the causes it reports at once (it retries 429 and 5xx
+    // six times over about two minutes).
+    cline_auth: Cline, Fail("401:times=1000"), 60 => "failed" "auth";
+    cline_model_not_found: Cline, Fail("model:times=1000"), 60 => "failed" "model_not_found";
+    cline_cli_not_found: Cline, MissingEntry, 60 => "failed" "cli_not_found";
+    cline_cli_not_executable: Cline, NotExecutable, 60 => "failed" "cli_not_executable";
 }
 
 #[test]
