@@ -13,6 +13,10 @@
 #   RUNNER_ENV          array of NAME=VALUE, exported to the CLI only
 #   RUNNER_STDIN        the CLI's stdin (default /dev/null: harnesses hang on
 #                       an open stdin that never sends anything)
+#   RUNNER_ARG_FILE     a file whose whole content becomes one more argv word
+#                       after RUNNER_ARGV, read at exec time (for a CLI that
+#                       takes its prompt only as an argument; no NUL, at most
+#                       131071 bytes, visible in /proc/PID/cmdline)
 #   RUNNER_STDOUT       file for the CLI's stdout (direct mode; default inherited)
 #   RUNNER_STDERR       file for the CLI's stderr (default inherited)
 #   RUNNER_EVENTS       events mode: file that receives one line
@@ -312,7 +316,7 @@ check_params() {
             RUNNER_ARGV | RUNNER_ENV)
                 [[ $cp_kind == array ]] || fail 125 "$cp_name must be an array"
                 ;;
-            RUNNER_MODE | RUNNER_CWD | RUNNER_PATH_PREFIX | RUNNER_STDIN | RUNNER_STDOUT | RUNNER_STDERR | RUNNER_EVENTS | RUNNER_SETUP)
+            RUNNER_MODE | RUNNER_CWD | RUNNER_PATH_PREFIX | RUNNER_STDIN | RUNNER_ARG_FILE | RUNNER_STDOUT | RUNNER_STDERR | RUNNER_EVENTS | RUNNER_SETUP)
                 [[ $cp_kind == scalar ]] || fail 125 "$cp_name must be a string, not an array"
                 ;;
             *)
@@ -336,7 +340,7 @@ check_params() {
             fail 125 "RUNNER_MODE must be direct or events, not '$RUNNER_MODE'"
             ;;
     esac
-    for cp_name in RUNNER_CWD RUNNER_STDIN RUNNER_STDOUT RUNNER_STDERR RUNNER_EVENTS; do
+    for cp_name in RUNNER_CWD RUNNER_STDIN RUNNER_ARG_FILE RUNNER_STDOUT RUNNER_STDERR RUNNER_EVENTS; do
         if [[ -n ${!cp_name+set} && -z ${!cp_name} ]]; then
             fail 125 "$cp_name is empty"
         fi
@@ -522,12 +526,39 @@ open_streams() {
     fi
 }
 
+# append_arg_file: RUNNER_ARG_FILE's whole content, byte for byte (trailing
+# newlines too), becomes one more argv word after RUNNER_ARGV. For a CLI
+# that takes its prompt only as an argument (Cline's --json): read here, at
+# exec time, so the word is never in the parameter file. Limits of an argv
+# word: no NUL, at most 131071 bytes (Linux's MAX_ARG_STRLEN with the NUL),
+# and it is visible in /proc/PID/cmdline. A file that breaks them stops
+# with 125: the CLI never starts.
+append_arg_file() {
+    local af_file=$RUNNER_ARG_FILE af_word='' af_bytes
+    [[ -f $af_file ]] ||
+        fail 125 "RUNNER_ARG_FILE '$af_file' is not a regular file; the CLI was not started"
+    # read stops at a NUL and succeeds then; at the end of the file it fails
+    # with everything read.
+    if IFS= read -r -d '' af_word <"$af_file"; then
+        fail 125 "RUNNER_ARG_FILE '$af_file' holds a NUL byte (not possible in an argument); the CLI was not started"
+    fi
+    # Bytes, not characters: counted in the C locale, in a subshell so the
+    # CLI's locale is untouched.
+    af_bytes=$(LC_ALL=C && printf '%s' "${#af_word}")
+    ((af_bytes <= 131071)) ||
+        fail 125 "RUNNER_ARG_FILE '$af_file' is $af_bytes bytes, over the 131071 one argument may hold; the CLI was not started"
+    RUNNER_ARGV[${#RUNNER_ARGV[@]}]=$af_word
+}
+
 # launch_cli MODE: turn this process into the CLI. exec failing after the
 # checks (a bad binary) exits 126 by itself: execfail is off.
 launch_cli() {
     apply_env
     locate_cli "${RUNNER_ARGV[0]}"
     open_streams "$1"
+    if [[ -n ${RUNNER_ARG_FILE+set} ]]; then
+        append_arg_file
+    fi
     # The inherited POSIXLY_CORRECT (removed at the top to leave posix
     # mode) goes back to the CLI, set only now that no failure of this
     # script is left to report.

@@ -11,6 +11,10 @@
 #   RUNNER_ENV          array of NAME=VALUE, exported to the CLI only
 #   RUNNER_STDIN        the CLI's stdin (default /dev/null: harnesses hang on
 #                       an open stdin that never sends anything)
+#   RUNNER_ARG_FILE     a file whose whole content becomes one more argv word
+#                       after RUNNER_ARGV, read at exec time (for a CLI that
+#                       takes its prompt only as an argument; no NUL, at most
+#                       131071 bytes, visible in /proc/PID/cmdline)
 #   RUNNER_STDOUT       file for the CLI's stdout (direct mode; default inherited)
 #   RUNNER_STDERR       file for the CLI's stderr (default inherited)
 #   RUNNER_EVENTS       events mode: file that receives one line

@@ -34,12 +34,21 @@
 //!
 //! # The prompt
 //!
-//! The prompt never goes through a shell nor into argv: every CLI reads
-//! `PATH/prompt.txt`, as its stdin (`RUNNER_STDIN`, read to EOF: a regular
-//! file never blocks) or as a message file (OpenClaw `--message-file`).
-//! Quotes, newlines, `$(…)`, a leading `-` or `@` and 1 MiB prompts (over
-//! Linux's 128 KiB argument limit) arrive unchanged. Quirks: Pi trims
-//! surrounding whitespace; Qwen Code appends `\n\n` to its stdin.
+//! The prompt never goes through a shell: it is written to
+//! `PATH/prompt.txt`, and every CLI reads it from there — as its stdin
+//! (`RUNNER_STDIN`; Claude Code `-p`, OpenCode/Kilo `run`, Pi `-p`, Codex
+//! `exec -` all read a non-terminal stdin to its end) or as a message file
+//! (OpenClaw `--message-file`). Cline's `--json` takes it only as an
+//! argument: the runner reads the file into its last argv word at exec
+//! time (`RUNNER_ARG_FILE`, `run.prompt = "arg"`), so it is never in
+//! `params.sh`, but it is bound to [`MAX_ARG_BYTES`] (a longer prompt is
+//! refused here) and visible in `/proc/PID/cmdline`; the rest of this
+//! section holds for the other CLIs. Quotes, newlines, `$(…)`, a leading `-` or
+//! `@` and 1 MiB prompts (over Linux's 128 KiB limit for one argument) all
+//! arrive unchanged. A regular file as stdin also ends at EOF, so no CLI
+//! waits on it (the reason for `</dev/null` in the harness notes).
+//! Quirks: Pi trims leading and trailing whitespace of what it reads; Qwen
+//! Code appends `\n\n` to its stdin.
 //!
 //! # The API key
 //!
@@ -114,11 +123,13 @@ pub enum Harness {
     QwenCode,
     /// Gemini CLI (`gemini`, prompt on stdin).
     GeminiCli,
+    /// Cline (`cline --json`).
+    Cline,
 }
 
 /// The shipped harnesses and their spec files: the one table that names
 /// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 8] = [
+pub const SHIPPED: [(Harness, &str); 9] = [
     (
         Harness::ClaudeCode,
         include_str!("../../harnesses/claude-code.toml"),
@@ -142,6 +153,7 @@ pub const SHIPPED: [(Harness, &str); 8] = [
         Harness::GeminiCli,
         include_str!("../../harnesses/gemini-cli.toml"),
     ),
+    (Harness::Cline, include_str!("../../harnesses/cline.toml")),
 ];
 
 /// The shipped specs, parsed once (a unit test proves each parses).
@@ -160,7 +172,7 @@ fn shipped() -> &'static [HarnessDef] {
 
 impl Harness {
     /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 8] = [
+    pub const ALL: [Harness; 9] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
         Harness::Kilo,
@@ -169,6 +181,7 @@ impl Harness {
         Harness::Codex,
         Harness::QwenCode,
         Harness::GeminiCli,
+        Harness::Cline,
     ];
 
     /// Its spec, parsed.
@@ -440,9 +453,9 @@ struct Profile {
     args: Vec<String>,
     /// Extra environment for the CLI.
     env: Vec<(String, String)>,
-    /// Read the prompt from stdin (`prompt.txt`); false when `args` name
-    /// the prompt file.
-    prompt_on_stdin: bool,
+    /// How the prompt reaches the CLI: stdin, argv naming `prompt.txt`, or
+    /// its content as the last argv word.
+    prompt: spec::PromptVia,
     /// Config and other files.
     files: Vec<SessionFile>,
     /// Extra empty directories.
@@ -513,7 +526,7 @@ fn profile(ctx: &Ctx<'_>) -> Result<Profile, HarnessError> {
     Ok(Profile {
         args: argv.iter().map(|t| vals.fill(t)).collect(),
         env,
-        prompt_on_stdin: def.prompt == spec::PromptVia::Stdin,
+        prompt: def.prompt,
         files,
         dirs: def.dirs.clone(),
         capture,
@@ -535,6 +548,10 @@ fn copy_key(key_env: &str, reads: &str) -> Raw {
     code.push_code("=\"${!shforge_key_var}\"; fi\nunset shforge_key_var");
     code
 }
+
+/// The longest argv word Linux takes (MAX_ARG_STRLEN, 32 pages, less the
+/// NUL): the bound of a prompt given as an argument (`run.prompt = "arg"`).
+pub const MAX_ARG_BYTES: usize = 131_071;
 
 /// Relative names of the isolated dirs every session has.
 pub const COMMON_DIRS: [&str; 6] = [
@@ -612,6 +629,16 @@ impl SessionSpec {
         check_text("--entry", &self.entry)?;
         check_text("--model", &self.model)?;
         check_text("--prompt", &self.prompt)?;
+        if def.prompt == spec::PromptVia::Arg && self.prompt.len() > MAX_ARG_BYTES {
+            return Err(HarnessError::Invalid {
+                what: "--prompt",
+                why: format!(
+                    "is {} bytes; {} takes it as one argument, at most {MAX_ARG_BYTES}",
+                    self.prompt.len(),
+                    def.name
+                ),
+            });
+        }
         if self.model.chars().any(|c| c.is_control()) {
             return Err(HarnessError::Invalid {
                 what: "--model",
@@ -676,8 +703,10 @@ fn assemble(ctx: &Ctx<'_>, profile: Profile) -> Result<Session, HarnessError> {
     params = params
         .cwd(spec.workdir.clone())
         .stderr(l.path("stderr.log"));
-    if profile.prompt_on_stdin {
-        params = params.stdin(l.path("prompt.txt"));
+    match profile.prompt {
+        spec::PromptVia::Stdin => params = params.stdin(l.path("prompt.txt")),
+        spec::PromptVia::Arg => params = params.arg_file(l.path("prompt.txt")),
+        spec::PromptVia::File => {}
     }
     let common = [
         ("HOME", "home"),

@@ -52,13 +52,18 @@ pub struct HarnessDef {
     pub(crate) capture: CaptureDef,
 }
 
-/// How the prompt reaches the CLI (never through argv).
+/// How the prompt reaches the CLI (through argv only as a last resort).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PromptVia {
     /// `prompt.txt` is the CLI's stdin.
     Stdin,
     /// argv names the file (`{{prompt_file}}`, e.g. `--message-file`).
     File,
+    /// `prompt.txt`'s content is the last argv word, read by the runner at
+    /// exec time (`RUNNER_ARG_FILE`), for a CLI that takes its prompt no
+    /// other way (Cline's `--json`): at most 131071 bytes, no NUL, and
+    /// visible in `/proc/PID/cmdline`.
+    Arg,
 }
 
 /// What a spec says for one API.
@@ -730,8 +735,12 @@ impl HarnessDef {
         let prompt = match run.str("prompt")? {
             "stdin" => PromptVia::Stdin,
             "file" => PromptVia::File,
+            "arg" => PromptVia::Arg,
             other => {
-                return Err(err("run.prompt", format!("{other:?} is not stdin or file")));
+                return Err(err(
+                    "run.prompt",
+                    format!("{other:?} is not stdin, file or arg"),
+                ));
             }
         };
         run.done()?;
@@ -798,7 +807,7 @@ impl HarnessDef {
     }
 
     /// `prompt = "file"` needs every argv to name `{{prompt_file}}`;
-    /// `stdin` needs none to.
+    /// `stdin` and `arg` need none to.
     fn check_prompt(&self) -> Result<(), SpecError> {
         for (field, argv) in self.all_argvs() {
             let named = argv
@@ -816,6 +825,12 @@ impl HarnessDef {
                     return Err(err(
                         field,
                         "names {{prompt_file}} but run.prompt is \"stdin\" (the CLI would read it twice)",
+                    ));
+                }
+                (PromptVia::Arg, true) => {
+                    return Err(err(
+                        field,
+                        "names {{prompt_file}} but run.prompt is \"arg\" (the CLI would get it twice)",
                     ));
                 }
                 _ => {}

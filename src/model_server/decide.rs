@@ -208,8 +208,9 @@ const PATH_PROPS: &[&str] = &[
 ];
 /// Property names that hold a file's content, best first.
 const CONTENT_PROPS: &[&str] = &["content", "contents", "file_text", "text", "data"];
-/// Property names that hold a shell command.
-const COMMAND_PROPS: &[&str] = &["command", "cmd", "script"];
+/// Property names that hold a shell command (`commands`: a list of
+/// command strings, each run by a shell: Cline's `run_commands`).
+const COMMAND_PROPS: &[&str] = &["command", "cmd", "script", "commands"];
 /// Names of shell-style tools (compared case-insensitively).
 const SHELL_NAMES: &[&str] = &[
     "bash",
@@ -219,6 +220,7 @@ const SHELL_NAMES: &[&str] = &[
     "exec_command",
     "shell_command",
     "run_command",
+    "run_commands",
     "run_shell_command",
     "execute_command",
     "run_terminal_cmd",
@@ -274,6 +276,8 @@ struct ShellTool<'a> {
     command: &'a str,
     /// The schema types the command as an array of words (an argv).
     argv: bool,
+    /// The property is a list of whole command strings (`commands`).
+    list: bool,
 }
 
 impl<'a> ShellTool<'a> {
@@ -284,17 +288,21 @@ impl<'a> ShellTool<'a> {
         }
         let props = properties(&tool.schema)?;
         let command = find_prop(props, COMMAND_PROPS)?;
-        let argv = type_is(&props[command], "array");
+        let is_array = type_is(&props[command], "array");
+        let list = is_array && command == "commands";
         Some(ShellTool {
             tool,
             command,
-            argv,
+            argv: is_array && !list,
+            list,
         })
     }
 
     fn call(&self, token: &str, target: &str) -> Result<ToolCall, QuoteError> {
         let script = write_command(token, target)?.into_string();
-        let value = if self.argv {
+        let value = if self.list {
+            json!([script])
+        } else if self.argv {
             json!(["sh", "-c", script])
         } else {
             json!(script)
@@ -474,6 +482,21 @@ mod tests {
         );
         assert_eq!(call.arguments["mode"], json!("a"));
         assert_eq!(call.arguments["n"], json!(100));
+    }
+
+    #[test]
+    fn a_commands_list_gets_one_whole_command() {
+        // Cline's run_commands: each string of `commands` is run by a shell.
+        let t = tool(
+            "run_commands",
+            json!({"properties":{"commands":{"type":"array","items":{"type":"string"}}},
+                   "required":["commands"]}),
+        );
+        let c = conv(vec![t], "shforge-token=x shforge-target=y");
+        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
+            panic!()
+        };
+        assert_eq!(call.arguments["commands"], json!(["printf '%s' x > y"]));
     }
 
     #[test]

@@ -118,6 +118,7 @@ pub struct RunnerParams {
     path_prefix: Option<String>,
     env: Vec<(String, String)>,
     stdin: Option<String>,
+    arg_file: Option<String>,
     stdout: Option<String>,
     stderr: Option<String>,
     setup: Option<Raw>,
@@ -159,6 +160,7 @@ impl RunnerParams {
             path_prefix: None,
             env: Vec::new(),
             stdin: None,
+            arg_file: None,
             stdout: None,
             stderr: None,
             setup: None,
@@ -188,6 +190,16 @@ impl RunnerParams {
     /// The CLI's stdin (`RUNNER_STDIN`; the runner's default is /dev/null).
     pub fn stdin(mut self, file: impl Into<String>) -> Self {
         self.stdin = Some(file.into());
+        self
+    }
+
+    /// A file whose whole content the runner appends to argv as one more
+    /// word at exec time (`RUNNER_ARG_FILE`): for a CLI that takes its
+    /// prompt only as an argument. The word has an argument's limits (no
+    /// NUL, at most 131071 bytes, visible in `/proc/PID/cmdline`); the
+    /// runner stops with 125 on a file past them.
+    pub fn arg_file(mut self, file: impl Into<String>) -> Self {
+        self.arg_file = Some(file.into());
         self
     }
 
@@ -265,6 +277,7 @@ impl RunnerParams {
             out.push(("RUNNER_ENV".to_owned(), ParamValue::Array(entries)));
         }
         path(&mut out, "RUNNER_STDIN", &self.stdin)?;
+        path(&mut out, "RUNNER_ARG_FILE", &self.arg_file)?;
         path(&mut out, "RUNNER_STDOUT", &self.stdout)?;
         path(&mut out, "RUNNER_STDERR", &self.stderr)?;
         if let Some(setup) = &self.setup {

@@ -43,7 +43,7 @@ use checks::Check;
 use sandbox::Sandbox;
 
 /// The harnesses `shforge smoke` runs when none is named.
-pub const DEFAULT: [Harness; 8] = Harness::ALL;
+pub const DEFAULT: [Harness; 9] = Harness::ALL;
 
 /// The runner modes each harness is rolled out in, in row order.
 const MODES: [Mode; 2] = [Mode::Events, Mode::Direct];

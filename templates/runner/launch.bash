@@ -75,12 +75,39 @@ open_streams() {
     fi
 }
 
+# append_arg_file: RUNNER_ARG_FILE's whole content, byte for byte (trailing
+# newlines too), becomes one more argv word after RUNNER_ARGV. For a CLI
+# that takes its prompt only as an argument (Cline's --json): read here, at
+# exec time, so the word is never in the parameter file. Limits of an argv
+# word: no NUL, at most 131071 bytes (Linux's MAX_ARG_STRLEN with the NUL),
+# and it is visible in /proc/PID/cmdline. A file that breaks them stops
+# with 125: the CLI never starts.
+append_arg_file() {
+    local af_file=$RUNNER_ARG_FILE af_word='' af_bytes
+    [[ -f $af_file ]] ||
+        fail 125 "RUNNER_ARG_FILE '$af_file' is not a regular file; the CLI was not started"
+    # read stops at a NUL and succeeds then; at the end of the file it fails
+    # with everything read.
+    if IFS= read -r -d '' af_word <"$af_file"; then
+        fail 125 "RUNNER_ARG_FILE '$af_file' holds a NUL byte (not possible in an argument); the CLI was not started"
+    fi
+    # Bytes, not characters: counted in the C locale, in a subshell so the
+    # CLI's locale is untouched.
+    af_bytes=$(LC_ALL=C && printf '%s' "${#af_word}")
+    ((af_bytes <= 131071)) ||
+        fail 125 "RUNNER_ARG_FILE '$af_file' is $af_bytes bytes, over the 131071 one argument may hold; the CLI was not started"
+    RUNNER_ARGV[${#RUNNER_ARGV[@]}]=$af_word
+}
+
 # launch_cli MODE: turn this process into the CLI. exec failing after the
 # checks (a bad binary) exits 126 by itself: execfail is off.
 launch_cli() {
     apply_env
     locate_cli "${RUNNER_ARGV[0]}"
     open_streams "$1"
+    if [[ -n ${RUNNER_ARG_FILE+set} ]]; then
+        append_arg_file
+    fi
     # The inherited POSIXLY_CORRECT (removed at the top to leave posix
     # mode) goes back to the CLI, set only now that no failure of this
     # script is left to report.

@@ -203,7 +203,7 @@ check_params() {
             RUNNER_ARGV | RUNNER_ENV)
                 [[ $cp_kind == array ]] || fail 125 "$cp_name must be an array"
                 ;;
-            RUNNER_MODE | RUNNER_CWD | RUNNER_PATH_PREFIX | RUNNER_STDIN | RUNNER_STDOUT | RUNNER_STDERR | RUNNER_EVENTS | RUNNER_SETUP)
+            RUNNER_MODE | RUNNER_CWD | RUNNER_PATH_PREFIX | RUNNER_STDIN | RUNNER_ARG_FILE | RUNNER_STDOUT | RUNNER_STDERR | RUNNER_EVENTS | RUNNER_SETUP)
                 [[ $cp_kind == scalar ]] || fail 125 "$cp_name must be a string, not an array"
                 ;;
             *)
@@ -227,7 +227,7 @@ check_params() {
             fail 125 "RUNNER_MODE must be direct or events, not '$RUNNER_MODE'"
             ;;
     esac
-    for cp_name in RUNNER_CWD RUNNER_STDIN RUNNER_STDOUT RUNNER_STDERR RUNNER_EVENTS; do
+    for cp_name in RUNNER_CWD RUNNER_STDIN RUNNER_ARG_FILE RUNNER_STDOUT RUNNER_STDERR RUNNER_EVENTS; do
         if [[ -n ${!cp_name+set} && -z ${!cp_name} ]]; then
             fail 125 "$cp_name is empty"
         fi

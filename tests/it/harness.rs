@@ -92,7 +92,7 @@ for n in RUNNER_ARGV RUNNER_ENV; do
   eval "set -- \"\${$n[@]}\""
   printf '%s\0' "$n" "$#"; printf '%s\0' "$@"
 done
-for n in RUNNER_MODE RUNNER_CWD RUNNER_STDIN RUNNER_STDOUT RUNNER_STDERR RUNNER_EVENTS; do
+for n in RUNNER_MODE RUNNER_CWD RUNNER_STDIN RUNNER_ARG_FILE RUNNER_STDOUT RUNNER_STDERR RUNNER_EVENTS; do
   if [[ -n ${!n+set} ]]; then printf '%s\0' "$n" 1 "${!n}"; fi
 done
 "#;
@@ -195,10 +195,18 @@ fn every_profile_and_api_writes_params_config_and_capture() {
                         [format!("{d}/stdout.log")]
                     ),
                 }
-                // The prompt reaches the CLI from prompt.txt: as stdin, or as
-                // OpenClaw's message file.
+                // The prompt reaches the CLI from prompt.txt: as stdin, as
+                // OpenClaw's message file, or read into Cline's last argv
+                // word by the runner (never in params.sh).
                 let prompt_path = format!("{d}/prompt.txt");
-                if h == Harness::OpenClaw {
+                if h == Harness::Cline {
+                    assert!(var(&vars, "RUNNER_STDIN").is_none(), "{ctx}");
+                    assert_eq!(
+                        var(&vars, "RUNNER_ARG_FILE").unwrap(),
+                        std::slice::from_ref(&prompt_path),
+                        "{ctx}"
+                    );
+                } else if h == Harness::OpenClaw {
                     assert!(var(&vars, "RUNNER_STDIN").is_none(), "{ctx}");
                     let i = argv.iter().position(|a| a == "--message-file").unwrap();
                     assert_eq!(argv[i + 1], prompt_path);
@@ -420,6 +428,7 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
         }
         Harness::QwenCode => check_qwen_code(api, dir, vars, ctx),
         Harness::GeminiCli => check_gemini_cli(dir, vars, &capture, ctx),
+        Harness::Cline => check_cline(api, dir, vars, &capture, ctx),
     }
     no_secret_written(dir, ctx);
 }
@@ -541,6 +550,35 @@ fn pi_wire(api: Api) -> (&'static str, &'static str) {
         Api::Anthropic => ("anthropic-messages", "http://127.0.0.1:4321"),
         Api::Gemini => unreachable!("neither speaks gemini"),
     }
+}
+
+/// Cline's argv, environment, providers.json and capture.
+fn check_cline(api: Api, dir: &Path, vars: &[(String, Vec<String>)], capture: &Value, ctx: &str) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    // The prompt follows `--` (the runner appends it).
+    assert_eq!(argv[1..], ["--json", "--auto-approve", "true", "--"]);
+    assert_eq!(env_of(vars, "CLINE_DIR").unwrap(), format!("{d}/cline"));
+    // No hub daemon outliving the run, no update check.
+    assert_eq!(env_of(vars, "CLINE_SESSION_BACKEND_MODE").unwrap(), "local");
+    assert_eq!(env_of(vars, "CLINE_NO_AUTO_UPDATE").unwrap(), "1");
+    let providers = json(&dir.join("cline/data/settings/providers.json"));
+    let id = match api {
+        Api::Chat => "openai-compatible",
+        Api::Responses => "openai-native",
+        Api::Anthropic => "anthropic",
+        Api::Gemini => unreachable!("cline's spec lists no gemini API"),
+    };
+    assert_eq!(providers["lastUsedProvider"], id, "{ctx}");
+    let p = &providers["providers"][id];
+    assert_eq!(p["settings"]["model"], "fake-model");
+    assert_eq!(p["settings"]["baseUrl"], "http://127.0.0.1:4321/v1");
+    // The key only from the environment: no apiKey field at all.
+    assert!(p["settings"].get("apiKey").is_none(), "{ctx}");
+    let global = json(&dir.join("cline/data/settings/global-settings.json"));
+    assert_eq!(global["telemetryOptOut"], true);
+    assert!(capture["kind"].is_null());
+    assert_eq!(capture["dir"], format!("{d}/cline/data"));
 }
 
 /// A valid `shforge harness` command line for `name` into `out`: `set`
@@ -773,14 +811,15 @@ fn bad_input_exits_2_and_writes_nothing() {
     assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1);
 }
 
-/// A stand-in CLI: copies the prompt it was given (its stdin, or the file
-/// after --message-file) and the key variables it sees into the files
-/// named by SHFORGE_TEST_OUT.
+/// A stand-in CLI: copies the prompt it was given (its stdin, the file
+/// after --message-file, or the word after `--`: Cline's) and the key
+/// variables it sees into the files named by SHFORGE_TEST_OUT.
 const FAKE_CLI: &str = r#"#!/bin/bash
 out=$SHFORGE_TEST_OUT
 prev=
 for a in "$@"; do
   if [[ $prev == --message-file ]]; then cat -- "$a" > "$out.prompt"; fi
+  if [[ $prev == -- ]]; then printf '%s' "$a" > "$out.prompt"; fi
   prev=$a
 done
 if [[ ! -e $out.prompt ]]; then cat > "$out.prompt"; fi
@@ -821,6 +860,35 @@ fn hostile_prompts_reach_the_cli_byte_for_byte_through_the_runner() {
         let prompt_file = tmp.path().join("prompt");
         std::fs::write(&prompt_file, &prompt).unwrap();
         for h in Harness::ALL {
+            if h == Harness::Cline && prompt.len() > shforge::harness::MAX_ARG_BYTES {
+                // One argv word cannot hold it: refused when the session
+                // is written, not when the CLI would fail to start.
+                let out = shforge_harness(
+                    &[
+                        "cline",
+                        "--out",
+                        tmp.path().join("refused").to_str().unwrap(),
+                        "--session-dir",
+                        "/s",
+                        "--workdir",
+                        "/w",
+                        "--entry",
+                        "/e",
+                        "--base-url",
+                        "http://127.0.0.1:1",
+                        "--model",
+                        "m",
+                        "--prompt-file",
+                        prompt_file.to_str().unwrap(),
+                    ],
+                    &[],
+                );
+                assert_eq!(out.status.code(), Some(2), "{what} {h}");
+                let e = String::from_utf8_lossy(&out.stderr);
+                assert!(e.contains("--prompt") && e.contains("131071"), "{e}");
+                assert!(!tmp.path().join("refused").exists(), "{what} {h}");
+                continue;
+            }
             let m = make(h, None, "events", &prompt_file, cli.to_str().unwrap());
             for bash in &bashes {
                 let out_base = tmp.path().join("seen");

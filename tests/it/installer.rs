@@ -1278,6 +1278,7 @@ fn generated_installers_are_clean_and_name_no_host() {
         names,
         [
             "claude-code.sh",
+            "cline.sh",
             "codex.sh",
             "kilo.sh",
             "openclaw.sh",

@@ -384,6 +384,12 @@ cases! {
     gemini_cli_context_window: GeminiCli, Fail("context:times=1000"), 60 => "failed" "context_window";
     gemini_cli_cli_not_found: GeminiCli, MissingEntry, 60 => "failed" "cli_not_found";
     gemini_cli_cli_not_executable: GeminiCli, NotExecutable, 60 => "failed" "cli_not_executable";
+    // Cline: only the causes it reports at once (it retries 429 and 5xx
+    // six times over about two minutes).
+    cline_auth: Cline, Fail("401:times=1000"), 60 => "failed" "auth";
+    cline_model_not_found: Cline, Fail("model:times=1000"), 60 => "failed" "model_not_found";
+    cline_cli_not_found: Cline, MissingEntry, 60 => "failed" "cli_not_found";
+    cline_cli_not_executable: Cline, NotExecutable, 60 => "failed" "cli_not_executable";
 }
 
 #[test]

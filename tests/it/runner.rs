@@ -1686,3 +1686,62 @@ fn start_and_redirection_cases() {
     ];
     check_cases("start_and_redirection_cases", &cases);
 }
+
+/// RUNNER_ARG_FILE: the file's bytes become the last argv word exactly
+/// (trailing newlines, quotes, `$(…)`, a leading `-`, multibyte text), up to
+/// 131071 bytes counted as bytes in every locale; a longer file, a NUL or
+/// a missing file stop with 125 before the CLI starts.
+#[test]
+fn arg_file_becomes_the_last_argument_byte_for_byte() {
+    let shells = common::bashes();
+    let d = tmp();
+    let mark = d.path().join("got");
+    // Writes its last argument to `got`, and nothing else.
+    let script = "printf '%s' \"$1\" > \"$0\"";
+    let big = format!("{}a", "é".repeat(65_535));
+    assert_eq!(big.len(), 131_071);
+    let cases: Vec<(&str, Vec<u8>, i32)> = vec![
+        (
+            "mixed",
+            "-x write\n\n 'q' \"d\" $(id) `id` \\ é\t\n\n".into(),
+            0,
+        ),
+        ("at the limit", big.clone().into_bytes(), 0),
+        ("over the limit", format!("{big}b").into_bytes(), 125),
+        ("a NUL", b"a\0b".to_vec(), 125),
+    ];
+    for (shell, locale) in pairs(&shells) {
+        for (what, bytes, want) in &cases {
+            let what = format!("{} {locale} {what}", shell.name);
+            let f = d.path().join("arg");
+            std::fs::write(&f, bytes).unwrap();
+            let _ = std::fs::remove_file(&mark);
+            let file = params(
+                d.path(),
+                &json!({
+                    "RUNNER_ARGV": ["sh", "-c", script, p(&mark)],
+                    "RUNNER_ARG_FILE": p(&f),
+                }),
+            );
+            let out = run(shell, locale, &file, d.path(), &[]);
+            assert_eq!(code(&out), *want, "{what}: {}", err(&out));
+            if *want == 0 {
+                assert_eq!(&std::fs::read(&mark).unwrap(), bytes, "{what}");
+            } else {
+                assert!(!mark.exists(), "{what}: the CLI ran");
+                assert!(
+                    err(&out).contains("RUNNER_ARG_FILE"),
+                    "{what}: {}",
+                    err(&out)
+                );
+            }
+        }
+        let file = params(
+            d.path(),
+            &json!({"RUNNER_ARGV": ["true"], "RUNNER_ARG_FILE": p(&d.path().join("missing"))}),
+        );
+        let out = run(shell, locale, &file, d.path(), &[]);
+        assert_eq!(code(&out), 125, "{}: {}", shell.name, err(&out));
+    }
+    common::report("arg_file_becomes_the_last_argument_byte_for_byte", &shells);
+}

@@ -26,6 +26,7 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
         "claude-code",
         include_str!("../../../installers/claude-code.toml"),
     ),
+    ("cline", include_str!("../../../installers/cline.toml")),
     ("codex", include_str!("../../../installers/codex.toml")),
     (
         "gemini-cli",
