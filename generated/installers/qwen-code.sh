@@ -594,10 +594,11 @@ verify_digest() {
 # and its lock file is created or changed) is guaranteed here, with any tar
 # (GNU or busybox) and no Python.
 #
-# An archive is listed twice (names, then the verbose listing for types and
-# link targets) and judged before anything is extracted; it is then unpacked
-# into a fresh directory of its own beside the install root in the stage,
-# walked with find, and only then moved into place by renames that never pass through a symlink.
+# An archive is decompressed once, to a plain tar in the stage, listed twice
+# from it (names, then the verbose listing for types and link targets) and
+# judged before anything is extracted; it is then unpacked from that tar
+# into a fresh directory beside the install root in the stage, walked with
+# find, and only then moved into place by renames that never pass through a symlink.
 # Refused (exit 6, nothing placed): absolute names, empty, `.` or `..` name
 # components, a name given twice, a member under a symlink or under a file,
 # device nodes, FIFOs and any other type but file, directory and link,
@@ -609,11 +610,9 @@ verify_digest() {
 # passes through a symlink. Stripped: setuid and setgid bits. Directories
 # are made owner-writable, so that a failed stage can always be removed.
 #
-# The staging directory is private: this process made it with mkdir (which
-# fails on anything already there, a symlink included) while holding the
-# lock, and nothing else writes into it; so a check made on it still holds
-# when the next step uses it. Only the archive's own content could change it,
-# and it is fixed once extracted.
+# The staging directory is private: made by this process with mkdir (which
+# fails on anything there, a symlink included) under the lock, and written by
+# nothing else, so a check on it holds when the next step uses it.
 
 # The listing judge (awk, POSIX: mawk, gawk and busybox awk alike). Input:
 # the names (tar -t), then the verbose listing (tar -tv), one member a line in
@@ -716,11 +715,13 @@ archive_cat() {
     esac
 }
 
-# archive_judge KIND FILE WORKDIR: list the archive and refuse it (exit 6)
-# unless the judge accepts every member. Nothing is extracted yet.
+# archive_judge KIND FILE WORKDIR: decompress to WORKDIR/tar, list it and
+# refuse it (exit 6) unless the judge accepts every member; nothing extracted.
 archive_judge() {
     local verdict
-    archive_cat "$1" "$2" | tar -tf - > "$3/names" 2> "$3/warnings" 9>&- ||
+    # One decompression for all: GNU tar lists a plain tar by seeking.
+    archive_cat "$1" "$2" > "$3/tar" || unpack_refuse "it cannot be decompressed"
+    tar -tf "$3/tar" > "$3/names" 2> "$3/warnings" 9>&- ||
         unpack_refuse "tar cannot list it"
     # busybox lists `/x` and `../x` as `x` and says so on stderr (GNU tar
     # lists them as they are): either way such a name is refused.
@@ -728,7 +729,7 @@ archive_judge() {
     case $verdict in
         *[Rr]emoving\ leading*) unpack_refuse "a member has an absolute or ../ name (tar: ${verdict%%"$unpack_nl"*})" ;;
     esac
-    archive_cat "$1" "$2" | tar -tvf - > "$3/verbose" 9>&- ||
+    tar -tvf "$3/tar" > "$3/verbose" 9>&- ||
         unpack_refuse "tar cannot list it"
     verdict=$(exec 9>&-; exec awk "$unpack_judge" "$3/names" "$3/verbose") ||
         unpack_refuse "${verdict:-the listing could not be checked}"
@@ -746,17 +747,18 @@ next_line() {
     esac
 }
 
-# tree_check DIR: walk what an archive unpacked into DIR (a fresh directory)
-# and refuse what the listing did not show or the tar did on its own.
+# tree_check DIR: refuse what the listing did not show in DIR (fresh) or tar did on its own.
 tree_check() {
     local dir=$1 found n c lines line
     # Directories without owner rwx could not be walked or removed.
     find "$dir" -type d ! -perm -700 -exec chmod u+rwx {} \; 9>&- ||
         unpack_refuse "cannot make its directories writable"
-    found=$(exec 9>&-; exec find "$dir" -name "*$unpack_nl*")
-    [ -z "$found" ] || unpack_refuse "a name holds a newline"
-    found=$(exec 9>&-; exec find "$dir" ! -type f ! -type d ! -type l)
-    [ -z "$found" ] || unpack_refuse "it holds a device node, FIFO or socket: ${found#"$dir"/}"
+    # One walk finds what is refused or stripped; a clean tree needs no other.
+    found=$(exec 9>&-; exec find "$dir" \( -name "*$unpack_nl*" -o \
+        \( ! -type f ! -type d ! -type l \) -o \
+        \( ! -type l \( -perm -4000 -o -perm -2000 \) \) \) -print) ||
+        unpack_refuse "cannot walk it"
+    [ -z "$found" ] || tree_refuse_or_strip "$dir"
     # A file linked more often than the tree holds it is linked from outside.
     lines=$(exec 9>&-; exec find "$dir" -type f -links +1)
     while next_line; do
@@ -770,6 +772,15 @@ tree_check() {
         [ "$c" = "$2" ] || unpack_refuse "${line#"$dir"/} is a hard link to a file outside the archive"
     done
     links_inside "$dir" "the archive"
+}
+
+# tree_refuse_or_strip DIR: refuse newlines in names and special files; strip setuid/setgid.
+tree_refuse_or_strip() {
+    local dir=$1 found
+    found=$(exec 9>&-; exec find "$dir" -name "*$unpack_nl*")
+    [ -z "$found" ] || unpack_refuse "a name holds a newline"
+    found=$(exec 9>&-; exec find "$dir" ! -type f ! -type d ! -type l)
+    [ -z "$found" ] || unpack_refuse "it holds a device node, FIFO or socket: ${found#"$dir"/}"
     # setuid and setgid bits never land in an install.
     find "$dir" ! -type l \( -perm -4000 -o -perm -2000 \) -exec chmod ug-s {} \; 9>&- ||
         unpack_refuse "cannot strip setuid/setgid bits"
@@ -786,11 +797,35 @@ links_inside() {
     real=$PWD
     cd -- "$here" || unpack_refuse "cannot go back to $here"
     lines=$(exec 9>&-; exec find "$dir" -type l)
+    [ -n "$lines" ] || return 0
+    links_resolved_inside "$real" && return 0
     while next_line; do
         target=$(exec 9>&-; exec readlink -f "$line") || continue
         case $target in
             "$real" | "$real"/*) ;;
             *) unpack_refuse "symlink ${line#"$dir"/} leads outside $2" ;;
+        esac
+    done
+}
+
+# links_resolved_inside REAL: one readlink for all symlinks in `lines` (no
+# name holds a newline); fails, for the caller's loop of one readlink a link,
+# unless each resolves inside REAL (busybox readlink takes one name only).
+links_resolved_inside() {
+    local IFS=$unpack_nl real=$1 targets n t
+    set -f
+    # shellcheck disable=SC2086 # one name a line
+    set -- $lines
+    n=$#
+    targets=$(exec 9>&-; exec readlink -f -- "$@" 2>/dev/null) || { set +f; return 1; }
+    # shellcheck disable=SC2086 # one target a line
+    set -- $targets
+    set +f
+    [ "$#" -eq "$n" ] || return 1
+    for t; do
+        case $t in
+            "$real" | "$real"/*) ;;
+            *) return 1 ;;
         esac
     done
 }
@@ -922,8 +957,9 @@ unpack_artifact() {
             mkdir "$work" "$work/tree" 9>&- || unpack_refuse "cannot create $work"
             archive_judge "$2" "$1" "$work"
             # -o: never restore the archive's owners, even as root.
-            archive_cat "$2" "$1" | tar -xof - -C "$work/tree" 9>&- ||
+            tar -xof "$work/tar" -C "$work/tree" 9>&- ||
                 unpack_refuse "tar failed"
+            rm -f "$work/tar"
             tree_check "$work/tree"
             src=$work/tree
             if [ "${5:-.}" != . ]; then
