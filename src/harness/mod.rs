@@ -95,7 +95,7 @@ pub mod spec;
 mod url;
 
 pub use format::Format;
-pub use spec::{HarnessDef, SpecError};
+pub use spec::{HarnessDef, Output, SpecError};
 
 /// The provider name every profile configures for the endpoint.
 pub const PROVIDER: &str = "shforge";
@@ -115,11 +115,13 @@ pub enum Harness {
     OpenClaw,
     /// Codex (`codex exec`).
     Codex,
+    /// Hermes Agent (`hermes -z`), on the portable Python runtime.
+    Hermes,
 }
 
 /// The shipped harnesses and their spec files: the one table that names
 /// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 6] = [
+pub const SHIPPED: [(Harness, &str); 7] = [
     (
         Harness::ClaudeCode,
         include_str!("../../harnesses/claude-code.toml"),
@@ -135,6 +137,7 @@ pub const SHIPPED: [(Harness, &str); 6] = [
         include_str!("../../harnesses/openclaw.toml"),
     ),
     (Harness::Codex, include_str!("../../harnesses/codex.toml")),
+    (Harness::Hermes, include_str!("../../harnesses/hermes.toml")),
 ];
 
 /// The shipped specs, parsed once (a unit test proves each parses).
@@ -153,13 +156,14 @@ fn shipped() -> &'static [HarnessDef] {
 
 impl Harness {
     /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 6] = [
+    pub const ALL: [Harness; 7] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
         Harness::Kilo,
         Harness::Pi,
         Harness::OpenClaw,
         Harness::Codex,
+        Harness::Hermes,
     ];
 
     /// Its spec, parsed.

@@ -6,7 +6,7 @@
 //! * [`template`] — rendering; the [`crate::script::Script`] impls of an
 //!   [`Installer`] and of [`FromSpec`] are in `script.rs`.
 //!
-//! The six harness specs live in `installers/NAME.toml`, are compiled in
+//! The seven harness specs live in `installers/NAME.toml`, are compiled in
 //! here and generated to `generated/installers/NAME.sh`.
 
 pub mod builder;
@@ -27,6 +27,7 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
         include_str!("../../../installers/claude-code.toml"),
     ),
     ("codex", include_str!("../../../installers/codex.toml")),
+    ("hermes", include_str!("../../../installers/hermes.toml")),
     ("kilo", include_str!("../../../installers/kilo.toml")),
     (
         "openclaw",
