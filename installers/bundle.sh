@@ -8,13 +8,26 @@
 #
 # usage: sh installers/bundle.sh NAME OUT.tar.gz
 #        sh installers/bundle.sh glibc-runtime OUT.tar.gz [--debs DIR]
+#        sh installers/bundle.sh python-runtime OUT.tar.gz [--debs DIR]
 # needs: npm, GNU tar, gzip. `glibc-runtime` builds the private glibc
-# runtime instead (installers/glibc-runtime/build.sh says how).
+# runtime instead (installers/glibc-runtime/build.sh says how), and
+# `python-runtime` the portable Python (installers/python-runtime/build.sh);
+# a NAME whose bundles/NAME has a requirements.txt is a Python harness
+# (installers/python-runtime/bundle.sh).
 set -eu
 
 if [ "${1:-}" = glibc-runtime ] && [ "$#" -ge 2 ]; then
     shift
     exec sh "$(dirname "$0")/glibc-runtime/build.sh" "$@"
+fi
+if [ "${1:-}" = python-runtime ] && [ "$#" -ge 2 ]; then
+    shift
+    exec sh "$(dirname "$0")/python-runtime/build.sh" "$@"
+fi
+# A Python harness (a requirements.txt with hashes instead of a package lock):
+# python-runtime/bundle.sh installs its wheels on the host with uv.
+if [ "$#" -eq 2 ] && [ -f "$(dirname "$0")/bundles/$1/requirements.txt" ]; then
+    exec sh "$(dirname "$0")/python-runtime/bundle.sh" "$@"
 fi
 
 if [ "$#" -ne 2 ]; then

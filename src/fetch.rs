@@ -51,6 +51,30 @@ const SCRIPT_FILES: &[(&str, &str)] = &[
         include_str!("../installers/bundles/openclaw/package-lock.json"),
     ),
     (
+        "bundles/hermes/requirements.txt",
+        include_str!("../installers/bundles/hermes/requirements.txt"),
+    ),
+    (
+        "bundles/hermes/entry",
+        include_str!("../installers/bundles/hermes/entry"),
+    ),
+    (
+        "bundles/hermes/boot.py",
+        include_str!("../installers/bundles/hermes/boot.py"),
+    ),
+    (
+        "python-runtime/build.sh",
+        include_str!("../installers/python-runtime/build.sh"),
+    ),
+    (
+        "python-runtime/bundle.sh",
+        include_str!("../installers/python-runtime/bundle.sh"),
+    ),
+    (
+        "python-runtime/packages.txt",
+        include_str!("../installers/python-runtime/packages.txt"),
+    ),
+    (
         "glibc-runtime/build.sh",
         include_str!("../installers/glibc-runtime/build.sh"),
     ),
@@ -97,18 +121,26 @@ impl From<&ArtifactSpec> for Needed {
 /// [`crate::musl::system_is_musl`], the installers' own rule. On a musl
 /// system a spec with programs prepared for this arch gets the private
 /// glibc runtime's rows (`runtime = "private"` or either, built for glibc),
-/// as `templates/lib/relocate.sh` decides; every other system keeps the
+/// as `templates/lib/relocate.sh` decides, and so does every system when
+/// all of the arch's rows are private; every other system keeps the
 /// image's rows.
 pub fn needed(spec: &InstallerSpec, root: &Path) -> Vec<Needed> {
     let arch = std::env::consts::ARCH;
     let musl = crate::musl::system_is_musl(root);
     let for_arch = |a: &&ArtifactSpec| a.arch == "any" || a.arch == arch;
-    let private = musl
-        && spec
-            .artifacts
-            .iter()
-            .filter(for_arch)
-            .any(|a| !a.relocate.is_empty());
+    let prepared = spec
+        .artifacts
+        .iter()
+        .filter(for_arch)
+        .any(|a| !a.relocate.is_empty());
+    // Every row for this arch private (a Python harness): the installer
+    // takes the private runtime on every system.
+    let only_private = spec
+        .artifacts
+        .iter()
+        .filter(for_arch)
+        .all(|a| a.runtime == Some(Runtime::Private));
+    let private = prepared && (musl || only_private);
     spec.artifacts
         .iter()
         .filter(for_arch)

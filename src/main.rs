@@ -137,7 +137,7 @@ enum Command {
     },
     /// Install and run real harness CLIs against the fake model server; print a table.
     Smoke {
-        /// Harnesses to run (default: claude-code opencode kilo pi openclaw codex gemini-cli).
+        /// Harnesses to run (default: every shipped harness).
         names: Vec<String>,
         /// The pinned artifacts (missing ones are fetched into it).
         #[arg(long, default_value = "/var/cache/shforge/artifacts")]

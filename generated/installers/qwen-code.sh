@@ -1239,6 +1239,21 @@ rel_applies() {
     return 1
 }
 
+# only_private_artifacts: succeeds when every artifact for this machine's
+# arch is a `runtime = "private"` one.
+only_private_artifacts() {
+    local i=0
+    while [ "$i" -lt "$art_count" ]; do
+        case ${art_arch[$i]} in
+            any | "$machine")
+                [ "${art_runtime[$i]}" = private ] || return 1
+                ;;
+        esac
+        i=$((i + 1))
+    done
+    return 0
+}
+
 # glibc_version_of_image: sets REPLY to the image's glibc version (2.36), or
 # to nothing. No program of the image is run but getconf (glibc's own).
 glibc_version_of_image() {
@@ -1303,6 +1318,13 @@ decide_runtime() {
             ;;
         image) return 0 ;;
     esac
+    # Every artifact for this arch is private (a Python harness: its
+    # interpreter never uses the image's libc or libraries): no choice.
+    if only_private_artifacts; then
+        use_private=1
+        private_why="no artifact of this spec runs on the image's libc"
+        return 0
+    fi
     if is_musl; then
         use_private=1
         private_why="a musl system"

@@ -99,7 +99,7 @@ mod url;
 
 pub use api::Api;
 pub use format::Format;
-pub use spec::{HarnessDef, SpecError};
+pub use spec::{HarnessDef, Output, SpecError};
 
 /// The provider name every profile configures for the endpoint.
 pub const PROVIDER: &str = "shforge";
@@ -125,11 +125,13 @@ pub enum Harness {
     GeminiCli,
     /// Cline (`cline --json`).
     Cline,
+    /// Hermes Agent (`hermes -z`), on the portable Python runtime.
+    Hermes,
 }
 
 /// The shipped harnesses and their spec files: the one table that names
 /// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 9] = [
+pub const SHIPPED: [(Harness, &str); 10] = [
     (
         Harness::ClaudeCode,
         include_str!("../../harnesses/claude-code.toml"),
@@ -154,6 +156,7 @@ pub const SHIPPED: [(Harness, &str); 9] = [
         include_str!("../../harnesses/gemini-cli.toml"),
     ),
     (Harness::Cline, include_str!("../../harnesses/cline.toml")),
+    (Harness::Hermes, include_str!("../../harnesses/hermes.toml")),
 ];
 
 /// The shipped specs, parsed once (a unit test proves each parses).
@@ -172,7 +175,7 @@ fn shipped() -> &'static [HarnessDef] {
 
 impl Harness {
     /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 9] = [
+    pub const ALL: [Harness; 10] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
         Harness::Kilo,
@@ -182,6 +185,7 @@ impl Harness {
         Harness::QwenCode,
         Harness::GeminiCli,
         Harness::Cline,
+        Harness::Hermes,
     ];
 
     /// Its spec, parsed.

@@ -41,6 +41,8 @@ pub struct HarnessDef {
     pub(crate) dirs: Vec<String>,
     /// How the prompt reaches the CLI.
     pub(crate) prompt: PromptVia,
+    /// What the CLI prints on stdout (`run.output`, default JSON).
+    pub(crate) output: Output,
     /// Per API: the base URL's path, named values, argv and extra env.
     pub(crate) per_api: Vec<ApiProfile>,
     /// The fixed variable the CLI reads the key from, if any: another named
@@ -64,6 +66,22 @@ pub enum PromptVia {
     /// other way (Cline's `--json`): at most 131071 bytes, no NUL, and
     /// visible in `/proc/PID/cmdline`.
     Arg,
+}
+
+/// What a harness prints on stdout (`run.output`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// JSON values (one per line, or one object over many lines).
+    Json,
+    /// Plain text: the final answer only (Hermes's `-z`).
+    Text,
+}
+
+impl HarnessDef {
+    /// What the CLI prints on stdout.
+    pub fn output(&self) -> Output {
+        self.output
+    }
 }
 
 /// What a spec says for one API.
@@ -743,6 +761,13 @@ impl HarnessDef {
                 ));
             }
         };
+        let output = match run.opt_str("output")? {
+            None | Some("json") => Output::Json,
+            Some("text") => Output::Text,
+            Some(other) => {
+                return Err(err("run.output", format!("{other:?} is not json or text")));
+            }
+        };
         run.done()?;
         let per_api = per_api_of(&mut t, &apis)?;
         if !mode_args.is_empty() && per_api.iter().any(|p| p.args.is_some()) {
@@ -780,6 +805,7 @@ impl HarnessDef {
             env,
             dirs,
             prompt,
+            output,
             per_api,
             key_reads,
             files,

@@ -358,6 +358,8 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         Harness::GeminiCli => Kind::GeminiCli,
         // No reader for Cline's sessions yet: its outputs are read instead.
         Harness::Cline => return Ok(()),
+        // No reader yet for Hermes's state.db: its outputs are read instead.
+        Harness::Hermes => return Ok(()),
     };
     // No session yet: the CLI never ran, or died before writing one. The
     // snapshot readers refuse such a dir as foreign input (it has no

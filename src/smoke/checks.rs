@@ -102,7 +102,8 @@ fn json_stream(text: &str) -> Result<usize, String> {
 /// Events mode: every line of the events file is `SECONDS[.FRACTION]\tLINE`
 /// and the lines together are JSON values (one per line, or one object
 /// over many lines as OpenClaw prints). Direct mode: stdout is JSON values.
-pub fn events(file: &Path, events_mode: bool) -> Check {
+/// A `text` harness (`run.output`): at least one line of text instead.
+pub fn events(file: &Path, events_mode: bool, json: bool) -> Check {
     let read = crate::files::read_bounded(file, crate::files::Bound::TRANSCRIPT)
         .map_err(crate::files::FileError::into_cause);
     let text = match read {
@@ -127,6 +128,10 @@ pub fn events(file: &Path, events_mode: bool) -> Check {
     } else {
         text
     };
+    if !json {
+        let n = payload.lines().filter(|l| !l.trim().is_empty()).count();
+        return Check::new(NAMES[3], n > 0, format!("{n} lines of text"));
+    }
     match json_stream(&payload) {
         Ok(0) => Check::new(NAMES[3], false, "no JSON value"),
         Ok(n) => Check::new(
@@ -295,23 +300,37 @@ mod tests {
     #[test]
     fn events_accept_stamped_json_lines_and_one_object_over_many_lines() {
         let (_d, p) = file("1796114862.128665\t{\"type\":\"a\"}\n17\t{\"b\":1}\n");
-        assert!(events(&p, true).ok);
+        assert!(events(&p, true, true).ok);
         let (_d, p) = file("1.5\t{\n1.6\t  \"ok\": true\n1.7\t}\n");
-        let c = events(&p, true);
+        let c = events(&p, true, true);
         assert!(c.ok, "{}", c.detail);
         let (_d, p) = file("{\"a\":1}\n{\"b\":2}\n");
-        assert!(events(&p, false).ok);
+        assert!(events(&p, false, true).ok);
     }
 
     #[test]
     fn events_refuse_bad_stamps_non_json_and_nothing() {
         for text in ["x1.5\t{}\n", "1.5 {}\n", "1.\t{}\n", "1.5\tnot json\n", ""] {
             let (_d, p) = file(text);
-            assert!(!events(&p, true).ok, "{text:?}");
+            assert!(!events(&p, true, true).ok, "{text:?}");
         }
         let (_d, p) = file("Warning: text\n{}\n");
-        assert!(!events(&p, false).ok);
-        assert!(!events(Path::new("/nonexistent/events.log"), true).ok);
+        assert!(!events(&p, false, true).ok);
+        assert!(!events(Path::new("/nonexistent/events.log"), true, true).ok);
+    }
+
+    #[test]
+    fn text_output_needs_one_line_of_text_and_good_stamps() {
+        let (_d, p) = file("1.5\tdone\n");
+        assert!(events(&p, true, false).ok);
+        let (_d, p) = file("done\n");
+        assert!(events(&p, false, false).ok);
+        for text in ["", "\n  \n"] {
+            let (_d, p) = file(text);
+            assert!(!events(&p, false, false).ok, "{text:?}");
+        }
+        let (_d, p) = file("x\tdone\n");
+        assert!(!events(&p, true, false).ok);
     }
 
     #[test]

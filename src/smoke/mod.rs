@@ -43,7 +43,7 @@ use checks::Check;
 use sandbox::Sandbox;
 
 /// The harnesses `shforge smoke` runs when none is named.
-pub const DEFAULT: [Harness; 9] = Harness::ALL;
+pub const DEFAULT: [Harness; 10] = Harness::ALL;
 
 /// The runner modes each harness is rolled out in, in row order.
 const MODES: [Mode; 2] = [Mode::Events, Mode::Direct];
@@ -594,10 +594,15 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
     row.checks.push(checks::exit_zero(status));
     row.checks.push(checks::deliverable(&target, &token));
     row.checks.push(checks::receipt(&receipt));
-    row.checks.push(match mode {
-        Mode::Events => checks::events(&session.join("events.log"), true),
-        Mode::Direct => checks::events(&session.join("stdout.log"), false),
-    });
+    let (file, json) = (
+        mode == Mode::Events,
+        h.def().output() == crate::harness::Output::Json,
+    );
+    row.checks.push(checks::events(
+        &session.join(if file { "events.log" } else { "stdout.log" }),
+        file,
+        json,
+    ));
     let mut alive = checks::no_process_left(MARKER_VAR, &marker);
     if sandbox.in_root() {
         let listed = std::fs::read_to_string(&left).unwrap_or_else(|e| e.to_string());

@@ -206,9 +206,13 @@ fn every_profile_and_api_writes_params_config_and_capture() {
                         std::slice::from_ref(&prompt_path),
                         "{ctx}"
                     );
-                } else if h == Harness::OpenClaw {
+                } else if h == Harness::OpenClaw || h == Harness::Hermes {
                     assert!(var(&vars, "RUNNER_STDIN").is_none(), "{ctx}");
-                    let i = argv.iter().position(|a| a == "--message-file").unwrap();
+                    let flag = ["--message-file", "--prompt-file"];
+                    let i = argv
+                        .iter()
+                        .position(|a| flag.contains(&a.as_str()))
+                        .unwrap();
                     assert_eq!(argv[i + 1], prompt_path);
                 } else {
                     assert_eq!(
@@ -261,6 +265,33 @@ fn every_profile_and_api_writes_params_config_and_capture() {
             }
         }
     }
+}
+
+/// Hermes: the prompt by file (boot.py turns it into -z in-process),
+/// HERMES_HOME and its config.yaml, written as JSON (which YAML reads).
+fn check_hermes(
+    d: &str,
+    argv: &[String],
+    vars: &[(String, Vec<String>)],
+    dir: &Path,
+    capture: &serde_json::Value,
+    ctx: &str,
+) {
+    let flag = ["--prompt-file".to_owned(), format!("{d}/prompt.txt")];
+    assert!(argv.windows(2).any(|w| w == flag), "{ctx}");
+    assert_eq!(
+        env_of(vars, "HERMES_HOME").unwrap(),
+        format!("{d}/hermes-home")
+    );
+    let cfg = json(&dir.join("hermes-home/config.yaml"));
+    assert_eq!(cfg["model"]["provider"], "custom");
+    assert_eq!(cfg["model"]["base_url"], "http://127.0.0.1:4321/v1");
+    assert_eq!(cfg["model"]["default"], serde_json::Value::Null);
+    assert_eq!(cfg["model"]["api_key"], "");
+    // The model in argv: Hermes expands ${VAR} in config values, not argv.
+    assert!(argv.iter().any(|a| a == "--model=fake-model"), "{ctx}");
+    assert_eq!(capture["kind"], serde_json::Value::Null);
+    assert_eq!(capture["dir"], format!("{d}/hermes-home"));
 }
 
 /// Per-harness config and capture.json.
@@ -429,6 +460,7 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
         Harness::QwenCode => check_qwen_code(api, dir, vars, ctx),
         Harness::GeminiCli => check_gemini_cli(dir, vars, &capture, ctx),
         Harness::Cline => check_cline(api, dir, vars, &capture, ctx),
+        Harness::Hermes => check_hermes(&d, argv, vars, dir, &capture, ctx),
     }
     no_secret_written(dir, ctx);
 }
@@ -818,7 +850,7 @@ const FAKE_CLI: &str = r#"#!/bin/bash
 out=$SHFORGE_TEST_OUT
 prev=
 for a in "$@"; do
-  if [[ $prev == --message-file ]]; then cat -- "$a" > "$out.prompt"; fi
+  if [[ $prev == --message-file || $prev == --prompt-file ]]; then cat -- "$a" > "$out.prompt"; fi
   if [[ $prev == -- ]]; then printf '%s' "$a" > "$out.prompt"; fi
   prev=$a
 done

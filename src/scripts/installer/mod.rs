@@ -32,6 +32,7 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
         "gemini-cli",
         include_str!("../../../installers/gemini-cli.toml"),
     ),
+    ("hermes", include_str!("../../../installers/hermes.toml")),
     ("kilo", include_str!("../../../installers/kilo.toml")),
     (
         "openclaw",
