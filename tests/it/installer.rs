@@ -1274,18 +1274,14 @@ fn generated_installers_are_clean_and_name_no_host() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(
-        names,
-        [
-            "claude-code.sh",
-            "cline.sh",
-            "codex.sh",
-            "kilo.sh",
-            "openclaw.sh",
-            "opencode.sh",
-            "pi.sh"
-        ]
-    );
+    // One installer per shipped spec, and nothing else.
+    let mut want: Vec<String> = shforge::installer::HARNESS_SPECS
+        .iter()
+        .map(|(n, _)| format!("{n}.sh"))
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
+    assert_eq!(want.len(), shforge::harness::Harness::ALL.len());
     for n in &names {
         let p = dir.join(n);
         let sc = common::run({
