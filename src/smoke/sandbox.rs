@@ -37,8 +37,26 @@ for p in "$root"/proc/[0-9]*; do
     [ "$pid" = 1 ] && continue
     stat=
     read -r stat < "$p/stat" 2>/dev/null || continue
-    case ${stat##*) } in Z*) continue ;; esac
-    echo "$pid ${stat%% (*}" >> "$left"
+    rest=${stat##*) }
+    case $rest in Z*) continue ;; esac
+    # Already on its way out: exiting (PF_EXITING in the flags, field 9) or
+    # with a KILL pending (bit 9 of SigPnd/ShdPnd). The supervisor KILLs its
+    # own timer without waiting for it; on a busy machine the dying sleep
+    # can still be listed a moment after the supervisor exited. It runs no
+    # more code: not a leftover.
+    # The fields after comm are numbers and a state letter: split on purpose.
+    set -- $rest
+    case $7 in '' | *[!0-9]*) ;; *) [ $(($7 & 4)) -ne 0 ] && continue ;; esac
+    pending=0
+    while read -r key mask; do
+        case $key:$mask in
+        SigPnd:*[!0-9a-f]* | ShdPnd:*[!0-9a-f]*) ;;
+        SigPnd:?* | ShdPnd:?*) [ $((0x$mask & 0x100)) -ne 0 ] && pending=1 ;;
+        esac
+    done < "$p/status" 2>/dev/null
+    [ "$pending" = 1 ] && continue
+    comm=${stat#* (}
+    echo "$pid ${comm%%) *}" >> "$left"
 done
 exit "$status"
 "#;
