@@ -537,10 +537,14 @@ append_arg_file() {
     local af_file=$RUNNER_ARG_FILE af_word='' af_bytes
     [[ -f $af_file ]] ||
         fail 125 "RUNNER_ARG_FILE '$af_file' is not a regular file; the CLI was not started"
-    # read stops at a NUL and succeeds then; at the end of the file it fails
-    # with everything read.
-    if IFS= read -r -d '' af_word <"$af_file"; then
-        fail 125 "RUNNER_ARG_FILE '$af_file' holds a NUL byte (not possible in an argument); the CLI was not started"
+    # At most 131072 characters are read (a huge or sparse file is never
+    # read whole): read succeeds when it stops at a NUL or after that many,
+    # either way not an argument; at the end of the file it fails with
+    # everything read.
+    if IFS= read -r -d '' -n 131072 af_word <"$af_file"; then
+        ((${#af_word} < 131072)) &&
+            fail 125 "RUNNER_ARG_FILE '$af_file' holds a NUL byte (not possible in an argument); the CLI was not started"
+        fail 125 "RUNNER_ARG_FILE '$af_file' is over the 131071 bytes one argument may hold; the CLI was not started"
     fi
     # Bytes, not characters: counted in the C locale, in a subshell so the
     # CLI's locale is untouched.
