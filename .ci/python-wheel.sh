@@ -46,7 +46,8 @@ echo "wheel: $(basename "$wheel"), $(wc -c < "$wheel") bytes"
 "$work/venv/bin/pip" install --quiet "$wheel" pytest mypy
 PATH=$work/venv/bin:/usr/local/bin:/usr/bin:/bin
 export PATH
-unset CARGO RUSTUP_HOME CARGO_HOME RUSTC
+# SHFORGE_BIN would point shforge.binary() away from the wheel's own binary.
+unset CARGO RUSTUP_HOME CARGO_HOME RUSTC SHFORGE_BIN
 if command -v cargo >/dev/null 2>&1 || command -v rustc >/dev/null 2>&1; then
     echo "python-wheel.sh: a Rust toolchain is still on PATH" >&2
     exit 1
