@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use shforge::scripts::runner::RunnerParams;
+use shforge::RunnerParams;
 
 const RUNS: usize = 3;
 

@@ -509,7 +509,7 @@ impl Stage {
         }
         let s = self.root().map_err(|e| e.to_string())?.join("installers");
         for (rel, text) in SCRIPT_FILES {
-            crate::files::write_atomic(&s.join(rel), text.as_bytes(), crate::files::Mode::Data)
+            crate::files::write_atomic(&s.join(rel), text.as_bytes(), crate::files::FileMode::Data)
                 .map_err(|e| e.to_string())?;
         }
         self.scripts = Some(s.clone());

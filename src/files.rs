@@ -156,18 +156,18 @@ impl FileError {
 
 /// How [`write_atomic`] sets the new file's mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum FileMode {
     /// 0644.
     Data,
     /// 0755: a script.
     Executable,
 }
 
-impl Mode {
+impl FileMode {
     fn bits(self) -> u32 {
         match self {
-            Mode::Data => 0o644,
-            Mode::Executable => 0o755,
+            FileMode::Data => 0o644,
+            FileMode::Executable => 0o755,
         }
     }
 }
@@ -255,7 +255,7 @@ fn parent_and_name(path: &Path) -> Result<(&Path, String), io::Error> {
 
 /// Write `content` to `path` atomically (see the module docs); missing
 /// parent directories are created.
-pub fn write_atomic(path: &Path, content: &[u8], mode: Mode) -> Result<(), FileError> {
+pub fn write_atomic(path: &Path, content: &[u8], mode: FileMode) -> Result<(), FileError> {
     check_target(path)?;
     let failed = |source: io::Error| FileError::Write {
         path: path.to_path_buf(),
@@ -480,7 +480,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("out.sh");
         fs::write(&p, "old").unwrap();
-        write_atomic(&p, b"new", Mode::Executable).unwrap();
+        write_atomic(&p, b"new", FileMode::Executable).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"new");
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o777,
@@ -501,7 +501,7 @@ mod tests {
         fs::set_permissions(&victim, fs::Permissions::from_mode(0o600)).unwrap();
         let p = d.path().join("out");
         std::os::unix::fs::symlink(&victim, &p).unwrap();
-        write_atomic(&p, b"new", Mode::Data).unwrap();
+        write_atomic(&p, b"new", FileMode::Data).unwrap();
         assert_eq!(fs::read(&victim).unwrap(), b"keep");
         assert_eq!(
             fs::metadata(&victim).unwrap().permissions().mode() & 0o777,
@@ -524,7 +524,7 @@ mod tests {
             (&link, "a symlink to a character device"),
             (&dir, "a directory"),
         ] {
-            let e = write_atomic(p, b"x", Mode::Data).unwrap_err();
+            let e = write_atomic(p, b"x", FileMode::Data).unwrap_err();
             assert_eq!(e.exit_code(), 2);
             assert_eq!(
                 e.to_string(),
@@ -545,7 +545,7 @@ mod tests {
         let file = d.path().join("file");
         fs::write(&file, "").unwrap();
         let p = file.join("out");
-        let e = write_atomic(&p, b"x", Mode::Data).unwrap_err();
+        let e = write_atomic(&p, b"x", FileMode::Data).unwrap_err();
         assert_eq!(e.exit_code(), 1);
         let msg = e.to_string();
         assert_eq!(msg.matches(&*p.display().to_string()).count(), 1, "{msg}");

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::dialect::{self, Dialect};
 use crate::diff::Change;
-use crate::files::{self, Bound, FileError, Mode};
+use crate::files::{self, Bound, FileError, FileMode};
 use crate::script::{RenderError, Script};
 
 /// The manifest's file name inside the output directory.
@@ -187,9 +187,9 @@ pub fn write_dir(dir: &Path, outputs: &[Output]) -> Result<(), FileError> {
     }
     for (path, content) in expected {
         let mode = if path.ends_with(".sh") {
-            Mode::Executable
+            FileMode::Executable
         } else {
-            Mode::Data
+            FileMode::Data
         };
         files::write_atomic(&dir.join(&path), content.as_bytes(), mode)?;
     }

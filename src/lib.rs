@@ -102,6 +102,8 @@ pub use files::{Bound, FileError};
 pub use generate::{GenerateError, Output, finish};
 /// A harness session dir for one rollout.
 pub use harness::{Api, Harness, HarnessError, Mode, Session, SessionSpec};
+/// The runner's parameters, typed.
+pub use host::runner::{RunnerParams, RunnerParamsError};
 /// The supervised launch and what the supervisor leaves behind.
 pub use host::{
     CgroupChoice, CleanupReceipt, ReceiptError, StopReport, SupervisorOptions, end_services_launch,
@@ -119,8 +121,6 @@ pub use script::Script;
 pub use scripts::bootstrap::{BootstrapBuilder, BootstrapError};
 /// Installers from a builder or a spec.
 pub use scripts::installer::{Installer, InstallerBuilder, InstallerSpec};
-/// The runner's parameters, typed.
-pub use scripts::runner::{RunnerParams, RunnerParamsError};
 /// A harness's session data as one document.
 #[cfg(feature = "snapshot")]
 pub use snapshot::{Kind as SnapshotKind, Snapshot, SnapshotError, snapshot_db, snapshot_dir};

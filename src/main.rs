@@ -728,7 +728,7 @@ fn snapshot(
     };
     match out {
         None => write_stdout(&json)?,
-        Some(path) => files::write_atomic(path, &json, files::Mode::Data)?,
+        Some(path) => files::write_atomic(path, &json, files::FileMode::Data)?,
     }
     Ok(0)
 }

@@ -89,8 +89,8 @@ use std::path::Path;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
+use crate::host::runner::{RunnerParams, RunnerParamsError};
 use crate::quote::{Raw, quote};
-use crate::scripts::runner::{RunnerParams, RunnerParamsError};
 
 mod api;
 mod format;

@@ -3,7 +3,7 @@
 //! (compiled in); an adapter gives its own with `shforge harness --spec FILE`.
 //!
 //! Everything taken from a spec is data: argv words and environment values
-//! go through [`RunnerParams`](crate::scripts::runner::RunnerParams) (quoted
+//! go through [`RunnerParams`](crate::host::runner::RunnerParams) (quoted
 //! by shforge), config files are parsed as JSON or TOML and written back by
 //! a named [`Format`] that escapes each string for the harness's own
 //! expansion syntax, and what is substituted into them is a closed set of

@@ -31,7 +31,7 @@ pub const WORD: &str = "shforge-fail=";
 
 /// What goes wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Fault {
     /// An HTTP error status, 400..=599, in the shape the API gives it
     /// (429 a rate limit, 401 a bad key, 404 an unknown model, 529/503
     /// overloaded, ...).
@@ -58,7 +58,7 @@ pub enum Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Failure {
     /// What goes wrong.
-    pub kind: Kind,
+    pub kind: Fault,
     /// How many of the conversation's first requests fail (at least 1).
     pub times: u32,
     /// Seconds for a `Retry-After` header (and Gemini's `RetryInfo`); none
@@ -79,17 +79,17 @@ impl std::str::FromStr for Failure {
         let mut parts = s.split(':');
         let head = parts.next().unwrap_or("");
         let kind = match head {
-            "context" => Kind::Context,
-            "model" => Kind::Model,
-            "overloaded" => Kind::Overloaded,
-            "quota" => Kind::Quota,
-            "auth" => Kind::Auth,
-            "cut" => Kind::Cut,
+            "context" => Fault::Context,
+            "model" => Fault::Model,
+            "overloaded" => Fault::Overloaded,
+            "quota" => Fault::Quota,
+            "auth" => Fault::Auth,
+            "cut" => Fault::Cut,
             _ => head
                 .parse()
                 .ok()
                 .filter(|s| (400..=599).contains(s))
-                .map(Kind::Status)
+                .map(Fault::Status)
                 .ok_or_else(|| {
                     format!(
                         "expected an HTTP error status 400..=599 or context, model, \
@@ -112,7 +112,7 @@ impl std::str::FromStr for Failure {
                 Some(("retry-after", n)) => {
                     failure.retry_after = Some(n.parse().map_err(|_| bad())?);
                 }
-                Some(("after", n)) if kind == Kind::Cut => {
+                Some(("after", n)) if kind == Fault::Cut => {
                     failure.after = Some(n.parse().map_err(|_| bad())?);
                 }
                 _ => return Err(bad()),
@@ -157,7 +157,7 @@ impl Failure {
     }
 
     /// The error answer to request number `attempt` of `self.times`, for
-    /// `wire`, where the client asked for `model`. `None` for [`Kind::Cut`],
+    /// `wire`, where the client asked for `model`. `None` for [`Fault::Cut`],
     /// which is a 200 (see [`Failure::cut_after`]).
     pub fn answer(&self, wire: Wire, model: &str, attempt: u32) -> Option<ErrorAnswer> {
         let case = self.case(wire, model)?;
@@ -204,10 +204,10 @@ impl Failure {
         })
     }
 
-    /// For [`Kind::Cut`]: how many of `events` SSE events to send before
+    /// For [`Fault::Cut`]: how many of `events` SSE events to send before
     /// closing (`after`, else half; always fewer than `events`).
     pub fn cut_after(&self, events: usize) -> Option<usize> {
-        (self.kind == Kind::Cut).then(|| {
+        (self.kind == Fault::Cut).then(|| {
             let wanted = self.after.map_or(events / 2, |a| a as usize);
             wanted.min(events.saturating_sub(1))
         })
@@ -215,16 +215,16 @@ impl Failure {
 
     fn case(&self, wire: Wire, model: &str) -> Option<Case> {
         let status = match self.kind {
-            Kind::Cut => return None,
-            Kind::Status(s) => s,
-            Kind::Context => 400,
-            Kind::Model => 404,
-            Kind::Overloaded if wire == Wire::Anthropic => 529,
-            Kind::Overloaded => 503,
-            Kind::Quota if wire == Wire::Anthropic => 400,
-            Kind::Quota => 429,
-            Kind::Auth if wire == Wire::Gemini => 400,
-            Kind::Auth => 401,
+            Fault::Cut => return None,
+            Fault::Status(s) => s,
+            Fault::Context => 400,
+            Fault::Model => 404,
+            Fault::Overloaded if wire == Wire::Anthropic => 529,
+            Fault::Overloaded => 503,
+            Fault::Quota if wire == Wire::Anthropic => 400,
+            Fault::Quota => 429,
+            Fault::Auth if wire == Wire::Gemini => 400,
+            Fault::Auth => 401,
         };
         let case = |openai_type, openai_code, anthropic_type, message: String| Case {
             status,
@@ -236,7 +236,7 @@ impl Failure {
         };
         let gemini = wire == Wire::Gemini;
         Some(match (self.kind, status) {
-            (Kind::Context, _) => {
+            (Fault::Context, _) => {
                 let (param, message) = match wire {
                     Wire::Chat => (
                         Some("messages"),
@@ -272,7 +272,7 @@ impl Failure {
                     )
                 }
             }
-            (Kind::Quota, _) => case(
+            (Fault::Quota, _) => case(
                 "insufficient_quota",
                 Some("insufficient_quota"),
                 "invalid_request_error",
@@ -289,7 +289,7 @@ impl Failure {
                         .to_owned(),
                 },
             ),
-            (Kind::Auth, _) if gemini => case(
+            (Fault::Auth, _) if gemini => case(
                 "invalid_request_error",
                 None,
                 "authentication_error",
@@ -402,7 +402,7 @@ impl Failure {
     /// information for 429.
     fn google_details(&self, case: &Case) -> Vec<Value> {
         let mut details = Vec::new();
-        if self.kind == Kind::Auth {
+        if self.kind == Fault::Auth {
             details.push(json!({
                 "@type": "type.googleapis.com/google.rpc.ErrorInfo",
                 "reason": "API_KEY_INVALID",
@@ -411,7 +411,7 @@ impl Failure {
             }));
         }
         if case.status == 429 {
-            let quota = if self.kind == Kind::Quota {
+            let quota = if self.kind == Fault::Quota {
                 "generativelanguage.googleapis.com/generate_content_free_tier_requests"
             } else {
                 "generativelanguage.googleapis.com/generate_requests_per_model_per_minute"
@@ -484,7 +484,7 @@ mod tests {
         assert_eq!(
             f("429"),
             Ok(Failure {
-                kind: Kind::Status(429),
+                kind: Fault::Status(429),
                 times: 1,
                 retry_after: None,
                 after: None,
@@ -493,14 +493,14 @@ mod tests {
         assert_eq!(
             f("503:retry-after=2:times=3"),
             Ok(Failure {
-                kind: Kind::Status(503),
+                kind: Fault::Status(503),
                 times: 3,
                 retry_after: Some(2),
                 after: None,
             })
         );
         assert_eq!(f("cut:after=2").unwrap().after, Some(2));
-        assert_eq!(f("context").unwrap().kind, Kind::Context);
+        assert_eq!(f("context").unwrap().kind, Fault::Context);
         for bad in [
             "",
             "200",

@@ -163,7 +163,7 @@ fn write_scripts(work: &Path) -> Result<Scripts, SmokeError> {
         crate::generate::render_all(&catalog).map_err(|e| SmokeError::Render(e.to_string()))?;
     for o in &outputs {
         let p = dir.join(&o.path);
-        crate::files::write_atomic(&p, o.content.as_bytes(), crate::files::Mode::Executable)
+        crate::files::write_atomic(&p, o.content.as_bytes(), crate::files::FileMode::Executable)
             .map_err(|e| io("writing", &p)(e.into_cause()))?;
     }
     Ok(Scripts {
@@ -469,7 +469,7 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
         }
         for (rel, text) in TASK_HOME {
             let p = task_home.join(rel);
-            crate::files::write_atomic(&p, text.as_bytes(), crate::files::Mode::Data)
+            crate::files::write_atomic(&p, text.as_bytes(), crate::files::FileMode::Data)
                 .map_err(crate::files::FileError::into_cause)?;
         }
         Ok(())

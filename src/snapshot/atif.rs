@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{Kind, Message, PartKind, Session, Snapshot, Tokens, ToolStatus};
+use super::{Kind, Message, PartKind, SessionRecord, Snapshot, Tokens, ToolStatus};
 
 /// The `schema_version` written: the version the pinned `atif` package
 /// (`.ci/python-tools.sh`) validates.
@@ -149,12 +149,12 @@ pub struct ShforgeExtra {
 /// `outcome` is put as is in `extra.shforge.outcome` (`null` when `None`).
 pub fn to_atif(snapshot: &Snapshot, outcome: Option<&Value>) -> Vec<u8> {
     let kind: Option<Kind> = snapshot.harness.parse().ok();
-    let top: Vec<&Session> = snapshot
+    let top: Vec<&SessionRecord> = snapshot
         .sessions
         .iter()
         .filter(|s| s.parent_id.is_none())
         .collect();
-    let subs: Vec<&Session> = snapshot
+    let subs: Vec<&SessionRecord> = snapshot
         .sessions
         .iter()
         .filter(|s| s.parent_id.is_some())
@@ -196,7 +196,7 @@ pub fn to_atif(snapshot: &Snapshot, outcome: Option<&Value>) -> Vec<u8> {
     out
 }
 
-fn unfinished_calls(sessions: &[Session]) -> Vec<Value> {
+fn unfinished_calls(sessions: &[SessionRecord]) -> Vec<Value> {
     let mut out = Vec::new();
     for part in sessions
         .iter()
@@ -220,7 +220,7 @@ fn unfinished_calls(sessions: &[Session]) -> Vec<Value> {
 }
 
 /// One trajectory from some sessions (their steps concatenated).
-fn trajectory(kind: Option<Kind>, harness: &str, sessions: &[&Session]) -> Trajectory {
+fn trajectory(kind: Option<Kind>, harness: &str, sessions: &[&SessionRecord]) -> Trajectory {
     let mut b = Builder::new(kind);
     let several = sessions.len() > 1;
     for s in sessions {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{AgentInfo, Message, Part, PartKind, Session, SnapshotError, Tokens, ToolStatus};
+use super::{AgentInfo, Message, Part, PartKind, SessionRecord, SnapshotError, Tokens, ToolStatus};
 use crate::files::{self, Bound, FileError};
 
 /// The most transcripts one snapshot reads (a run makes one to a few).
@@ -51,7 +51,7 @@ pub(super) struct Line {
 /// What a parser makes of one transcript.
 pub(super) struct Parsed {
     /// The session.
-    pub session: Session,
+    pub session: SessionRecord,
     /// When it started (an ISO 8601 timestamp from the file), for ordering.
     pub started: Option<String>,
 }
@@ -81,7 +81,7 @@ impl Head {
     pub fn finish(self, path: &Path, tokens: Tokens, mut messages: Vec<Message>) -> Parsed {
         pair_tool_results(&mut messages);
         Parsed {
-            session: Session {
+            session: SessionRecord {
                 id: self.id.unwrap_or_else(|| file_stem(path)),
                 title: None,
                 directory: self.directory,
@@ -108,7 +108,7 @@ pub(super) fn read(
     dir: &Path,
     layout: &Layout,
     parse: Parser,
-) -> Result<Vec<Session>, SnapshotError> {
+) -> Result<Vec<SessionRecord>, SnapshotError> {
     let meta = fs::metadata(dir).map_err(|source| SnapshotError::Unreadable {
         path: dir.to_owned(),
         source,

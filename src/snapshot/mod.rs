@@ -140,14 +140,14 @@ pub struct Snapshot {
     /// The harness's CLI name ([`Kind::name`]).
     pub harness: String,
     /// Sessions in the order they were started.
-    pub sessions: Vec<Session>,
+    pub sessions: Vec<SessionRecord>,
     /// What every consumer needs without walking the parts.
     pub summary: Summary,
 }
 
 /// One conversation of a harness.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Session {
+pub struct SessionRecord {
     /// The harness's own session id.
     pub id: String,
     /// The title the harness gave it, if it keeps one.
@@ -170,7 +170,7 @@ pub struct Session {
 
 /// Equal when the documents are: `agent`, which the JSON document does not
 /// carry, is left out, so a snapshot equals itself read back.
-impl PartialEq for Session {
+impl PartialEq for SessionRecord {
     fn eq(&self, o: &Self) -> bool {
         self.id == o.id
             && self.title == o.title

@@ -22,7 +22,9 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, ffi};
 use serde_json::Value;
 
-use super::{AgentInfo, Kind, Message, Part, PartKind, Session, SnapshotError, Tokens, ToolStatus};
+use super::{
+    AgentInfo, Kind, Message, Part, PartKind, SessionRecord, SnapshotError, Tokens, ToolStatus,
+};
 use super::{signal, wal};
 use crate::files::{self, Bound, FileError};
 
@@ -30,7 +32,7 @@ use crate::files::{self, Bound, FileError};
 /// copy (a live database with a writer).
 const COPY_ATTEMPTS: usize = 5;
 
-pub(super) fn read(kind: Kind, db: &Path) -> Result<Vec<Session>, SnapshotError> {
+pub(super) fn read(kind: Kind, db: &Path) -> Result<Vec<SessionRecord>, SnapshotError> {
     check_header(db)?;
     let copy = PrivateCopy::take(db)?;
     let verdict = match &copy.wal {
@@ -481,13 +483,13 @@ fn check_mixed(db: &Path, conn: &Connection) -> Result<(), SnapshotError> {
     Ok(())
 }
 
-fn read_tables(db: &Path, conn: &Connection) -> Result<Vec<Session>, SnapshotError> {
+fn read_tables(db: &Path, conn: &Connection) -> Result<Vec<SessionRecord>, SnapshotError> {
     let err = |e| sql_err(db, e);
-    let mut sessions: Vec<Session> = conn
+    let mut sessions: Vec<SessionRecord> = conn
         .prepare("SELECT id, title, directory, parent_id FROM session ORDER BY time_created, id")
         .and_then(|mut s| {
             s.query_map([], |r| {
-                Ok(Session {
+                Ok(SessionRecord {
                     id: r.get(0)?,
                     title: r.get(1)?,
                     directory: r.get(2)?,

@@ -1,9 +1,9 @@
 //! The one place a [`Summary`] is built, from the normalized parts.
 
-use super::{Kind, PartKind, Session, Snapshot, Summary, Tokens, ToolCallSummary};
+use super::{Kind, PartKind, SessionRecord, Snapshot, Summary, Tokens, ToolCallSummary};
 
 /// Wrap the sessions a reader found into a [`Snapshot`] with its summary.
-pub(super) fn snapshot(kind: Kind, sessions: Vec<Session>) -> Snapshot {
+pub(super) fn snapshot(kind: Kind, sessions: Vec<SessionRecord>) -> Snapshot {
     let summary = summarize(&sessions);
     Snapshot {
         harness: kind.name().to_owned(),
@@ -12,7 +12,7 @@ pub(super) fn snapshot(kind: Kind, sessions: Vec<Session>) -> Snapshot {
     }
 }
 
-fn summarize(sessions: &[Session]) -> Summary {
+fn summarize(sessions: &[SessionRecord]) -> Summary {
     let mut tokens = Tokens::default();
     let mut tool_calls = Vec::new();
     let mut messages = 0;
@@ -42,7 +42,7 @@ fn summarize(sessions: &[Session]) -> Summary {
 
 /// The last assistant message of the last top-level session, when it has
 /// text: a run that ended in a tool call (cut off mid-tool) has none.
-fn final_text(sessions: &[Session]) -> Option<String> {
+fn final_text(sessions: &[SessionRecord]) -> Option<String> {
     let session = sessions
         .iter()
         .rev()

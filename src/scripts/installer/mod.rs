@@ -4,20 +4,20 @@
 //! * [`builder`] — [`Installer::builder`], the typed API adapters use.
 //! * [`spec`] — the TOML format that maps one to one onto the builder.
 //! * [`template`] — rendering; the [`crate::script::Script`] impls of an
-//!   [`Installer`] and of [`FromSpec`] are in `script.rs`.
+//!   [`Installer`] and of [`FromSpec`] are in `as_script.rs`.
 //!
 //! The shipped harness specs live in `installers/NAME.toml`, are compiled in
 //! here and generated to `generated/installers/NAME.sh`.
 
+mod as_script;
 pub mod builder;
-mod script;
 pub mod spec;
 mod template;
 
+pub use as_script::FromSpec;
 pub use builder::{
     Artifact, Installer, InstallerBuilder, Launcher, Libc, Relocation, Runtime, SpecError, Unpack,
 };
-pub use script::FromSpec;
 pub use spec::InstallerSpec;
 
 /// The harness specs kept in the repository: (name, TOML text).
@@ -61,5 +61,5 @@ pub fn harness(name: &str) -> Option<Result<Installer, SpecError>> {
 /// [`crate::files::write_atomic`]: a target that is not a regular file is
 /// refused, exit code 2; a failed write is exit code 1).
 pub fn write_script(path: &std::path::Path, script: &str) -> Result<(), crate::files::FileError> {
-    crate::files::write_atomic(path, script.as_bytes(), crate::files::Mode::Executable)
+    crate::files::write_atomic(path, script.as_bytes(), crate::files::FileMode::Executable)
 }
