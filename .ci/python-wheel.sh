@@ -2,14 +2,23 @@
 # The Python wheel (issue 25): build it with maturin from this checkout,
 # install it into a fresh venv and run tests/python and a type checker
 # against the installed package, with no Rust toolchain on PATH after the
-# build. Usage: sh .ci/python-wheel.sh [PYTHON] (default python3).
-# Work dir: $SHFORGE_WHEEL_WORK, default $TMPDIR/shforge-python-wheel; the
-# build venv (maturin) is kept in /var/cache/shforge/python-build between runs.
+# build. Usage: sh .ci/python-wheel.sh [aarch64] [PYTHON] (default python3).
+# With `aarch64`, the wheel is cross-built for aarch64 (Debian's rustc-web,
+# .ci/aarch64-rust.sh, and gcc-aarch64-linux-gnu) and tested under
+# qemu-aarch64-static instead: its binary regenerates generated/
+# byte-identically and the typed API's tests pass against it.
+# Work dir: $SHFORGE_WHEEL_WORK, default $TMPDIR/shforge-python-wheel[-aarch64];
+# the build venv (maturin) is kept in /var/cache/shforge/python-build.
 set -eu
 cd "$(dirname "$0")/.."
 checkout=$(pwd -P)
+target=
+if [ "${1:-}" = aarch64 ]; then
+    target=aarch64-unknown-linux-gnu
+    shift
+fi
 python=${1:-python3}
-work=${SHFORGE_WHEEL_WORK:-${TMPDIR:-/tmp}/shforge-python-wheel}
+work=${SHFORGE_WHEEL_WORK:-${TMPDIR:-/tmp}/shforge-python-wheel${target:+-aarch64}}
 build_venv=${SHFORGE_WHEEL_BUILD_VENV:-/var/cache/shforge/python-build}
 
 if ! [ -x "$build_venv/bin/maturin" ]; then
@@ -31,7 +40,19 @@ sys.exit(f"python-wheel.sh: generated/ differs from its manifest.json: {bad}" if
 rm -rf "$work"
 mkdir -p "$work"
 build_start=$(date +%s)
-"$build_venv/bin/maturin" build --release --out "$work/dist"
+if [ -n "$target" ]; then
+    rustc=$(sh .ci/aarch64-rust.sh | tail -n 1)
+    # Debian's rustc finds its own sysroot (both standard libraries) from
+    # its path; its shared libraries are beside it. A target dir of its own:
+    # another compiler's artifacts would not be reused anyway.
+    LD_LIBRARY_PATH=$(dirname "$(dirname "$rustc")")/lib/x86_64-linux-gnu \
+        RUSTC=$rustc CARGO_TARGET_DIR=$checkout/target/aarch64-cross \
+        CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+        CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc \
+        "$build_venv/bin/maturin" build --release --target "$target" --out "$work/dist"
+else
+    "$build_venv/bin/maturin" build --release --out "$work/dist"
+fi
 echo "wheel build: $(( $(date +%s) - build_start )) s"
 set -- "$work"/dist/shforge-*.whl
 [ "$#" -eq 1 ] && [ -f "$1" ] || {
@@ -40,6 +61,9 @@ set -- "$work"/dist/shforge-*.whl
 }
 wheel=$1
 echo "wheel: $(basename "$wheel"), $(wc -c < "$wheel") bytes"
+if [ -n "$target" ]; then
+    exec sh "$checkout/.ci/wheel-aarch64-test.sh" "$wheel" "$work" "$python"
+fi
 
 # A fresh venv; from here on no cargo or rustc is reachable.
 "$python" -m venv "$work/venv"
