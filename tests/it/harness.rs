@@ -609,7 +609,7 @@ fn check_cline(api: Api, dir: &Path, vars: &[(String, Vec<String>)], capture: &V
     assert!(p["settings"].get("apiKey").is_none(), "{ctx}");
     let global = json(&dir.join("cline/data/settings/global-settings.json"));
     assert_eq!(global["telemetryOptOut"], true);
-    assert!(capture["kind"].is_null());
+    assert_eq!(capture["kind"], "cline", "{ctx}");
     assert_eq!(capture["dir"], format!("{d}/cline/data"));
 }
 
