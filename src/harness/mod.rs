@@ -548,7 +548,7 @@ fn profile(ctx: &Ctx<'_>) -> Result<Profile, HarnessError> {
         capture,
         setup: def
             .key_reads
-            .as_deref()
+            .for_api(ctx.api)
             .filter(|r| *r != ctx.key_env)
             .map(|r| copy_key(ctx.key_env, r)),
     })

@@ -446,6 +446,17 @@ fn prefer(h: &Subject) -> &'static str {
     }
 }
 
+/// The variable the smoke puts the key in: one of its own when the CLI
+/// reads a fixed variable for the default API (`[key] reads`: Claude Code,
+/// and Qwen Code and Cline per API), so the session's copy into the
+/// right one is part of every rollout; else the API's default.
+fn key_var(h: &Subject) -> Option<String> {
+    let def = h.def();
+    def.key_reads
+        .for_api(def.apis()[0])
+        .map(|_| "SHFORGE_SMOKE_API_KEY".to_owned())
+}
+
 /// In a root: the Python-less path, bootstrap.sh under the image's own
 /// /bin/sh (dash on Debian, busybox in the musl root), provides bash (if
 /// missing) and refuses an overlapping workdir and session dir.
@@ -542,7 +553,7 @@ fn rollout(h: &Subject, mode: Mode, entry: &str, server: &RunningServer, run: &R
         base_url: server.base_url(),
         model: "fake-model".into(),
         api: None,
-        api_key_env: None,
+        api_key_env: key_var(h),
         mode,
         prompt,
     };
