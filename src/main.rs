@@ -136,9 +136,15 @@ enum Command {
         timeout: u64,
     },
     /// Install and run real harness CLIs against the fake model server; print a table.
+    ///
+    /// Exit 1: a check failed; exit 2: unknown harness, bad spec file or bad --root.
     Smoke {
-        /// Harnesses to run (default: every shipped harness).
+        /// Harnesses to run (default: every shipped harness, unless --spec is given).
         names: Vec<String>,
+        /// Also run an adapter's harness spec (the format of harnesses/*.toml;
+        /// its `installer` relative to FILE) (repeatable).
+        #[arg(long, value_name = "FILE")]
+        spec: Vec<PathBuf>,
         /// The pinned artifacts (missing ones are fetched into it).
         #[arg(long, default_value = "/var/cache/shforge/artifacts")]
         artifacts: PathBuf,
@@ -423,11 +429,22 @@ fn run(command: Command) -> Result<u8> {
         } => fetch(&names, &spec, &into, all),
         Command::Smoke {
             names,
+            spec,
             artifacts,
             work,
             bash,
             root,
-        } => smoke(names, artifacts, work, bash, root),
+        } => smoke(
+            names,
+            &spec,
+            shforge::smoke::Options {
+                harnesses: Vec::new(),
+                artifacts,
+                work: work.unwrap_or_else(|| std::env::temp_dir().join("shforge-smoke")),
+                bash,
+                root,
+            },
+        ),
     }
 }
 
@@ -483,15 +500,13 @@ fn seconds(text: &str) -> Result<std::time::Duration, String> {
         .ok_or_else(bad)
 }
 
-fn smoke(
-    names: Vec<String>,
-    artifacts: PathBuf,
-    work: Option<PathBuf>,
-    bash: String,
-    root: Option<PathBuf>,
-) -> Result<u8> {
+/// `shforge smoke`: the named harnesses (every shipped one when neither a
+/// name nor `--spec` is given), then each adapter's spec file; every spec
+/// is read and checked before anything is installed.
+fn smoke(names: Vec<String>, specs: &[PathBuf], mut opts: shforge::smoke::Options) -> Result<u8> {
     use shforge::harness::Harness;
-    let harnesses = if names.is_empty() {
+    use shforge::smoke::Subject;
+    let shipped: Vec<Harness> = if names.is_empty() && specs.is_empty() {
         shforge::smoke::DEFAULT.to_vec()
     } else {
         names
@@ -499,13 +514,19 @@ fn smoke(
             .map(|n| n.parse::<Harness>().map_err(|e| Usage(e.to_string())))
             .collect::<Result<Vec<_>, _>>()?
     };
-    let opts = shforge::smoke::Options {
-        harnesses,
-        artifacts,
-        work: work.unwrap_or_else(|| std::env::temp_dir().join("shforge-smoke")),
-        bash,
-        root,
-    };
+    opts.harnesses = shipped.into_iter().map(Subject::from).collect();
+    for file in specs {
+        let subject = Subject::from_spec_file(file).map_err(Usage)?;
+        if opts.harnesses.iter().any(|s| s.name() == subject.name()) {
+            return Err(Usage(format!(
+                "{}: harness spec: name: {:?} is already in this run (its work dir would be shared)",
+                file.display(),
+                subject.name()
+            ))
+            .into());
+        }
+        opts.harnesses.push(subject);
+    }
     let start = std::time::Instant::now();
     let rows = shforge::smoke::run(&opts, &mut |line| eprintln!("smoke: {line}"))?;
     print!("{}", shforge::smoke::table::render(&rows));
@@ -581,16 +602,9 @@ fn harness(a: HarnessArgs) -> Result<u8> {
     };
     let harness = match (&a.name, &a.spec) {
         // An adapter's spec: a bad file or spec is exit 2 naming it.
-        (_, Some(file)) => {
-            let bound = shforge::files::Bound {
-                what: "a harness spec",
-                max: 1 << 20,
-            };
-            let text = shforge::files::read_text(file, bound).map_err(|e| Usage(e.to_string()))?;
-            shforge::harness::HarnessDef::from_toml(&text)
-                .map_err(|e| Usage(format!("{}: {e}", file.display())))?
-                .into()
-        }
+        (_, Some(file)) => shforge::harness::read_spec_file(file)
+            .map_err(Usage)?
+            .into(),
         (Some(name), None) => name.parse::<shforge::harness::Harness>()?.into(),
         (None, None) => unreachable!("clap requires NAME or --spec"),
     };

@@ -223,6 +223,18 @@ impl Harness {
     }
 }
 
+/// Read and check an adapter's harness spec file (at most 1 MiB): the one
+/// reader of `shforge harness --spec` and `shforge smoke --spec`. The
+/// error is one line naming the file (and the field, for a bad spec).
+pub fn read_spec_file(file: &Path) -> Result<HarnessDef, String> {
+    let bound = crate::files::Bound {
+        what: "a harness spec",
+        max: 1 << 20,
+    };
+    let text = crate::files::read_text(file, bound).map_err(|e| e.to_string())?;
+    HarnessDef::from_toml(&text).map_err(|e| format!("{}: {e}", file.display()))
+}
+
 /// The names of the shipped harnesses, comma-separated.
 fn known_harnesses() -> String {
     Harness::ALL.map(Harness::name).join(", ")
@@ -536,7 +548,7 @@ fn profile(ctx: &Ctx<'_>) -> Result<Profile, HarnessError> {
         capture,
         setup: def
             .key_reads
-            .as_deref()
+            .for_api(ctx.api)
             .filter(|r| *r != ctx.key_env)
             .map(|r| copy_key(ctx.key_env, r)),
     })

@@ -19,6 +19,9 @@ use std::fmt;
 use super::Api;
 use super::format::Format;
 
+mod key;
+pub use key::KeyReads;
+
 /// A checked harness spec: made only by [`HarnessDef::from_toml`], so every
 /// one holds the rules of the module doc.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,9 +48,10 @@ pub struct HarnessDef {
     pub(crate) output: Output,
     /// Per API: the base URL's path, named values, argv and extra env.
     pub(crate) per_api: Vec<ApiProfile>,
-    /// The fixed variable the CLI reads the key from, if any: another named
-    /// variable is copied into it by the runner's setup (by name).
-    pub(crate) key_reads: Option<String>,
+    /// The fixed variable the CLI reads the key from, per API, if any:
+    /// another named variable is copied into it by the runner's setup (by
+    /// name).
+    pub(crate) key_reads: KeyReads,
     /// Config and other files.
     pub(crate) files: Vec<FileDef>,
     /// Where the session data lands.
@@ -776,22 +780,7 @@ impl HarnessDef {
                 "argv is replaced per mode or per API, not both",
             ));
         }
-        let key_reads = match t.opt_table("key")? {
-            None => None,
-            Some(mut k) => {
-                let reads = k.opt_str("reads")?;
-                if let Some(r) = reads
-                    && (crate::names::VarName::new(r).is_err() || r.starts_with("RUNNER_"))
-                {
-                    return Err(err(
-                        "key.reads",
-                        format!("{r:?} is not a variable name outside RUNNER_*"),
-                    ));
-                }
-                k.done()?;
-                reads.map(Into::into)
-            }
-        };
+        let key_reads = key::key_reads_of(&mut t, &apis)?;
         let files = files_of(&mut t)?;
         let capture = capture_of(&mut t)?;
         t.done()?;
@@ -879,7 +868,7 @@ impl HarnessDef {
                 if !seen.insert(name.as_str()) {
                     return Err(err(field, format!("{name} is set twice")));
                 }
-                if self.key_reads.as_deref() == Some(name.as_str()) {
+                if self.key_reads.for_api(p.api) == Some(name.as_str()) {
                     return Err(err(
                         field,
                         format!(

@@ -356,7 +356,8 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         Harness::OpenClaw => return Ok(()),
         Harness::QwenCode => Kind::QwenCode,
         Harness::GeminiCli => Kind::GeminiCli,
-        // No reader for Cline's sessions yet: its outputs are read instead.
+        // Cline's sessions have a reader (`cline`), not yet used here: its
+        // outputs are read instead (its outcome cells were made so).
         Harness::Cline => return Ok(()),
         // No reader yet for Hermes's state.db: its outputs are read instead.
         Harness::Hermes => return Ok(()),

@@ -29,13 +29,15 @@ impl Check {
 }
 
 /// The column names, in table order.
-pub const NAMES: [&str; 7] = [
+pub const NAMES: [&str; 9] = [
     "exit 0",
     "deliverable",
     "receipt",
     "events",
+    "prompt exact",
     "no process left",
     "task HOME untouched",
+    "key not written",
     "session captured",
 ];
 
@@ -167,7 +169,7 @@ pub fn marked_processes(var: &str, marker: &str) -> Vec<u32> {
 pub fn no_process_left(var: &str, marker: &str) -> Check {
     let left = marked_processes(var, marker);
     Check::new(
-        NAMES[4],
+        NAMES[5],
         left.is_empty(),
         if left.is_empty() {
             "no marked process".to_owned()
@@ -232,7 +234,7 @@ pub fn home_untouched(before: &Tree, after: &Tree) -> Check {
         }
     }
     Check::new(
-        NAMES[5],
+        NAMES[6],
         changes.is_empty(),
         if changes.is_empty() {
             format!("{} entries unchanged", before.len())
@@ -242,12 +244,117 @@ pub fn home_untouched(before: &Tree, after: &Tree) -> Check {
     )
 }
 
+/// The prompt reached the model unchanged: `prompt.txt` holds it byte for
+/// byte, and a string of a request the fake server logged (`server_log`,
+/// one JSON line per request with its `body`) holds it whole, but for the
+/// leading and trailing whitespace some CLIs trim (Pi, Cline) or add (Qwen
+/// Code's `\n\n`).
+pub fn prompt_exact(prompt_file: &Path, prompt: &str, server_log: &Path) -> Check {
+    let fail = |why: String| Check::new(NAMES[4], false, why);
+    match crate::files::read_bounded(prompt_file, crate::files::Bound::PROMPT) {
+        Ok(b) if b == prompt.as_bytes() => {}
+        Ok(b) => return fail(format!("prompt.txt holds {} other bytes", b.len())),
+        Err(e) => return fail(e.to_string()),
+    }
+    let log = match crate::files::read_bounded(server_log, crate::files::Bound::TRANSCRIPT) {
+        Ok(b) => b,
+        Err(e) => return fail(e.to_string()),
+    };
+    let needle = prompt.trim();
+    let (mut requests, mut holding) = (0, 0);
+    for line in log.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        requests += 1;
+        let Ok(entry) = serde_json::from_slice::<serde_json::Value>(line) else {
+            return fail(format!("server log line {requests} is not JSON"));
+        };
+        if holds(&entry["body"], needle) {
+            holding += 1;
+        }
+    }
+    Check::new(
+        NAMES[4],
+        holding > 0,
+        format!("{holding} of {requests} logged requests hold the prompt"),
+    )
+}
+
+/// Some string in `v` (keys aside) contains `needle`.
+fn holds(v: &serde_json::Value, needle: &str) -> bool {
+    match v {
+        serde_json::Value::String(s) => s.contains(needle),
+        serde_json::Value::Array(a) => a.iter().any(|x| holds(x, needle)),
+        serde_json::Value::Object(o) => o.values().any(|x| holds(x, needle)),
+        _ => false,
+    }
+}
+
+/// The API key's value is in no file under `dir` (the rollout's session
+/// dir, workdir, deliverable dir, task HOME and receipt): every regular
+/// file is read in bounded chunks (links are not followed; FIFOs and
+/// devices are not opened).
+pub fn key_not_written(dir: &Path, key: &str) -> Check {
+    let mut hits = Vec::new();
+    let mut files = 0;
+    scan(dir, key.as_bytes(), &mut files, &mut hits);
+    Check::new(
+        NAMES[7],
+        hits.is_empty(),
+        if hits.is_empty() {
+            format!("{files} files, none holds the key's value")
+        } else {
+            format!("the key's value is in {}", hits.join(", "))
+        },
+    )
+}
+
+fn scan(dir: &Path, needle: &[u8], files: &mut usize, hits: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let Ok(t) = e.file_type() else { continue };
+        if t.is_dir() {
+            scan(&p, needle, files, hits);
+        } else if t.is_file() {
+            *files += 1;
+            if file_holds(&p, needle) {
+                hits.push(p.display().to_string());
+            }
+        }
+    }
+}
+
+/// `needle` is in the file: read 1 MiB at a time, the chunks overlapping by
+/// the needle's length so a match across two is found.
+fn file_holds(path: &Path, needle: &[u8]) -> bool {
+    use std::io::Read as _;
+    let Ok((mut f, _)) = crate::files::open_regular(path) else {
+        return false;
+    };
+    let keep = needle.len().saturating_sub(1);
+    let mut buf: Vec<u8> = Vec::with_capacity((1 << 20) + keep);
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let n = match f.read(&mut chunk) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        if buf.windows(needle.len()).any(|w| w == needle) {
+            return true;
+        }
+        let cut = buf.len().saturating_sub(keep);
+        buf.drain(..cut);
+    }
+}
+
 /// Session data was captured and is not empty: `shforge snapshot` reads
 /// at least one session with messages and a tool call from what
 /// capture.json names. OpenClaw (no snapshot reader) needs a non-empty file
 /// in its state dir.
 pub fn captured(capture: &Capture) -> Check {
-    let fail = |why: String| Check::new(NAMES[6], false, why);
+    let fail = |why: String| Check::new(NAMES[8], false, why);
     let Some(kind) = &capture.kind else {
         let Some(dir) = &capture.dir else {
             return fail("capture.json names no kind and no dir".into());
@@ -256,7 +363,7 @@ pub fn captured(capture: &Capture) -> Check {
             .values()
             .filter(|d| d.starts_with("file ") && !d.starts_with("file 0 "))
             .count();
-        return Check::new(NAMES[6], hits > 0, format!("{dir}: {hits} non-empty files"));
+        return Check::new(NAMES[8], hits > 0, format!("{dir}: {hits} non-empty files"));
     };
     let kind: crate::snapshot::Kind = match kind.parse() {
         Ok(k) => k,
@@ -271,7 +378,7 @@ pub fn captured(capture: &Capture) -> Check {
         Ok(snap) => {
             let s = &snap.summary;
             Check::new(
-                NAMES[6],
+                NAMES[8],
                 s.sessions > 0 && s.messages > 0 && !s.tool_calls.is_empty(),
                 format!(
                     "snapshot: {} sessions, {} messages, {} tool calls, final text {:?}",
@@ -346,6 +453,38 @@ mod tests {
         assert!(!c.ok);
         assert!(c.detail.contains("changed .config/marker"), "{}", c.detail);
         assert!(c.detail.contains("new .cache"), "{}", c.detail);
+    }
+
+    #[test]
+    fn the_key_is_found_in_any_file_even_across_chunks() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("a/b")).unwrap();
+        std::fs::write(d.path().join("a/clean"), "nothing here").unwrap();
+        assert!(key_not_written(d.path(), "sk-secret").ok);
+        let mut big = vec![b'x'; (1 << 20) - 3];
+        big.extend_from_slice(b"sk-secret");
+        std::fs::write(d.path().join("a/b/db"), &big).unwrap();
+        let c = key_not_written(d.path(), "sk-secret");
+        assert!(!c.ok);
+        assert!(c.detail.contains("a/b/db"), "{}", c.detail);
+    }
+
+    #[test]
+    fn the_prompt_must_reach_a_logged_request_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let (prompt_file, log) = (d.path().join("prompt.txt"), d.path().join("log"));
+        let prompt = "Write it.\nshforge-token=t\n";
+        std::fs::write(&prompt_file, prompt).unwrap();
+        std::fs::write(
+            &log,
+            "{\"body\":{\"m\":[{\"c\":\"Write it.\\nshforge-token=t\\n\\n\"}]}}\n",
+        )
+        .unwrap();
+        let c = prompt_exact(&prompt_file, prompt, &log);
+        assert!(c.ok, "{}", c.detail);
+        std::fs::write(&log, "{\"body\":{\"m\":\"Write it. shforge-token=t\"}}\n").unwrap();
+        assert!(!prompt_exact(&prompt_file, prompt, &log).ok);
+        assert!(!prompt_exact(&prompt_file, "other", &log).ok);
     }
 
     #[test]

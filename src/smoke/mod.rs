@@ -28,6 +28,7 @@
 mod artifacts;
 mod checks;
 mod sandbox;
+mod subject;
 pub mod table;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +42,7 @@ use crate::scripts::supervisor::MARKER_VAR;
 
 use checks::Check;
 use sandbox::Sandbox;
+pub use subject::Subject;
 
 /// The harnesses `shforge smoke` runs when none is named.
 pub const DEFAULT: [Harness; 10] = Harness::ALL;
@@ -54,8 +56,8 @@ pub const DEADLINE: Duration = Duration::from_secs(300);
 /// How to run the smoke.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The harnesses, in order.
-    pub harnesses: Vec<Harness>,
+    /// The harnesses (shipped ones, adapters' spec files), in order.
+    pub harnesses: Vec<Subject>,
     /// Where the pinned artifacts are (and fetched ones go).
     pub artifacts: PathBuf,
     /// Scratch dir: scripts, prefix, sessions, task HOMEs.
@@ -72,8 +74,8 @@ pub struct Options {
 /// One row of the result: a harness in one mode.
 #[derive(Debug, Clone)]
 pub struct Row {
-    /// The harness.
-    pub harness: Harness,
+    /// The harness's name.
+    pub harness: String,
     /// The runner mode.
     pub mode: &'static str,
     /// Install times (fresh, reused), or why the install failed.
@@ -89,9 +91,9 @@ pub struct Row {
 impl Row {
     /// The row of a rollout that never ran: `why` (an install or server
     /// failure) stands in the install column.
-    fn not_run(harness: Harness, mode: Mode, why: String) -> Row {
+    fn not_run(harness: &Subject, mode: Mode, why: String) -> Row {
         Row {
-            harness,
+            harness: harness.name().to_owned(),
             mode: mode.name(),
             install: Err(why),
             rollout: None,
@@ -221,8 +223,8 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
         }
     };
     let mut rows = Vec::new();
-    for (i, &h) in opts.harnesses.iter().enumerate() {
-        let tag = format!("[{}/{}] {h}", i + 1, opts.harnesses.len());
+    for (i, h) in opts.harnesses.iter().enumerate() {
+        let tag = format!("[{}/{}] {}", i + 1, opts.harnesses.len(), h.name());
         let mut say = |s: &str| progress(&format!("{tag}: {s}"));
         let root_before = sandbox.root_state();
         let install = install(h, opts, &work, &scripts, &sandbox, &mut say);
@@ -296,24 +298,21 @@ pub fn run(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, S
 /// Run the installer twice (fresh, then reused); the entry path and both
 /// wall times.
 fn install(
-    h: Harness,
+    h: &Subject,
     opts: &Options,
     work: &Path,
     scripts: &Scripts,
     sandbox: &Sandbox,
     say: &mut dyn FnMut(&str),
 ) -> Result<(String, Duration, Duration), String> {
-    let text = crate::installer::HARNESS_SPECS
-        .iter()
-        .find(|(n, _)| *n == h.name())
-        .map(|(_, t)| *t)
-        .ok_or_else(|| format!("no installer spec for {h}"))?;
+    let text = h.installer_text()?;
     let spec = crate::installer::InstallerSpec::from_toml(text).map_err(|e| e.to_string())?;
     let system = sandbox.system();
     let needed = artifacts::needed(&spec, system);
     if needed.is_empty() {
         return Err(format!(
-            "{h} has no artifact for {} with {}",
+            "{} has no artifact for {} with {}",
+            h.name(),
             std::env::consts::ARCH,
             libc_name(system)
         ));
@@ -325,7 +324,7 @@ fn install(
         std::fs::remove_dir_all(&installed)
             .map_err(|e| format!("removing the previous {}: {e}", installed.display()))?;
     }
-    let script = scripts.dir.join(format!("installers/{}.sh", h.name()));
+    let script = h.installer_script(&scripts.dir)?;
     let mut entry = String::new();
     let mut times = Vec::new();
     for round in ["fresh", "reused"] {
@@ -418,7 +417,7 @@ fn foreign_scratch(name: &str) -> bool {
     false
 }
 
-fn fresh_token(h: Harness, mode: Mode) -> String {
+fn fresh_token(h: &Subject, mode: Mode) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
@@ -432,6 +431,65 @@ fn fresh_token(h: Harness, mode: Mode) -> String {
     )
 }
 
+/// The API key's value in every rollout: a throwaway that no file may hold.
+const KEY_VALUE: &str = "sk-shforge-smoke-not-a-real-key";
+
+/// The kind of tool the fake server has the CLI use: the shell where the
+/// write tool cannot reach the deliverable (OpenClaw confines it to
+/// `--cwd`, Codex has none, Gemini CLI's is confined to the workspace);
+/// the write tool for every other one, an adapter's spec included (the
+/// server takes the shell when no write tool is declared).
+fn prefer(h: &Subject) -> &'static str {
+    match h.shipped() {
+        Some(Harness::OpenClaw | Harness::Codex | Harness::GeminiCli) => "shell",
+        _ => "write",
+    }
+}
+
+/// The variable the smoke puts the key in: one of its own when the CLI
+/// reads a fixed variable for the default API (`[key] reads`: Claude Code,
+/// and Qwen Code and Cline per API), so the session's copy into the
+/// right one is part of every rollout; else the API's default.
+fn key_var(h: &Subject) -> Option<String> {
+    let def = h.def();
+    def.key_reads
+        .for_api(def.apis()[0])
+        .map(|_| "SHFORGE_SMOKE_API_KEY".to_owned())
+}
+
+/// In a root: the Python-less path, bootstrap.sh under the image's own
+/// /bin/sh (dash on Debian, busybox in the musl root), provides bash (if
+/// missing) and refuses an overlapping workdir and session dir.
+fn bootstrap(
+    sandbox: &Sandbox,
+    scripts: &Path,
+    workdir: &Path,
+    session: &Path,
+    left: &Path,
+) -> Result<(), String> {
+    let argv = [
+        "/bin/sh".to_owned(),
+        scripts.join("bootstrap.sh").display().to_string(),
+        "--need".into(),
+        "bash".into(),
+        "--workdir".into(),
+        workdir.display().to_string(),
+        "--session-dir".into(),
+        session.display().to_string(),
+    ];
+    match sandbox.command(&argv, left).stdin(Stdio::null()).output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => {
+            let err = String::from_utf8_lossy(&o.stderr).trim().to_owned();
+            Err(format!(
+                "bootstrap.sh under /bin/sh: exit {:?}: {err}",
+                o.status.code()
+            ))
+        }
+        Err(e) => Err(format!("unshare: {e}")),
+    }
+}
+
 /// What every rollout of a run shares.
 struct Run<'a> {
     opts: &'a Options,
@@ -440,7 +498,7 @@ struct Run<'a> {
     sandbox: &'a Sandbox,
 }
 
-fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Run<'_>) -> Row {
+fn rollout(h: &Subject, mode: Mode, entry: &str, server: &RunningServer, run: &Run<'_>) -> Row {
     let Run {
         opts,
         work,
@@ -448,7 +506,7 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
         sandbox,
     } = *run;
     let mut row = Row {
-        harness: h,
+        harness: h.name().to_owned(),
         mode: mode.name(),
         install: Ok(Default::default()),
         rollout: None,
@@ -481,24 +539,21 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
     }
     let token = fresh_token(h, mode);
     let target = out_dir.join("deliverable.txt");
-    let prefer = match h {
-        Harness::OpenClaw | Harness::Codex | Harness::GeminiCli => "shell",
-        _ => "write",
-    };
+    let prefer = prefer(h);
     let prompt = format!(
         "Write the token below into the target file, exactly, with no newline.\n\
          shforge-token={token} shforge-target={} shforge-prefer={prefer}\n",
         target.display()
     );
     let spec = SessionSpec {
-        harness: h.into(),
+        harness: h.harness.clone(),
         session_dir: session.display().to_string(),
         workdir: workdir.display().to_string(),
         entry: entry.to_owned(),
         base_url: server.base_url(),
         model: "fake-model".into(),
         api: None,
-        api_key_env: None,
+        api_key_env: key_var(h),
         mode,
         prompt,
     };
@@ -531,41 +586,11 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
     let argv = supervised_launch(&scripts.supervisor.display().to_string(), &sup, &command)
         .expect("the launch is built from checked paths");
     let left = base.join("left.txt");
-    if sandbox.in_root() {
-        // The Python-less path: bootstrap.sh under the image's own /bin/sh
-        // (dash on Debian, busybox in the musl root) provides bash (if
-        // missing) and refuses an overlapping workdir and session dir.
-        let argv = [
-            "/bin/sh".to_owned(),
-            scripts.dir.join("bootstrap.sh").display().to_string(),
-            "--need".into(),
-            "bash".into(),
-            "--workdir".into(),
-            workdir.display().to_string(),
-            "--session-dir".into(),
-            session.display().to_string(),
-        ];
-        let out = sandbox.command(&argv, &left).stdin(Stdio::null()).output();
-        match out {
-            Ok(o) if o.status.success() => {}
-            Ok(o) => {
-                let err = String::from_utf8_lossy(&o.stderr).trim().to_owned();
-                row.checks.push(Check::new(
-                    checks::NAMES[0],
-                    false,
-                    format!(
-                        "bootstrap.sh under /bin/sh: exit {:?}: {err}",
-                        o.status.code()
-                    ),
-                ));
-                return row;
-            }
-            Err(e) => {
-                row.checks
-                    .push(Check::new(checks::NAMES[0], false, format!("unshare: {e}")));
-                return row;
-            }
-        }
+    if sandbox.in_root()
+        && let Err(why) = bootstrap(sandbox, &scripts.dir, &workdir, &session, &left)
+    {
+        row.checks.push(Check::new(checks::NAMES[0], false, why));
+        return row;
     }
     let home_before = checks::tree(&task_home);
     let tmp = sandbox.tmp();
@@ -574,10 +599,7 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
     let start = Instant::now();
     let mut cmd = sandbox.command(&argv, &left);
     cmd.env("HOME", &task_home)
-        .env(
-            built.api_key_env.as_str(),
-            "sk-shforge-smoke-not-a-real-key",
-        )
+        .env(built.api_key_env.as_str(), KEY_VALUE)
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_CACHE_HOME")
         .env_remove("XDG_DATA_HOME")
@@ -603,6 +625,11 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
         file,
         json,
     ));
+    row.checks.push(checks::prompt_exact(
+        &session.join("prompt.txt"),
+        &spec.prompt,
+        &work.join(h.name()).join("server.log"),
+    ));
     let mut alive = checks::no_process_left(MARKER_VAR, &marker);
     if sandbox.in_root() {
         let listed = std::fs::read_to_string(&left).unwrap_or_else(|e| e.to_string());
@@ -622,6 +649,7 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
         &home_before,
         &checks::tree(&task_home),
     ));
+    row.checks.push(checks::key_not_written(&base, KEY_VALUE));
     row.checks.push(checks::captured(&built.capture));
     // Entries still there once the checks are done: a compiler's or another
     // program's short-lived temp files on a shared machine are gone by then.

@@ -551,16 +551,19 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
         Kind::ClaudeCode | Kind::Pi => &data["message"]["model"],
         Kind::QwenCode => &data["model"],
         Kind::GeminiCli => &data["model"],
+        Kind::Cline => &data["modelInfo"]["id"],
         Kind::Codex => return None,
     };
     v.as_str().filter(|s| !s.is_empty()).map(str::to_owned)
 }
 
 /// The message's time as ISO 8601: the JSONL line's `timestamp` when it
-/// is one, OpenCode's `time.created` (ms since the epoch) in UTC.
+/// is one, OpenCode's `time.created` and Cline's `ts` (ms since the epoch)
+/// in UTC.
 fn timestamp(kind: Option<Kind>, data: &Value) -> Option<String> {
     match kind? {
         Kind::OpenCode | Kind::Kilo => data["time"]["created"].as_u64().and_then(iso_from_ms),
+        Kind::Cline => data["ts"].as_u64().and_then(iso_from_ms),
         _ => data["timestamp"]
             .as_str()
             .filter(|s| is_iso(s))

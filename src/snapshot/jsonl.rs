@@ -109,6 +109,21 @@ pub(super) fn read(
     layout: &Layout,
     parse: Parser,
 ) -> Result<Vec<SessionRecord>, SnapshotError> {
+    read_with(dir, layout, read_lines, parse)
+}
+
+/// How a transcript file becomes lines: [`read_lines`] (JSONL), or
+/// [`read_document`] (one JSON document, Cline's).
+pub(super) type Loader = fn(&Path, &mut u64) -> Result<Vec<Line>, SnapshotError>;
+
+/// [`read`] with another [`Loader`]: the same layout walk, bounds and
+/// refusals.
+pub(super) fn read_with(
+    dir: &Path,
+    layout: &Layout,
+    load: Loader,
+    parse: Parser,
+) -> Result<Vec<SessionRecord>, SnapshotError> {
     let meta = fs::metadata(dir).map_err(|source| SnapshotError::Unreadable {
         path: dir.to_owned(),
         source,
@@ -148,7 +163,7 @@ pub(super) fn read(
     let mut parsed = Vec::new();
     let mut budget = MAX_TOTAL;
     for file in &walk.files {
-        let lines = read_lines(file, &mut budget)?;
+        let lines = load(file, &mut budget)?;
         (layout.recognize)(&lines).map_err(|(no, why)| {
             SnapshotError::BadInput(format!(
                 "{}:{no}: not a {} transcript: {why}",
@@ -368,6 +383,28 @@ fn read_lines(file: &Path, budget: &mut u64) -> Result<Vec<Line>, SnapshotError>
     }
     *budget -= total;
     Ok(lines)
+}
+
+/// A transcript that is one JSON document (a pretty-printed file, not
+/// JSONL): one [`Line`] numbered 1, read up to [`Bound::TRANSCRIPT`] and
+/// what is left of `budget`. A file that is not JSON (a write cut off, or
+/// another program's file) is bad input.
+pub(super) fn read_document(file: &Path, budget: &mut u64) -> Result<Vec<Line>, SnapshotError> {
+    let (_, meta) = files::open_regular(file).map_err(SnapshotError::File)?;
+    if meta.len() > *budget {
+        return Err(SnapshotError::BadInput(format!(
+            "{}: the transcripts add up to more than {} MiB, the most shforge reads in one snapshot",
+            file.display(),
+            MAX_TOTAL >> 20
+        )));
+    }
+    let bytes = files::read_bounded(file, Bound::TRANSCRIPT).map_err(SnapshotError::File)?;
+    *budget = budget.saturating_sub(bytes.len() as u64);
+    let value = std::str::from_utf8(&bytes)
+        .map_err(|e| format!("not UTF-8: {e}"))
+        .and_then(|t| serde_json::from_str(t).map_err(|e| format!("not JSON: {e}")))
+        .map_err(|why| SnapshotError::BadInput(format!("{}: {why}", file.display())))?;
+    Ok(vec![Line { no: 1, value }])
 }
 
 /// The first line without a string `type` (every line of the three

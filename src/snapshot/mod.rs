@@ -8,8 +8,9 @@
 //!   in `FILE-wal`, so the file is read as SQLite would after a crash (WAL
 //!   applied), from a private copy: the files given are never opened by
 //!   SQLite, so they are never checkpointed or rewritten.
-//! * Claude Code, Pi and Codex write JSONL transcripts under their data
-//!   directory ([`snapshot_dir`]).
+//! * Claude Code, Pi, Codex, Qwen Code and Gemini CLI write JSONL
+//!   transcripts under their data directory, Cline one JSON document per
+//!   session ([`snapshot_dir`]).
 //!
 //! Every harness gives the same [`Snapshot`]: sessions → messages → parts,
 //! the raw JSON of each message and part kept as JSON, and a [`Summary`]
@@ -18,6 +19,7 @@
 
 pub mod atif;
 mod claude;
+mod cline;
 mod codex;
 mod gemini;
 mod jsonl;
@@ -55,6 +57,8 @@ pub enum Kind {
     /// Gemini CLI: `tmp/<project>/chats/session-*.jsonl` under its
     /// `.gemini` dir.
     GeminiCli,
+    /// Cline: `sessions/<id>/<id>.messages.json` under `CLINE_DIR/data`.
+    Cline,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -78,7 +82,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -86,6 +90,7 @@ impl Kind {
         Kind::Codex,
         Kind::QwenCode,
         Kind::GeminiCli,
+        Kind::Cline,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -98,6 +103,7 @@ impl Kind {
             Kind::Codex => "codex",
             Kind::QwenCode => "qwen-code",
             Kind::GeminiCli => "gemini-cli",
+            Kind::Cline => "cline",
         }
     }
 
@@ -105,9 +111,12 @@ impl Kind {
     pub fn source(self) -> SourceKind {
         match self {
             Kind::OpenCode | Kind::Kilo => SourceKind::Db,
-            Kind::ClaudeCode | Kind::Pi | Kind::Codex | Kind::QwenCode | Kind::GeminiCli => {
-                SourceKind::Dir
-            }
+            Kind::ClaudeCode
+            | Kind::Pi
+            | Kind::Codex
+            | Kind::QwenCode
+            | Kind::GeminiCli
+            | Kind::Cline => SourceKind::Dir,
         }
     }
 }
@@ -120,7 +129,7 @@ impl fmt::Display for Kind {
 
 /// An unknown harness name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown harness {0:?} (expected opencode, kilo, claude-code, pi, codex or qwen-code)")]
+#[error("unknown harness {0:?} (expected one of {known})", known = Kind::ALL.map(Kind::name).join(", "))]
 pub struct UnknownKind(pub String);
 
 impl FromStr for Kind {
@@ -477,6 +486,7 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
         Kind::Codex => jsonl::read(dir, &codex::LAYOUT, codex::parse)?,
         Kind::QwenCode => jsonl::read(dir, &qwen::LAYOUT, qwen::parse)?,
         Kind::GeminiCli => jsonl::read(dir, &gemini::LAYOUT, gemini::parse)?,
+        Kind::Cline => jsonl::read_with(dir, &cline::LAYOUT, jsonl::read_document, cline::parse)?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

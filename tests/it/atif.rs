@@ -197,6 +197,7 @@ fn steps_are_numbered_and_every_result_answers_a_call_of_its_step() {
             Kind::ClaudeCode => "2.1.332",
             Kind::Codex => "0.171.0",
             Kind::QwenCode => "0.24.4",
+            Kind::Cline => "3.0.65",
             _ => "unknown",
         };
         assert_eq!(t["agent"]["version"], version, "{name}");
@@ -233,8 +234,10 @@ fn a_run_killed_mid_tool_exports_its_last_call_unfinished() {
         // Each harness has a run KILLed and one TERMinated mid-tool; Qwen
         // Code answers its running call on TERM (an error result,
         // "[Operation Cancelled]"), so only its KILLed run is unfinished.
+        // Cline goes on through TERM (its tool's own 30 s timeout ends
+        // it, then it answers): that run is cline-toolerror.
         let ends: &[&str] = match kind {
-            Kind::QwenCode => &["midtool"],
+            Kind::QwenCode | Kind::Cline => &["midtool"],
             _ => &["midtool", "killed"],
         };
         for end in ends {
@@ -293,9 +296,11 @@ fn a_finished_run_has_every_call_answered_and_per_step_metrics() {
         // agent step carries its own, and they add up to the total.
         // Qwen Code's and Gemini CLI's fixtures were made later, when the
         // fake server counted the request's size.
-        let want = match kind {
-            Kind::QwenCode => (38168, 23),
-            Kind::GeminiCli => (24367, 25),
+        let want = match (kind, name.as_str()) {
+            (Kind::QwenCode, _) => (38168, 23),
+            (Kind::GeminiCli, _) => (24367, 25),
+            (Kind::Cline, "cline") => (11057, 25),
+            (Kind::Cline, _) => (11058, 27),
             _ => (240, 14),
         };
         assert_eq!((prompt, completion), want, "{name}");

@@ -609,7 +609,7 @@ fn check_cline(api: Api, dir: &Path, vars: &[(String, Vec<String>)], capture: &V
     assert!(p["settings"].get("apiKey").is_none(), "{ctx}");
     let global = json(&dir.join("cline/data/settings/global-settings.json"));
     assert_eq!(global["telemetryOptOut"], true);
-    assert!(capture["kind"].is_null());
+    assert_eq!(capture["kind"], "cline", "{ctx}");
     assert_eq!(capture["dir"], format!("{d}/cline/data"));
 }
 
@@ -845,7 +845,8 @@ fn bad_input_exits_2_and_writes_nothing() {
 
 /// A stand-in CLI: copies the prompt it was given (its stdin, the file
 /// after --message-file, or the word after `--`: Cline's) and the key
-/// variables it sees into the files named by SHFORGE_TEST_OUT.
+/// variables it sees (ANTHROPIC_API_KEY, OPENAI_API_KEY) into the files
+/// named by SHFORGE_TEST_OUT.
 const FAKE_CLI: &str = r#"#!/bin/bash
 out=$SHFORGE_TEST_OUT
 prev=
@@ -856,6 +857,7 @@ for a in "$@"; do
 done
 if [[ ! -e $out.prompt ]]; then cat > "$out.prompt"; fi
 printf '%s' "${ANTHROPIC_API_KEY-unset}" > "$out.anthropic"
+printf '%s' "${OPENAI_API_KEY-unset}" > "$out.openai"
 printf '{"type":"done"}\n'
 "#;
 
@@ -1392,4 +1394,89 @@ fn gemini_cli_ignores_a_hostile_dotenv_in_the_workdir() {
     assert!(!trap.exists(), "the .env paths were used");
     let chats = session.join("gemini/.gemini/tmp");
     assert!(chats.is_dir(), "no chats in the session's GEMINI_CLI_HOME");
+}
+
+/// Qwen Code and Cline read the key from the variable of the API in use
+/// (`[key] reads` per API): another `--api-key-env` is copied into
+/// OPENAI_API_KEY for chat and Responses and into ANTHROPIC_API_KEY for
+/// Anthropic (the other stays unset), by name: no file holds the value.
+/// The API's own default variable needs no copy (no setup code).
+#[test]
+fn qwen_code_and_cline_get_the_key_in_the_variable_of_their_api() {
+    use std::os::unix::fs::PermissionsExt;
+    let runner = common::root().join("generated/harness_runner.sh");
+    let tmp = tempfile::tempdir().unwrap();
+    let cli = tmp.path().join("fake-cli");
+    std::fs::write(&cli, FAKE_CLI).unwrap();
+    std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let work = tmp.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let bash = common::bashes().remove(0);
+    for h in [Harness::QwenCode, Harness::Cline] {
+        for (api, var, other) in [
+            ("chat", "openai", "anthropic"),
+            ("responses", "openai", "anthropic"),
+            ("anthropic", "anthropic", "openai"),
+        ] {
+            let ctx = format!("{h} {api}");
+            for key_env in ["MY_GATEWAY_KEY", &format!("{}_API_KEY", var.to_uppercase())] {
+                let dir = tmp.path().join(format!("{h}-{api}-{key_env}"));
+                let out = shforge_harness(
+                    &[
+                        h.name(),
+                        "--out",
+                        dir.to_str().unwrap(),
+                        "--session-dir",
+                        dir.to_str().unwrap(),
+                        "--workdir",
+                        work.to_str().unwrap(),
+                        "--entry",
+                        cli.to_str().unwrap(),
+                        "--base-url",
+                        "http://127.0.0.1:1",
+                        "--model",
+                        "m",
+                        "--api",
+                        api,
+                        "--api-key-env",
+                        key_env,
+                        "--prompt",
+                        "p",
+                    ],
+                    &[(key_env, SECRET)],
+                );
+                assert!(
+                    out.status.success(),
+                    "{ctx}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                no_secret_written(&dir, &ctx);
+                let params = std::fs::read_to_string(dir.join("params.sh")).unwrap();
+                let copies = key_env == "MY_GATEWAY_KEY";
+                assert_eq!(
+                    params.contains("RUNNER_SETUP="),
+                    copies,
+                    "{ctx} {key_env}: {params}"
+                );
+                let seen = tmp.path().join("seen");
+                let mut c = bash.command(&runner);
+                c.arg(dir.join("params.sh"))
+                    .env("SHFORGE_TEST_OUT", &seen)
+                    .env_remove("OPENAI_API_KEY")
+                    .env_remove("ANTHROPIC_API_KEY")
+                    .env(key_env, SECRET);
+                let out = common::run(c);
+                assert!(
+                    out.status.success(),
+                    "{ctx}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let read = |ext: &str| std::fs::read_to_string(seen.with_extension(ext)).unwrap();
+                assert_eq!(read(var), SECRET, "{ctx} {key_env}");
+                assert_eq!(read(other), "unset", "{ctx} {key_env}");
+                let _ = std::fs::remove_file(seen.with_extension("prompt"));
+                no_secret_written(&dir, &ctx);
+            }
+        }
+    }
 }

@@ -950,3 +950,92 @@ fn spec_flag_usage() {
         assert!(err.contains(needle), "{what}: {err}");
     }
 }
+
+/// `[key] reads` per API: the copy goes into the variable of the API in
+/// use, an API left out gets none; a bad table names its entry, exit 2.
+#[test]
+fn key_reads_per_api_and_its_bad_forms() {
+    let per_api = MINI.replace(
+        "reads = \"MINI_KEY\"",
+        "reads = { anthropic = \"MINI_ANTHROPIC_KEY\" }",
+    );
+    for (api, copied) in [("anthropic", Some("MINI_ANTHROPIC_KEY")), ("chat", None)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (out, dir) = run_spec(
+            tmp.path(),
+            &per_api,
+            &["--api", api, "--api-key-env", "GW_KEY"],
+        );
+        assert!(
+            out.status.success(),
+            "{api}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let params = std::fs::read_to_string(dir.join("params.sh")).unwrap();
+        match copied {
+            Some(var) => assert!(
+                params.contains(&format!("export {var}=\"${{!shforge_key_var}}\""))
+                    && params.contains("shforge_key_var=GW_KEY"),
+                "{api}: {params}"
+            ),
+            None => assert!(!params.contains("RUNNER_SETUP"), "{api}: {params}"),
+        }
+    }
+    for (reads, field, why) in [
+        (
+            "{ gemini = \"K\" }",
+            "key.reads.gemini",
+            "gemini is not one of the spec's apis",
+        ),
+        (
+            "{ chatty = \"K\" }",
+            "key.reads.chatty",
+            "\"chatty\" is not an API",
+        ),
+        (
+            "{ chat = 1 }",
+            "key.reads.chat",
+            "must be a string, not integer",
+        ),
+        (
+            "{ chat = \"RUNNER_X\" }",
+            "key.reads.chat",
+            "is not a variable name outside RUNNER_*",
+        ),
+        (
+            "{ chat = \"a-b\" }",
+            "key.reads.chat",
+            "is not a variable name outside RUNNER_*",
+        ),
+        (
+            "[\"K\"]",
+            "key.reads",
+            "must be a variable name or a table of them per API, not array",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let text = MINI.replace("reads = \"MINI_KEY\"", &format!("reads = {reads}"));
+        let (out, dir) = run_spec(tmp.path(), &text, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{reads}: {err}");
+        assert!(
+            err.contains(&format!("harness spec: {field}: ")) && err.contains(why),
+            "{reads}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!dir.exists(), "{reads}");
+    }
+    // The session must not set the variable of any API's key.reads.
+    let tmp = tempfile::tempdir().unwrap();
+    let text = per_api.replace(
+        "env = [[\"MINI_HOME\", \"{{session}}/mini\"]]",
+        "env = [[\"MINI_HOME\", \"{{session}}/mini\"], [\"MINI_ANTHROPIC_KEY\", \"x\"]]",
+    );
+    let (out, _) = run_spec(tmp.path(), &text, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("MINI_ANTHROPIC_KEY is where the CLI reads the key"),
+        "{err}"
+    );
+}

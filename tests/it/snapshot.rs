@@ -1613,3 +1613,154 @@ fn gemini_cli_chats_from_the_real_cli() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// Cline 3.0.65's real sessions (tests/fixtures/snapshot/README.md): the
+/// finished run, the run KILLed mid-tool, and the run given TERM mid-tool
+/// that went on until its tool's own timeout (an error result) and
+/// answered "done".
+#[test]
+fn cline_on_its_real_fixtures() {
+    for (name, tool_status, final_text, tokens) in [
+        ("cline", ToolStatus::Completed, Some("done"), (11057, 25)),
+        ("cline-midtool", ToolStatus::Running, None, (5470, 26)),
+        (
+            "cline-toolerror",
+            ToolStatus::Error,
+            Some("done"),
+            (11058, 27),
+        ),
+    ] {
+        let before = state(&fixture(name));
+        let snap = take(Kind::Cline, &fixture(name)).unwrap();
+        assert_eq!(state(&fixture(name)), before, "{name}: fixture changed");
+        assert_eq!(snap.harness, "cline");
+        assert_eq!(snap.summary.sessions, 1, "{name}");
+        let session = &snap.sessions[0];
+        let roles: Vec<&str> = session.messages.iter().map(|m| m.role.as_str()).collect();
+        let want: &[&str] = if final_text.is_some() {
+            &["user", "assistant", "user", "assistant"]
+        } else {
+            &["user", "assistant"]
+        };
+        assert_eq!(roles, want, "{name}");
+        assert_eq!(snap.summary.messages, want.len(), "{name}");
+        assert_eq!(
+            tools(&snap),
+            [("run_commands".to_owned(), tool_status)],
+            "{name}"
+        );
+        assert_eq!(
+            snap.summary.tool_calls[0].unfinished,
+            tool_status == ToolStatus::Running,
+            "{name}"
+        );
+        assert_eq!(snap.summary.final_text.as_deref(), final_text, "{name}");
+        let t = snap.summary.tokens;
+        assert_eq!((t.input, t.output), tokens, "{name}: {t:?}");
+        assert_eq!(t.total, t.input + t.output, "{name}");
+        // From the manifest beside the messages document.
+        assert_eq!(
+            session.directory.as_deref(),
+            Some(format!("/tmp/snap-run/{}/work", name.replace("toolerror", "killed")).as_str()),
+            "{name}"
+        );
+        assert!(session.title.is_some(), "{name}");
+        assert_eq!(session.agent.version.as_deref(), Some("3.0.65"), "{name}");
+        assert_eq!(session.agent.model.as_deref(), Some("fake-model"), "{name}");
+        let prompt = session.messages[0]
+            .parts
+            .iter()
+            .find_map(|p| match &p.kind {
+                PartKind::Text { text } => Some(text.as_str()),
+                _ => None,
+            });
+        assert!(
+            prompt.is_some_and(|p| p.contains("shforge-token=tok-cline")),
+            "{name}"
+        );
+        // The sessions directory itself is accepted too.
+        let inner = take(Kind::Cline, &fixture(name).join("sessions")).unwrap();
+        assert_eq!(inner, snap, "{name}");
+    }
+}
+
+/// Another harness's data, a file of another program in Cline's layout, a
+/// cut-off document and an empty directory: exit 2 naming what was
+/// expected; a manifest without its messages (a run stopped before the
+/// first message): exit 1, no session data. Cline's data is refused by the
+/// other dir readers too.
+#[test]
+fn foreign_or_empty_data_is_not_clines() {
+    let other = tempfile::tempdir().unwrap();
+    fs::create_dir_all(other.path().join("sessions/s1")).unwrap();
+    fs::write(other.path().join("sessions/s1/notes.json"), "{\"a\": 1}\n").unwrap();
+    let cut = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("cline"), cut.path());
+    let doc = fs::read_dir(cut.path().join("sessions"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let messages = fs::read_dir(&doc)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".messages.json"))
+        .unwrap();
+    let text = fs::read(&messages).unwrap();
+    fs::write(&messages, &text[..text.len() / 2]).unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let cases: Vec<(&str, PathBuf, &str)> = vec![
+        (
+            "cline",
+            fixture("pi"),
+            "expected Cline's sessions/*/*.messages.json transcripts, found",
+        ),
+        (
+            "cline",
+            fixture("claude-code"),
+            "expected Cline's data directory (holding sessions/*/*.messages.json)",
+        ),
+        (
+            "cline",
+            fixture("codex"),
+            "expected Cline's sessions/*/*.messages.json transcripts, found",
+        ),
+        ("cline", fixture("qwen-code"), "it has no sessions/"),
+        ("cline", empty.path().to_owned(), "it has no sessions/"),
+        (
+            "cline",
+            other.path().to_owned(),
+            "notes.json:1: not a Cline transcript: neither a",
+        ),
+        ("cline", cut.path().to_owned(), ".messages.json: not JSON"),
+        (
+            "pi",
+            fixture("cline"),
+            "expected Pi's sessions/*/*.jsonl transcripts, found",
+        ),
+        (
+            "codex",
+            fixture("cline"),
+            "expected Codex's sessions/YYYY/MM/DD/rollout-*.jsonl transcripts, found",
+        ),
+        ("claude-code", fixture("cline"), "it has no projects/"),
+    ];
+    for (kind, dir, wanted) in cases {
+        let o = shforge(&[kind, "--dir", dir.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{kind} {}: {err}", dir.display());
+        assert!(o.stdout.is_empty());
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(wanted), "{kind} {}: {err}", dir.display());
+    }
+    // Only the manifest: the layout is Cline's, with no message in it.
+    fs::remove_file(&messages).unwrap();
+    let o = shforge(&["cline", "--dir", cut.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("none holds a message"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -226,7 +226,7 @@ fn counts_of_the_shipped_specs_match_the_catalog() {
 /// (a ratchet: cut them and lower or drop their line here; never raise it).
 const OVER_THE_CAP: &[(&str, usize)] = &[
     ("src/harness/mod.rs", 869),
-    ("src/harness/spec.rs", 984),
+    ("src/harness/spec.rs", 973),
     ("src/model_server/mod.rs", 847),
     ("src/scripts/installer/builder.rs", 837),
 ];
@@ -241,7 +241,7 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
         "errors_name_the_field",
         158,
     ),
-    ("src/smoke/mod.rs", "rollout", 197),
+    ("src/smoke/mod.rs", "rollout", 167),
     ("templates/supervisor/main.bash", "main", 116),
     ("tests/it/harness.rs", "check_profile", 181),
     (
