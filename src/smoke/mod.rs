@@ -43,7 +43,7 @@ use checks::Check;
 use sandbox::Sandbox;
 
 /// The harnesses `shforge smoke` runs when none is named.
-pub const DEFAULT: [Harness; 10] = Harness::ALL;
+pub const DEFAULT: [Harness; 11] = Harness::ALL;
 
 /// The runner modes each harness is rolled out in, in row order.
 const MODES: [Mode; 2] = [Mode::Events, Mode::Direct];
@@ -482,7 +482,7 @@ fn rollout(h: Harness, mode: Mode, entry: &str, server: &RunningServer, run: &Ru
     let token = fresh_token(h, mode);
     let target = out_dir.join("deliverable.txt");
     let prefer = match h {
-        Harness::OpenClaw | Harness::Codex | Harness::GeminiCli => "shell",
+        Harness::OpenClaw | Harness::Codex | Harness::GeminiCli | Harness::Stirrup => "shell",
         _ => "write",
     };
     let prompt = format!(
