@@ -34,6 +34,7 @@ use crate::installer::spec::ArtifactSpec;
 /// them; written to `STAGE/installers/` before a script source runs.
 const SCRIPT_FILES: &[(&str, &str)] = &[
     ("bundle.sh", include_str!("../installers/bundle.sh")),
+    ("debs.sh", include_str!("../installers/debs.sh")),
     (
         "bundles/pi/package.json",
         include_str!("../installers/bundles/pi/package.json"),
@@ -63,6 +64,22 @@ const SCRIPT_FILES: &[(&str, &str)] = &[
         include_str!("../installers/bundles/hermes/boot.py"),
     ),
     (
+        "bundles/stirrup/requirements.txt",
+        include_str!("../installers/bundles/stirrup/requirements.txt"),
+    ),
+    (
+        "bundles/stirrup/boot.py",
+        include_str!("../installers/bundles/stirrup/boot.py"),
+    ),
+    (
+        "bundles/stirrup/python",
+        include_str!("../installers/bundles/stirrup/python"),
+    ),
+    (
+        "bundles/stirrup/leave-out",
+        include_str!("../installers/bundles/stirrup/leave-out"),
+    ),
+    (
         "python-runtime/build.sh",
         include_str!("../installers/python-runtime/build.sh"),
     ),
@@ -75,12 +92,20 @@ const SCRIPT_FILES: &[(&str, &str)] = &[
         include_str!("../installers/python-runtime/packages.txt"),
     ),
     (
+        "python-runtime/packages-trixie.txt",
+        include_str!("../installers/python-runtime/packages-trixie.txt"),
+    ),
+    (
         "glibc-runtime/build.sh",
         include_str!("../installers/glibc-runtime/build.sh"),
     ),
     (
         "glibc-runtime/packages.txt",
         include_str!("../installers/glibc-runtime/packages.txt"),
+    ),
+    (
+        "glibc-runtime/packages-trixie.txt",
+        include_str!("../installers/glibc-runtime/packages-trixie.txt"),
     ),
     (
         "glibc-runtime/prepare.sh",

@@ -12,24 +12,29 @@
 # deterministic tar.gz (sorted names, mtime 0, owner 0, fixed modes, gzip
 # without a timestamp) with a NOTICE: the same packages give the same bytes.
 #
-# usage: sh installers/glibc-runtime/build.sh OUT.tar.gz [--debs DIR]
+# usage: sh installers/glibc-runtime/build.sh OUT.tar.gz [--debs DIR] [--release R]
 #   --debs DIR: take the .debs from DIR (fetched there with apt-get download
 #   when absent; default: a temporary directory).
+#   --release R: bookworm (default; packages.txt, glibc 2.36) or trixie
+#   (packages-trixie.txt, glibc 2.41, for programs needing more than 2.36:
+#   the portable CPython 3.13). installers/debs.sh fetches the .debs.
 # needs: apt-get (unless --debs has them all), dpkg-deb, GNU grep, GNU tar,
 # gzip, sha256sum, od, dd.
 set -eu
 
 usage() {
-    printf 'usage: sh installers/glibc-runtime/build.sh OUT.tar.gz [--debs DIR]\n' >&2
+    printf 'usage: sh installers/glibc-runtime/build.sh OUT.tar.gz [--debs DIR] [--release bookworm|trixie]\n' >&2
     exit 2
 }
 [ "$#" -ge 1 ] || usage
 out=$1
 shift
 debs=
+release=bookworm
 while [ "$#" -gt 0 ]; do
     case $1 in
         --debs) [ "$#" -ge 2 ] || usage; debs=$2; shift 2 ;;
+        --release) [ "$#" -ge 2 ] || usage; release=$2; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -45,36 +50,27 @@ die() {
     exit 1
 }
 
+case $release in
+    bookworm) list=$here/packages.txt ;;
+    trixie) list=$here/packages-trixie.txt ;;
+    *) usage ;;
+esac
+# shellcheck source=installers/debs.sh
+. "$here/../debs.sh"
+
 # ---- fetch and check the pinned packages ----------------------------------
-notice_pkgs=
-while read -r pkg ver sha; do
-    case $pkg in '' | '#'*) continue ;; esac
-    deb=
-    for f in "$debs/${pkg}_"*"_amd64.deb"; do
-        [ -f "$f" ] || continue
-        [ "$(dpkg-deb -f "$f" Version)" = "$ver" ] && deb=$f
-    done
-    if [ -z "$deb" ]; then
-        (cd "$debs" && apt-get download "$pkg=$ver" >&2) || die "apt-get download $pkg=$ver failed"
-        for f in "$debs/${pkg}_"*"_amd64.deb"; do
-            [ "$(dpkg-deb -f "$f" Version)" = "$ver" ] && deb=$f
-        done
-    fi
-    [ -n "$deb" ] || die "no .deb of $pkg $ver in $debs"
-    got=$(sha256sum < "$deb")
-    got=${got%% *}
-    [ "$got" = "$sha" ] || die "digest mismatch for $deb: expected $sha, got $got"
-    dpkg-deb -x "$deb" "$work/x"
-    src=$(dpkg-deb -f "$deb" Source)
-    src=${src%% *}
-    notice_pkgs="$notice_pkgs
-  $pkg $ver (Debian source package ${src:-$pkg}), .deb sha256 $sha"
-done < "$here/packages.txt"
+debs_fetch "$list" "$debs" "$work/x"
+notice_pkgs=$debs_notice
+# gcc-N-base: the copyright file of libstdc++6 and libgcc-s1.
+gcc=$(sed -n 's/^gcc-\([0-9]*\)-base .*/\1/p' "$list")
+[ -n "$gcc" ] || die "$list: no gcc-N-base"
 
 # ---- the files of the runtime ----------------------------------------------
 rt=$work/rt
 mkdir "$rt" "$rt/copyright"
+# bookworm's libc6 has its files in /lib, trixie's (merged /usr) in /usr/lib.
 gnu=$work/x/lib/x86_64-linux-gnu
+[ -d "$gnu" ] || gnu=$work/x/usr/lib/x86_64-linux-gnu
 for lib in ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libdl.so.2 libpthread.so.0 \
     librt.so.1 libresolv.so.2 libutil.so.1 libanl.so.1 libgcc_s.so.1; do
     cp "$gnu/$lib" "$rt/$lib"
@@ -82,9 +78,8 @@ done
 # The soname is a link to the versioned file in the package: ship the file
 # under the soname (no links in the artifact).
 cp -L "$work/x/usr/lib/x86_64-linux-gnu/libstdc++.so.6" "$rt/libstdc++.so.6"
-# gcc-12-base holds the copyright file of libstdc++6 and libgcc-s1.
 cp "$work/x/usr/share/doc/libc6/copyright" "$rt/copyright/glibc"
-cp "$work/x/usr/share/doc/gcc-12-base/copyright" "$rt/copyright/gcc-12"
+cp "$work/x/usr/share/doc/gcc-$gcc-base/copyright" "$rt/copyright/gcc-$gcc"
 
 # ---- hardening ----------------------------------------------------------------
 # offset_of FILE PERL-REGEX: the one byte offset where the regex matches.
@@ -160,11 +155,12 @@ for s in /etc/ld.so.cache /etc/ld.so.preload /lib/x86_64-linux-gnu/ /usr/lib/x86
     fi
 done
 
-libc_ver=$(sed -n 's/^libc6 \([^ ]*\) .*/\1/p' "$here/packages.txt")
+libc_ver=$(sed -n 's/^libc6 \([^ ]*\) .*/\1/p' "$list")
+stdcxx=$(cd "$work/x/usr/lib/x86_64-linux-gnu" && readlink libstdc++.so.6)
 cat > "$rt/NOTICE" <<EOF
 Private glibc runtime for shforge installers (x86_64).
 
-Made from these Debian bookworm binary packages, unmodified except as said
+Made from these Debian $release binary packages, unmodified except as said
 below; their sources are the named Debian source packages at the same
 version (https://deb.debian.org/debian/pool/main/, or apt-get source):
 $notice_pkgs
@@ -172,7 +168,7 @@ $notice_pkgs
 Licences (full texts and copyright holders in copyright/):
   glibc (ld-linux-x86-64.so.2, libc.so.6, libm, libdl, libpthread, librt,
   libresolv, libutil, libanl): GNU LGPL 2.1 or later.
-  libstdc++.so.6 and libgcc_s.so.1 (gcc-12): GNU GPL 3 with the GCC Runtime
+  libstdc++.so.6 and libgcc_s.so.1 (gcc-$gcc): GNU GPL 3 with the GCC Runtime
   Library Exception 3.1.
 
 Changes made by installers/glibc-runtime/build.sh (byte patches, same file
@@ -185,7 +181,7 @@ sizes, nothing else changed):
   library directories; libraries come only from the program's DT_RPATH.
   libc.so.6: the gconv module directory and its cache path are replaced the
   same way (iconv has only glibc's built-in charsets).
-  libstdc++.so.6 is libstdc++.so.6.0.30 under its soname.
+  libstdc++.so.6 is $stdcxx under its soname.
 glibc version: $libc_ver
 EOF
 

@@ -5,11 +5,11 @@
 # musl images, on old glibc images and on current ones with nothing taken
 # from the image's Python or its libraries.
 #
-# From the pinned Debian bookworm packages in packages.txt (each .deb's
-# sha256 is checked) it lays out
-#   bin/python3.11            Debian's interpreter, with the interpreter and
+# From the pinned Debian packages of one release (each .deb's sha256 is
+# checked; installers/debs.sh fetches them) it lays out, for X.Y its version,
+#   bin/pythonX.Y             Debian's interpreter, with the interpreter and
 #                             library-path placeholders of elf_placeholders.py
-#   lib/python3.11/           the standard library, compiled (unchecked-hash
+#   lib/pythonX.Y/            the standard library, compiled (unchecked-hash
 #                             .pyc: valid wherever it lands, never rewritten)
 #   lib/*.so.*                the shared libraries its extension modules need
 #   NOTICE, copyright/        where each file comes from, and the licences
@@ -18,26 +18,34 @@
 # The interpreter is always started with -I (no PYTHON* variables, no user
 # site, no script or working directory on sys.path) by the harness launcher.
 #
-# usage: sh installers/python-runtime/build.sh OUT.tar.gz [--debs DIR]
+# usage: sh installers/python-runtime/build.sh OUT.tar.gz [--debs DIR] [--release R]
 #   --debs DIR: take the .debs from DIR (fetched there with apt-get download
 #   when absent; default: a temporary directory).
+#   --release R: bookworm (default: packages.txt, CPython 3.11, which runs on
+#   the bookworm private glibc 2.36) or trixie (packages-trixie.txt, CPython
+#   3.13: it needs GLIBC_2.38, so it runs on the trixie private glibc,
+#   glibc-runtime/build.sh --release trixie; that glibc's libc6 is unpacked
+#   here too, only to run the interpreter once on the host).
 # Prints the [[artifact.relocate]] table for the spec, then the sha256.
 # needs: apt-get (unless --debs has them all), dpkg-deb, python3, readelf,
 # GNU tar, gzip, sha256sum, dd; an x86_64 glibc >= 2.35 host (the
-# interpreter runs once, unpatched, to compile the standard library).
+# interpreter runs once to compile the standard library: unpatched with
+# bookworm's, through trixie's own loader with trixie's).
 set -eu
 
 usage() {
-    printf 'usage: sh installers/python-runtime/build.sh OUT.tar.gz [--debs DIR]\n' >&2
+    printf 'usage: sh installers/python-runtime/build.sh OUT.tar.gz [--debs DIR] [--release bookworm|trixie]\n' >&2
     exit 2
 }
 [ "$#" -ge 1 ] || usage
 out=$1
 shift
 debs=
+release=bookworm
 while [ "$#" -gt 0 ]; do
     case $1 in
         --debs) [ "$#" -ge 2 ] || usage; debs=$2; shift 2 ;;
+        --release) [ "$#" -ge 2 ] || usage; release=$2; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -53,63 +61,67 @@ die() {
     exit 1
 }
 
-# find_deb PKG VERSION: the .deb of that version in $debs, or nothing.
-find_deb() {
-    for f in "$debs/${1}_"*_amd64.deb "$debs/${1}_"*_all.deb; do
-        [ -f "$f" ] || continue
-        if [ "$(dpkg-deb -f "$f" Version)" = "$2" ]; then
-            printf '%s\n' "$f"
-            return 0
-        fi
-    done
-}
+case $release in
+    bookworm) list=$here/packages.txt ;;
+    trixie) list=$here/packages-trixie.txt ;;
+    *) usage ;;
+esac
+# shellcheck source=installers/debs.sh
+. "$here/../debs.sh"
 
 # ---- fetch and check the pinned packages ----------------------------------
-notice_pkgs=
-while read -r pkg ver sha; do
-    case $pkg in '' | '#'*) continue ;; esac
-    deb=$(find_deb "$pkg" "$ver")
-    if [ -z "$deb" ]; then
-        (cd "$debs" && apt-get download "$pkg=$ver" >&2) || die "apt-get download $pkg=$ver failed"
-        deb=$(find_deb "$pkg" "$ver")
-    fi
-    [ -n "$deb" ] || die "no .deb of $pkg $ver in $debs"
-    got=$(sha256sum < "$deb")
-    got=${got%% *}
-    [ "$got" = "$sha" ] || die "digest mismatch for $deb: expected $sha, got $got"
-    dpkg-deb -x "$deb" "$work/x"
-    src=$(dpkg-deb -f "$deb" Source)
-    src=${src%% *}
-    notice_pkgs="$notice_pkgs
-  $pkg $ver (Debian source package ${src:-$pkg}), .deb sha256 $sha"
-done < "$here/packages.txt"
+debs_fetch "$list" "$debs" "$work/x"
+notice_pkgs=$debs_notice
+pyver=$(sed -n 's/^python\(3\.[0-9]*\)-minimal .*/\1/p' "$list")
+[ -n "$pyver" ] || die "$list: no python3.X-minimal"
+abi=$(printf '%s' "$pyver" | tr -d .)
+py=python$pyver
+# The interpreter of a release newer than the host's glibc runs through
+# that release's own loader, here only.
+run_py=
+if [ "$release" != bookworm ]; then
+    debs_fetch "$here/../glibc-runtime/packages-$release.txt" "$debs" "$work/glibc"
+    run_py="$work/glibc/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path $work/rt/lib:$work/glibc/usr/lib/x86_64-linux-gnu"
+fi
 
 # ---- the files of the runtime ----------------------------------------------
 x=$work/x
 rt=$work/rt
 mkdir -p "$rt/bin" "$rt/lib" "$rt/copyright"
-cp "$x/usr/bin/python3.11" "$rt/bin/python3.11"
-cp -R "$x/usr/lib/python3.11" "$rt/lib/python3.11"
-std=$rt/lib/python3.11
-# Links to /etc/python3.11 (Debian's sitecustomize.py) would read the
+cp "$x/usr/bin/$py" "$rt/bin/$py"
+cp -R "$x/usr/lib/$py" "$rt/lib/$py"
+std=$rt/lib/$py
+# Links to /etc/pythonX.Y (Debian's sitecustomize.py) would read the
 # image's files; the sysconfig alias becomes a copy (no links in the artifact).
 rm -f "$std/sitecustomize.py" "$std/EXTERNALLY-MANAGED"
-cp -L "$x/usr/lib/python3.11/_sysconfigdata__linux_x86_64-linux-gnu.py" "$work/sysconfig.py"
-rm "$std/_sysconfigdata__linux_x86_64-linux-gnu.py"
-mv "$work/sysconfig.py" "$std/_sysconfigdata__linux_x86_64-linux-gnu.py"
+for l in "$std"/_sysconfigdata_*.py; do
+    [ -L "$l" ] || continue
+    cp -L "$l" "$work/sysconfig.py"
+    rm "$l"
+    mv "$work/sysconfig.py" "$l"
+done
 find "$std" -type l -exec sh -c 'printf "build.sh: a link is left: %s\n" "$1" >&2; exit 1' sh {} \;
 # Modules whose libraries are left out (licences, see packages.txt), and
 # CPython's own test modules.
 dyn=$std/lib-dynload
 for m in readline _dbm nis _ctypes_test _testbuffer _testcapi _testclinic \
     _testimportmultiple _testinternalcapi _testmultiphase _xxtestfuzz \
-    xxlimited xxlimited_35 _xxsubinterpreters; do
-    rm -f "$dyn/$m.cpython-311-x86_64-linux-gnu.so"
+    xxlimited xxlimited_35 _xxsubinterpreters _testclinic_limited \
+    _testexternalinspection _testlimitedcapi _testsinglephase xxsubtype; do
+    rm -f "$dyn/$m.cpython-$abi-x86_64-linux-gnu.so"
 done
-# The shared libraries, under their sonames (copies: no links).
-for lib in libz.so.1 libexpat.so.1 libssl.so.3 libcrypto.so.3 libffi.so.8 \
+# The shared libraries, under their sonames (copies: no links); trixie's
+# OpenSSL 3.5 needs libzstd as well.
+libs="libz.so.1 libexpat.so.1 libssl.so.3 libcrypto.so.3 libffi.so.8 \
     libsqlite3.so.0 liblzma.so.5 libbz2.so.1.0 libuuid.so.1 libcrypt.so.1 \
-    libncursesw.so.6 libpanelw.so.6 libtinfo.so.6; do
+    libncursesw.so.6 libpanelw.so.6 libtinfo.so.6"
+extra_lic=
+if [ "$release" = trixie ]; then
+    libs="$libs libzstd.so.1"
+    extra_lic='
+  zstd (libzstd.so.1): BSD.'
+fi
+for lib in $libs; do
     f=
     for d in "$x/lib/x86_64-linux-gnu" "$x/usr/lib/x86_64-linux-gnu"; do
         [ -e "$d/$lib" ] && f=$d/$lib
@@ -120,17 +132,18 @@ done
 # Every NEEDED of the interpreter, the extension modules and the libraries
 # is one of ours or glibc's.
 glibc_libs=' libc.so.6 libm.so.6 libdl.so.2 libpthread.so.0 librt.so.1 libresolv.so.2 libutil.so.1 ld-linux-x86-64.so.2 '
-for f in "$rt/bin/python3.11" "$rt"/lib/*.so.* "$dyn"/*.so; do
+for f in "$rt/bin/$py" "$rt"/lib/*.so.* "$dyn"/*.so; do
     for n in $(readelf -dW "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
         case $glibc_libs in *" $n "*) continue ;; esac
         [ -f "$rt/lib/$n" ] || die "$f needs $n, which the runtime does not have"
     done
     readelf -dW "$f" | grep -q '(RUNPATH)' && die "$f has a RUNPATH"
 done
-for p in python3.11-minimal libpython3.11-minimal libpython3.11-stdlib libssl3 libsqlite3-0 \
-    libffi8 zlib1g libexpat1 liblzma5 libbz2-1.0 libuuid1 libcrypt1 libncursesw6 libtinfo6; do
+# The copyright file of every package of the list.
+while read -r p _; do
+    case $p in '' | '#'*) continue ;; esac
     cp "$x/usr/share/doc/$p/copyright" "$rt/copyright/$p"
-done
+done < "$list"
 
 # Compile the standard library once, here, so nothing is ever written into
 # the install: unchecked-hash .pyc files do not depend on mtimes, and
@@ -138,7 +151,8 @@ done
 # environment with PYTHONHASHSEED=0 (not -I, which ignores it) makes the
 # order of set constants, hence the bytes, the same each time; -B keeps the
 # modules compileall itself imports from leaving timestamp .pyc files.
-(cd "$work" && env -i PYTHONHASHSEED=0 LD_LIBRARY_PATH="$rt/lib" "$rt/bin/python3.11" -s -B -m compileall -q -f -j 1 \
+# shellcheck disable=SC2086 # $run_py: the loader and its options, split on purpose
+(cd "$work" && env -i PYTHONHASHSEED=0 LD_LIBRARY_PATH="$rt/lib" PYTHONHOME="$rt" $run_py "$rt/bin/$py" -s -B -m compileall -q -f -j 1 \
     --invalidation-mode unchecked-hash -s "$rt" -p /python "$std" >/dev/null) ||
     die "compiling the standard library failed"
 
@@ -150,7 +164,7 @@ marker() {
     while [ "${#m}" -lt "$(($2 - 1))" ]; do m=${m}x; done
     printf '%s\n' "$m"
 }
-bin=$rt/bin/python3.11
+bin=$rt/bin/$py
 glibc=$(readelf -V --wide "$bin" | sed -n 's/.*Name: GLIBC_\([0-9][0-9.]*\) .*/\1/p' |
     sort -t. -k1,1n -k2,2n -k3,3n | tail -n 1)
 for f in "$dyn"/*.so "$rt"/lib/*.so.*; do
@@ -161,39 +175,39 @@ glibc=$(sort -u -t. -k1,1n -k2,2n -k3,3n "$work/glibc-versions" | tail -n 1)
 # shellcheck disable=SC2046 # the four numbers it prints, split on purpose
 set -- $(python3 "$here/../glibc-runtime/elf_placeholders.py" "$bin" \
     "$(marker interp "$interp_size")" "$(marker rpath "$rpath_size")")
-[ "$#" -eq 4 ] || die "elf_placeholders.py failed on bin/python3.11"
+[ "$#" -eq 4 ] || die "elf_placeholders.py failed on bin/$py"
 interp_off=$1
 rpath_off=$3
-readelf -dW "$bin" | grep -q '(RPATH)' || die "bin/python3.11: no RPATH"
+readelf -dW "$bin" | grep -q '(RPATH)' || die "bin/$py: no RPATH"
 cp "$bin" "$work/zeroed"
 head -c "$interp_size" /dev/zero | dd of="$work/zeroed" bs=1 seek="$interp_off" conv=notrunc status=none
 head -c "$rpath_size" /dev/zero | dd of="$work/zeroed" bs=1 seek="$rpath_off" conv=notrunc status=none
 zeroed=$(sha256sum < "$work/zeroed")
 zeroed=${zeroed%% *}
 
-py_ver=$(sed -n 's/^python3.11-minimal \([^ ]*\) .*/\1/p' "$here/packages.txt")
+py_ver=$(sed -n "s/^$py-minimal \\([^ ]*\\) .*/\\1/p" "$list")
 cat > "$rt/NOTICE" <<EOF
-Portable Python runtime for shforge installers (x86_64), CPython 3.11 as
+Portable Python runtime for shforge installers (x86_64), CPython $pyver as
 built by Debian ($py_ver). It runs on the private glibc runtime
 (glibc-runtime-*.tar.gz) with its library path set to its own lib/ first.
 
-Made from these Debian bookworm binary packages; their sources are the
+Made from these Debian $release binary packages; their sources are the
 named Debian source packages at the same version
 (https://deb.debian.org/debian/pool/main/, or apt-get source):
 $notice_pkgs
 
 Licences (full texts and copyright holders in copyright/):
-  CPython 3.11 (bin/python3.11, lib/python3.11): PSF License 2.
+  CPython $pyver (bin/$py, lib/$py): PSF License 2.
   OpenSSL 3 (libssl, libcrypto): Apache 2.0. SQLite: public domain.
   libffi, expat, ncurses, util-linux libuuid: MIT/X11-style. zlib: zlib
   licence. xz liblzma: public domain (0BSD). bzip2: BSD-style.
-  libxcrypt (libcrypt.so.1): LGPL 2.1 or later.
+  libxcrypt (libcrypt.so.1): LGPL 2.1 or later.$extra_lic
 
 Changes made by installers/python-runtime/build.sh:
-  bin/python3.11: one page appended with placeholders for the interpreter
+  bin/$py: one page appended with placeholders for the interpreter
   and DT_RPATH (installers/glibc-runtime/elf_placeholders.py; no existing
   byte moved), filled in at install time.
-  lib/python3.11: Debian's sitecustomize.py link (to /etc) and
+  lib/$py: Debian's sitecustomize.py link (to /etc) and
   EXTERNALLY-MANAGED removed; the modules readline, _dbm, nis and CPython's
   test modules removed; .pyc files added (compileall, unchecked-hash).
   Shared libraries are the packages' files under their sonames.
@@ -209,7 +223,7 @@ mv "$out.tmp" "$out"
 sha=$(sha256sum < "$out")
 cat <<EOF
 [[artifact.relocate]]
-file = "bin/python3.11"
+file = "bin/$py"
 rpath = ["python/lib", "glibc"]
 interp_offset = $interp_off
 interp_size = $interp_size

@@ -20,6 +20,16 @@
 #   NOTICE           every distribution with its version and licence
 # written deterministically (sorted names, mtime 0, owner 0, gzip -n).
 #
+# A bundle for another Python than bookworm's 3.11 names it in
+# installers/bundles/NAME/python as `X.Y RELEASE` (Stirrup: `3.13 trixie`):
+# uv then picks the wheels for X.Y (--python-version; the host's 3.11 is only
+# the interpreter uv starts), and the .pyc files are compiled by that
+# release's own interpreter, unpacked here from the .debs pinned in
+# python-runtime/packages-RELEASE.txt and run through that release's loader
+# (glibc-runtime/packages-RELEASE.txt), both fetched by installers/debs.sh.
+# installers/bundles/NAME/leave-out lists files of site-packages left out
+# (globs, one a line, `#` comments): the NOTICE names them.
+#
 # usage: sh installers/python-runtime/bundle.sh NAME OUT.tar.gz
 # needs: uv 0.13.9 ($SHFORGE_UV, default /var/cache/shforge/venv-uv/bin/uv:
 # `python3 -m venv /var/cache/shforge/venv-uv && /var/cache/shforge/venv-uv/bin/pip
@@ -43,7 +53,7 @@ die() {
     exit 1
 }
 [ -f "$src/requirements.txt" ] || die "no $src/requirements.txt"
-[ -f "$src/entry" ] || die "no $src/entry"
+[ -f "$src/entry" ] || [ -f "$src/boot.py" ] || die "no $src/entry or $src/boot.py"
 [ -x "$uv" ] || die "no uv at $uv (set SHFORGE_UV)"
 case $("$uv" --version) in
     'uv 0.13.9'*) ;;
@@ -54,15 +64,43 @@ case $("$py" -I -c 'import sys; print("%d.%d" % sys.version_info[:2])') in
     3.11) ;;
     *) die "$py is not CPython 3.11" ;;
 esac
-entry=$(cat "$src/entry")
-mod=${entry%%:*}
-fun=${entry#*:}
-case $mod:$fun in
-    *[!A-Za-z0-9_.:]* | :* | *:) die "$src/entry: expected MODULE:FUNCTION" ;;
-esac
+if [ ! -f "$src/boot.py" ]; then
+    entry=$(cat "$src/entry")
+    mod=${entry%%:*}
+    fun=${entry#*:}
+    case $mod:$fun in
+        *[!A-Za-z0-9_.:]* | :* | *:) die "$src/entry: expected MODULE:FUNCTION" ;;
+    esac
+fi
+pyver=3.11
+release=bookworm
+if [ -f "$src/python" ]; then
+    read -r pyver release < "$src/python" || true
+    case $pyver:$release in
+        3.[0-9]*:[a-z]*) ;;
+        *) die "$src/python: expected X.Y RELEASE" ;;
+    esac
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The interpreter that compiles the .pyc files: the host's 3.11, or the
+# release's own, through its own loader.
+compile_py=$py
+if [ "$pyver" != 3.11 ]; then
+    # shellcheck source=installers/debs.sh
+    . "$here/../debs.sh"
+    mkdir -p "$work/debs" "$work/t"
+    debs_fetch "$here/packages-$release.txt" "$work/debs" "$work/t"
+    debs_fetch "$here/../glibc-runtime/packages-$release.txt" "$work/debs" "$work/t"
+    tl=$work/t/usr/lib/x86_64-linux-gnu
+    cat > "$work/python" <<EOF
+#!/bin/sh
+PYTHONHOME=$work/t/usr exec $tl/ld-linux-x86-64.so.2 --library-path $tl $work/t/usr/bin/python$pyver "\$@"
+EOF
+    chmod 755 "$work/python"
+    compile_py=$work/python
+fi
 b=$work/bundle
 mkdir -p "$b/bin" "$work/home" "$work/cache"
 # A clean environment: no UV_*, PIP_* or PYTHON* of the caller reach uv;
@@ -73,7 +111,7 @@ for v in SSL_CERT_FILE SSL_CERT_DIR https_proxy HTTPS_PROXY no_proxy NO_PROXY; d
 done
 env -i "$@" PATH=/usr/bin:/bin HOME="$work/home" UV_CACHE_DIR="$work/cache" \
     UV_PYTHON_DOWNLOADS=never UV_NO_CONFIG=1 \
-    "$uv" pip install --no-config --python "$py" --python-version 3.11 \
+    "$uv" pip install --no-config --python "$py" --python-version "$pyver" \
     --python-platform x86_64-manylinux_2_28 --target "$b/site-packages" \
     --require-hashes --no-deps --only-binary :all: --no-compile \
     --index-url https://pypi.org/simple --link-mode copy \
@@ -81,6 +119,18 @@ env -i "$@" PATH=/usr/bin:/bin HOME="$work/home" UV_CACHE_DIR="$work/cache" \
 # Console scripts name the host's python in their #! line: the launcher
 # calls the entry point itself.
 rm -rf "$b/site-packages/bin"
+left_out=
+if [ -f "$src/leave-out" ]; then
+    while read -r glob; do
+        case $glob in '' | '#'*) continue ;; esac
+        for f in "$b/site-packages/"$glob; do
+            [ -e "$f" ] || die "leave-out: nothing matches $glob"
+            rm -rf "$f"
+            left_out="$left_out
+  ${f#"$b/site-packages/"}"
+        done
+    done < "$src/leave-out"
+fi
 if grep -rlF "$work" "$b/site-packages" >/dev/null 2>&1; then
     die "a file of site-packages records the build directory"
 fi
@@ -121,7 +171,7 @@ EOF
 # Unchecked-hash .pyc (valid wherever the bundle lands, never rewritten),
 # with a fixed hash seed so the bytes are the same each time. Files that
 # are not Python 3 (templates of some packages) are left uncompiled.
-(cd "$work" && env -i PYTHONHASHSEED=0 "$py" -s -B -m compileall -q -f -j 1 \
+(cd "$work" && env -i PYTHONHASHSEED=0 "$compile_py" -s -B -m compileall -q -f -j 1 \
     --invalidation-mode unchecked-hash -s "$b" -p "/$name" "$b/site-packages" "$b/boot.py" >/dev/null) || true
 
 # NOTICE: each distribution and the licence its metadata declares.
@@ -131,6 +181,9 @@ EOF
     printf 'console scripts (site-packages/bin) are left out and .pyc files added.\n'
     printf 'Each distribution, its version and its declared licence (full texts in\n'
     printf 'its site-packages/*.dist-info):\n\n'
+    if [ -n "$left_out" ]; then
+        printf 'Left out of site-packages (installers/bundles/%s/leave-out says why):%s\n\n' "$name" "$left_out"
+    fi
     env -i "$py" -I -c '
 import email.parser, pathlib, sys
 for d in sorted(pathlib.Path(sys.argv[1]).glob("*.dist-info")):

@@ -127,11 +127,14 @@ pub enum Harness {
     Cline,
     /// Hermes Agent (`hermes -z`), on the portable Python runtime.
     Hermes,
+    /// Stirrup (its bundle's boot.py: one headless Agent session), on the
+    /// portable Python 3.13 runtime.
+    Stirrup,
 }
 
 /// The shipped harnesses and their spec files: the one table that names
 /// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 10] = [
+pub const SHIPPED: [(Harness, &str); 11] = [
     (
         Harness::ClaudeCode,
         include_str!("../../harnesses/claude-code.toml"),
@@ -157,6 +160,10 @@ pub const SHIPPED: [(Harness, &str); 10] = [
     ),
     (Harness::Cline, include_str!("../../harnesses/cline.toml")),
     (Harness::Hermes, include_str!("../../harnesses/hermes.toml")),
+    (
+        Harness::Stirrup,
+        include_str!("../../harnesses/stirrup.toml"),
+    ),
 ];
 
 /// The shipped specs, parsed once (a unit test proves each parses).
@@ -175,7 +182,7 @@ fn shipped() -> &'static [HarnessDef] {
 
 impl Harness {
     /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 10] = [
+    pub const ALL: [Harness; 11] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
         Harness::Kilo,
@@ -186,6 +193,7 @@ impl Harness {
         Harness::GeminiCli,
         Harness::Cline,
         Harness::Hermes,
+        Harness::Stirrup,
     ];
 
     /// Its spec, parsed.

@@ -1,7 +1,10 @@
 //! The decision script: what the fake model answers, from the conversation
 //! alone, the same way for every wire format.
 //!
-//! 1. The conversation holds a tool result → the text `done`.
+//! 1. The conversation holds a tool result → the text `done`, or, when a
+//!    finish-style tool is offered (named `finish`, with a `reason`
+//!    argument: Stirrup's, whose agent loop ends only through it), one call
+//!    of it with the reason `done`.
 //! 2. No tools were offered (a title request, a plain chat) → a short text.
 //! 3. Otherwise exactly one tool call that writes the token to the target,
 //!    through a write-style tool (`path` + `content`) or a shell-style tool
@@ -157,6 +160,9 @@ impl Decision {
 /// Decide the answer to `conv` given the server's `defaults`.
 pub fn decide(conv: &Conversation, defaults: &Directives) -> Decision {
     if conv.has_tool_result {
+        if let Some(call) = conv.tools.iter().find_map(finish_call) {
+            return Decision::Tool(call);
+        }
         return Decision::Done {
             reason: "the conversation holds a tool result".into(),
         };
@@ -225,7 +231,23 @@ const SHELL_NAMES: &[&str] = &[
     "execute_command",
     "run_terminal_cmd",
     "terminal",
+    "code_exec",
 ];
+
+/// A call of a finish-style tool (`finish` with a `reason` property), whose
+/// other required arguments get their placeholders (Stirrup's `paths`: `[]`).
+fn finish_call(tool: &Tool) -> Option<ToolCall> {
+    if tool.name != "finish" || !properties(&tool.schema)?.contains_key("reason") {
+        return None;
+    }
+    let mut args = Map::new();
+    args.insert("reason".into(), json!(DONE_TEXT));
+    fill_required(&tool.schema, &mut args);
+    Some(ToolCall {
+        name: tool.name.clone(),
+        arguments: args,
+    })
+}
 
 fn properties(schema: &Value) -> Option<&Map<String, Value>> {
     schema.get("properties")?.as_object()
@@ -513,6 +535,52 @@ mod tests {
             call.arguments["command"],
             json!(["sh", "-c", "printf '%s' x > y"])
         );
+    }
+
+    fn stirrup_tools() -> Vec<Tool> {
+        vec![
+            tool(
+                "code_exec",
+                json!({"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}),
+            ),
+            tool(
+                "finish",
+                json!({"type": "object", "properties": {
+                    "reason": {"type": "string"},
+                    "paths": {"type": "array", "items": {"type": "string"}}
+                }, "required": ["reason", "paths"]}),
+            ),
+        ]
+    }
+
+    #[test]
+    fn stirrup_runs_code_exec_then_calls_finish() {
+        let mut c = conv(stirrup_tools(), "shforge-token=T shforge-target=/o/d.txt");
+        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
+            panic!("expected a tool call");
+        };
+        assert_eq!(call.name, "code_exec");
+        assert_eq!(call.arguments["cmd"], json!("printf '%s' T > /o/d.txt"));
+        c.has_tool_result = true;
+        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
+            panic!("expected the finish call");
+        };
+        assert_eq!(call.name, "finish");
+        assert_eq!(call.arguments["reason"], json!("done"));
+        assert_eq!(call.arguments["paths"], json!([]));
+    }
+
+    #[test]
+    fn a_finish_without_reason_is_not_a_finish_tool() {
+        let mut c = conv(
+            vec![tool(
+                "finish",
+                json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+            )],
+            "",
+        );
+        c.has_tool_result = true;
+        assert_eq!(decide(&c, &Directives::default()).label(), "done");
     }
 
     #[test]

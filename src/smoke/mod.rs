@@ -45,7 +45,7 @@ use sandbox::Sandbox;
 pub use subject::Subject;
 
 /// The harnesses `shforge smoke` runs when none is named.
-pub const DEFAULT: [Harness; 10] = Harness::ALL;
+pub const DEFAULT: [Harness; 11] = Harness::ALL;
 
 /// The runner modes each harness is rolled out in, in row order.
 const MODES: [Mode; 2] = [Mode::Events, Mode::Direct];
@@ -441,7 +441,7 @@ const KEY_VALUE: &str = "sk-shforge-smoke-not-a-real-key";
 /// server takes the shell when no write tool is declared).
 fn prefer(h: &Subject) -> &'static str {
     match h.shipped() {
-        Some(Harness::OpenClaw | Harness::Codex | Harness::GeminiCli) => "shell",
+        Some(Harness::OpenClaw | Harness::Codex | Harness::GeminiCli | Harness::Stirrup) => "shell",
         _ => "write",
     }
 }

@@ -206,7 +206,7 @@ fn every_profile_and_api_writes_params_config_and_capture() {
                         std::slice::from_ref(&prompt_path),
                         "{ctx}"
                     );
-                } else if h == Harness::OpenClaw || h == Harness::Hermes {
+                } else if h == Harness::OpenClaw || h == Harness::Hermes || h == Harness::Stirrup {
                     assert!(var(&vars, "RUNNER_STDIN").is_none(), "{ctx}");
                     let flag = ["--message-file", "--prompt-file"];
                     let i = argv
@@ -292,6 +292,38 @@ fn check_hermes(
     assert!(argv.iter().any(|a| a == "--model=fake-model"), "{ctx}");
     assert_eq!(capture["kind"], serde_json::Value::Null);
     assert_eq!(capture["dir"], format!("{d}/hermes-home"));
+}
+
+/// Stirrup: boot.py's options carry the prompt file, the provider and the
+/// state dir (its cache and transcript); no config file, no provider
+/// variable in the environment.
+fn check_stirrup(
+    d: &str,
+    argv: &[String],
+    vars: &[(String, Vec<String>)],
+    capture: &serde_json::Value,
+    ctx: &str,
+) {
+    let pairs = [
+        ["--prompt-file".to_owned(), format!("{d}/prompt.txt")],
+        ["--model".to_owned(), "fake-model".to_owned()],
+        [
+            "--base-url".to_owned(),
+            "http://127.0.0.1:4321/v1".to_owned(),
+        ],
+        ["--state-dir".to_owned(), format!("{d}/stirrup-state")],
+    ];
+    for pair in &pairs {
+        assert!(
+            argv.windows(2).any(|w| w == pair),
+            "{ctx}: {pair:?} in {argv:?}"
+        );
+    }
+    for name in ["OPENAI_BASE_URL", "OPENROUTER_API_KEY"] {
+        assert!(env_of(vars, name).is_none(), "{ctx}: {name}");
+    }
+    assert_eq!(capture["kind"], serde_json::Value::Null);
+    assert_eq!(capture["dir"], format!("{d}/stirrup-state"));
 }
 
 /// Per-harness config and capture.json.
@@ -461,6 +493,7 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
         Harness::GeminiCli => check_gemini_cli(dir, vars, &capture, ctx),
         Harness::Cline => check_cline(api, dir, vars, &capture, ctx),
         Harness::Hermes => check_hermes(&d, argv, vars, dir, &capture, ctx),
+        Harness::Stirrup => check_stirrup(&d, argv, vars, &capture, ctx),
     }
     no_secret_written(dir, ctx);
 }

@@ -47,6 +47,7 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
         "qwen-code",
         include_str!("../../../installers/qwen-code.toml"),
     ),
+    ("stirrup", include_str!("../../../installers/stirrup.toml")),
 ];
 
 /// Parse one of [`HARNESS_SPECS`].

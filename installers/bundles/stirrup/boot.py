@@ -1,0 +1,175 @@
+"""Run Stirrup (PyPI stirrup, Artificial Analysis) headless, from the
+site-packages next to this file.
+
+Stirrup is a library with no command line of its own: this file is its
+headless entry. Run as `python -I -B boot.py ARGS` (bin/run does): -I keeps
+PYTHON* variables, the user site and the working directory off sys.path, so
+a stirrup.py or sitecustomize.py of the task is never imported;
+site-packages comes after the standard library.
+
+    boot.py --prompt-file PATH --model MODEL --base-url URL --state-dir DIR
+            [--max-turns N]
+    boot.py --version     imports Stirrup and prints `stirrup VERSION`
+
+One `Agent.session().run(PROMPT)` with Stirrup's own chat-completions client
+(the OpenAI SDK) at URL, the key from OPENAI_API_KEY, and two tools:
+Stirrup's `code_exec` (bash) and its `finish`. Prints the finish reason on
+stdout, and only that: everything else written to stdout (Stirrup's rich
+panels of turns and token usage) goes to stderr; exit 0 when the agent called finish, 1 when it stopped without
+(max turns) or failed (the error on stderr), 2 on bad arguments.
+
+What is pinned here, and why:
+* code_exec runs in the working directory (the task's), not in a temporary
+  directory of its own that Stirrup deletes afterwards, and Stirrup's
+  refusal of commands naming /tmp/, /home/ or ~/ is off: the sandbox is the
+  boundary, as for Stirrup's own Docker and E2B backends.
+* The base URL and key are arguments to the client: OPENAI_BASE_URL and
+  OPENROUTER_API_KEY of the environment are never read.
+* No .env is read: moviepy (a dependency) calls python-dotenv's
+  load_dotenv(find_dotenv()) at import, which walks up from its own
+  directory and adds what it finds to the environment. dotenv's two
+  functions are replaced before anything imports them.
+* moviepy's configuration module is replaced too: at import it would run
+  the image's `ffplay` (or FFMPEG_BINARY/FFPLAY_BINARY of the environment)
+  and the bundled ffmpeg, which the bundle leaves out (leave-out). Video and
+  audio inputs are then unavailable; a coding task sends neither.
+* Stirrup's resume cache (default ~/.cache/stirrup) goes to STATE/cache, and
+  the conversation is written to STATE/transcript.json for capture.
+* A CA bundle variable (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE)
+  naming no file is dropped (httpx refuses one); the pinned certifi is used.
+"""
+import asyncio
+import json
+import os
+import site
+import sys
+import types
+from pathlib import Path
+
+USAGE = "usage: stirrup --prompt-file PATH --model MODEL --base-url URL --state-dir DIR [--max-turns N]"
+
+
+def parse(argv):
+    """The options as a dict, or None when they are not exactly right."""
+    want = {"--prompt-file", "--model", "--base-url", "--state-dir", "--max-turns"}
+    opts = {}
+    i = 0
+    while i < len(argv):
+        if argv[i] not in want or i + 1 >= len(argv) or argv[i] in opts:
+            return None
+        opts[argv[i]] = argv[i + 1]
+        i += 2
+    if not want - {"--max-turns"} <= opts.keys():
+        return None
+    try:
+        opts["--max-turns"] = int(opts.get("--max-turns", "30"))
+    except ValueError:
+        return None
+    return opts if opts["--max-turns"] > 0 else None
+
+
+def seal_imports():
+    """No .env, and no program run by moviepy's import (see the module doc)."""
+    import dotenv
+
+    dotenv.load_dotenv = lambda *a, **k: False
+    dotenv.find_dotenv = lambda *a, **k: ""
+    config = types.ModuleType("moviepy.config")
+    config.DOTENV = None
+    config.IS_POSIX_OS = os.name == "posix"
+    config.FFMPEG_BINARY = "unset"
+    config.FFPLAY_BINARY = "unset"
+    config.try_cmd = lambda cmd: (False, OSError("ffmpeg is not part of this bundle"))
+    config.check = lambda: None
+    sys.modules["moviepy.config"] = config
+
+
+async def run(opts, prompt):
+    import stirrup.core.cache as cache
+    from stirrup import Agent
+    from stirrup.clients.chat_completions_client import ChatCompletionsClient
+    from stirrup.tools import LocalCodeExecToolProvider
+
+    state = Path(opts["--state-dir"])
+    cache.DEFAULT_CACHE_DIR = state / "cache"
+
+    class WorkdirCodeExec(LocalCodeExecToolProvider):
+        """Stirrup's local code_exec, in the working directory, kept."""
+
+        async def __aenter__(self):
+            self._temp_dir = Path.cwd()
+            return self.get_code_exec_tool(description=self._description)
+
+        async def __aexit__(self, *exc):
+            self._temp_dir = None
+
+        def _check_absolute_paths(self, argv, cmd):
+            return None
+
+    client = ChatCompletionsClient(
+        model=opts["--model"],
+        max_tokens=8192,
+        context_window_tokens=128_000,
+        base_url=opts["--base-url"],
+        api_key=os.environ.get("OPENAI_API_KEY", ""),
+    )
+    agent = Agent(
+        client=client,
+        name="stirrup",
+        tools=[WorkdirCodeExec()],
+        max_turns=opts["--max-turns"],
+    )
+    async with agent.session(cache_on_interrupt=False) as session:
+        finish, history, _meta = await session.run(prompt)
+    dump = [
+        [m.model_dump(mode="json") if hasattr(m, "model_dump") else str(m) for m in group]
+        if isinstance(group, list)
+        else (group.model_dump(mode="json") if hasattr(group, "model_dump") else str(group))
+        for group in history
+    ]
+    tmp = state / "transcript.json.tmp"
+    tmp.write_text(json.dumps(dump, indent=1, default=str), encoding="utf-8")
+    tmp.replace(state / "transcript.json")
+    return finish
+
+
+def setup():
+    """The environment and imports every run gets (see the module doc)."""
+    for var in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        if var in os.environ and not os.path.isfile(os.environ[var]):
+            del os.environ[var]
+    site.addsitedir(os.path.join(os.path.dirname(os.path.realpath(__file__)), "site-packages"))
+    sys.argv = ["stirrup"]
+    seal_imports()
+
+
+def main():
+    if sys.argv[1:] == ["--version"]:
+        setup()
+        import importlib.metadata
+
+        import stirrup  # noqa: F401 (the check: the whole package imports)
+
+        print("stirrup", importlib.metadata.version("stirrup"))
+        return 0
+    opts = parse(sys.argv[1:])
+    if opts is None:
+        print(USAGE, file=sys.stderr)
+        return 2
+    with open(opts["--prompt-file"], encoding="utf-8") as f:
+        prompt = f.read()
+    answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    setup()
+    Path(opts["--state-dir"]).mkdir(parents=True, exist_ok=True)
+    finish = asyncio.run(run(opts, prompt))
+    if finish is None:
+        print("stirrup: stopped without calling finish", file=sys.stderr)
+        return 1
+    print(finish.reason, file=answer)
+    answer.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
