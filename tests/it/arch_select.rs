@@ -378,6 +378,20 @@ fn an_unknown_arch_is_refused_by_the_spec_and_by_fetch() {
     // `arm64` in a spec is folded to aarch64, not refused.
     let folded = pi.replace("arch = \"aarch64\"", "arch = \"arm64\"");
     assert!(shforge::installer::Installer::from_toml(&folded).is_ok());
+    // A prepared aarch64 program left on the default (x86_64) loader is
+    // refused: it could never start there.
+    let no_loader = pi.replace("interpreter = \"glibc/ld-linux-aarch64.so.1\"\n", "");
+    assert_ne!(no_loader, pi);
+    let err = match shforge::installer::Installer::from_toml(&no_loader) {
+        Ok(_) => panic!("an aarch64 program on the x86_64 loader accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains(
+            ".relocate[0].interpreter: an aarch64 program needs glibc/ld-linux-aarch64.so.1"
+        ),
+        "{err}"
+    );
     // The CLI: exit 2, one line, nothing written.
     let d = tempfile::tempdir().unwrap();
     fs::write(d.path().join("bad.toml"), &bad).unwrap();

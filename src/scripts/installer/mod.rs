@@ -10,6 +10,7 @@
 //! here and generated to `generated/installers/NAME.sh`.
 
 pub mod builder;
+mod loader;
 mod script;
 pub mod spec;
 mod template;
