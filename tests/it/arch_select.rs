@@ -518,3 +518,92 @@ fn fetch_all_takes_this_arch_and_arch_or_every_arch_adds_the_others() {
     );
     assert_eq!(fetched(&["--every-arch"]), ["two-arm64.tgz", "two-x64.tgz"]);
 }
+
+#[test]
+fn prepare_refuses_a_program_of_another_arch() {
+    let test = "prepare_refuses_a_program_of_another_arch";
+    if !common::require_tool(test, "python3") || !common::require_tool(test, "readelf") {
+        return;
+    }
+    let host_arch = std::env::consts::ARCH;
+    let other = if host_arch == "aarch64" {
+        "x86_64"
+    } else {
+        "aarch64"
+    };
+    let d = tempfile::tempdir().unwrap();
+    // A real glibc program of this host, in an archive named for the other
+    // arch: prepare.sh takes the arch from the names and must refuse it.
+    let tree = d.path().join("tree/package/bin");
+    fs::create_dir_all(&tree).unwrap();
+    fs::copy(fs::canonicalize("/bin/true").unwrap(), tree.join("tool")).unwrap();
+    let arm = if other == "aarch64" { "arm64" } else { "x64" };
+    let input = d.path().join(format!("tool-linux-{arm}-1.0.tgz"));
+    let out = d
+        .path()
+        .join(format!("tool-linux-{arm}-1.0-prepared.tar.gz"));
+    let tar = run({
+        let mut c = Command::new("tar");
+        c.arg("-czf")
+            .arg(&input)
+            .arg("-C")
+            .arg(d.path().join("tree"))
+            .arg("package");
+        c
+    });
+    assert_eq!(code(&tar), 0, "{tar:?}");
+    let scripts = common::root().join("installers/glibc-runtime");
+    let o = run({
+        let mut c = Command::new("sh");
+        c.arg(scripts.join("prepare.sh"))
+            .arg(&input)
+            .arg("package/bin/tool")
+            .arg(&out);
+        if other == "x86_64" {
+            c.args(["--arch", "x86_64"]);
+        }
+        c
+    });
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 1, "{o:?}");
+    assert!(
+        err.contains(&format!("not {other} (e_machine "))
+            && err.contains(&format!("an {host_arch} program")),
+        "{err}"
+    );
+    assert!(!out.exists(), "a refused program left {}", out.display());
+    // elf_placeholders.py itself: refused, and the file is not changed.
+    let file = tree.join("tool");
+    let before = fs::read(&file).unwrap();
+    let o = run({
+        let mut c = Command::new("python3");
+        c.arg(scripts.join("elf_placeholders.py"))
+            .arg(&file)
+            .args(["/@i@/", "/@r@/", other]);
+        c
+    });
+    assert_eq!(code(&o), 1, "{o:?}");
+    assert_eq!(fs::read(&file).unwrap(), before);
+    // An unknown arch: a usage error of both scripts, nothing written.
+    let o = run({
+        let mut c = Command::new("sh");
+        c.arg(scripts.join("prepare.sh"))
+            .arg(&input)
+            .arg("package/bin/tool")
+            .arg(&out)
+            .args(["--arch", "sparc64"]);
+        c
+    });
+    assert_eq!(code(&o), 2, "{o:?}");
+    let runtime_out = d.path().join("glibc-runtime.tar.gz");
+    let o = run({
+        let mut c = Command::new("sh");
+        c.arg(scripts.join("build.sh"))
+            .arg(&runtime_out)
+            .args(["--arch", "sparc64"]);
+        c
+    });
+    assert_eq!(code(&o), 2, "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown --arch sparc64"));
+    assert!(!out.exists() && !runtime_out.exists());
+}
