@@ -108,6 +108,10 @@ const SCRIPT_FILES: &[(&str, &str)] = &[
         include_str!("../installers/glibc-runtime/packages-trixie.txt"),
     ),
     (
+        "glibc-runtime/packages-aarch64.txt",
+        include_str!("../installers/glibc-runtime/packages-aarch64.txt"),
+    ),
+    (
         "glibc-runtime/prepare.sh",
         include_str!("../installers/glibc-runtime/prepare.sh"),
     ),
@@ -186,9 +190,95 @@ pub fn needed(spec: &InstallerSpec, root: &Path) -> Vec<Needed> {
         .collect()
 }
 
-/// Every row of `spec`, for every arch and libc (`shforge fetch --all`).
+/// Every row of `spec`, for every arch and libc (`shforge fetch
+/// --every-arch`).
 pub fn all(spec: &InstallerSpec) -> Vec<Needed> {
     spec.artifacts.iter().map(Needed::from).collect()
+}
+
+/// The rows of `spec` for `arch` (a `uname -m` value; `any` rows too), for
+/// every libc and runtime: what glibc, musl and old-glibc systems of that
+/// arch need (`shforge fetch --all`, `--arch ARCH`).
+pub fn all_for_arch(spec: &InstallerSpec, arch: &str) -> Vec<Needed> {
+    spec.artifacts
+        .iter()
+        .filter(|a| a.arch == "any" || a.arch == arch)
+        .map(Needed::from)
+        .collect()
+}
+
+/// Which rows `shforge fetch` takes (`--all`, `--arch`, `--every-arch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rows {
+    /// This machine's: arch, libc and runtime as its installer decides.
+    Machine,
+    /// Every row of these arches (`--all`: this machine's arch).
+    Arches(Vec<String>),
+    /// Every row of every spec (`--every-arch`).
+    Every,
+}
+
+impl Rows {
+    /// The choice the flags make; an unknown `--arch` (or `any`) is refused
+    /// with one line naming the known ones. amd64/arm64 are folded.
+    pub fn new(all: bool, arches: &[String], every_arch: bool) -> Result<Rows, String> {
+        use crate::installer::builder::KNOWN_ARCHES;
+        if every_arch {
+            return Ok(Rows::Every);
+        }
+        if arches.is_empty() {
+            return Ok(if all {
+                Rows::Arches(vec![std::env::consts::ARCH.to_owned()])
+            } else {
+                Rows::Machine
+            });
+        }
+        let known = || {
+            let v: Vec<&str> = KNOWN_ARCHES
+                .iter()
+                .copied()
+                .filter(|k| *k != "any")
+                .collect();
+            v.join(", ")
+        };
+        let mut v = Vec::new();
+        for a in arches {
+            let folded = match a.as_str() {
+                "amd64" => "x86_64",
+                "arm64" => "aarch64",
+                other => other,
+            };
+            if folded == "any" || !KNOWN_ARCHES.contains(&folded) {
+                return Err(format!(
+                    "--arch {a:?}: expected a `uname -m` value ({})",
+                    known()
+                ));
+            }
+            if !v.iter().any(|x| x == folded) {
+                v.push(folded.to_owned());
+            }
+        }
+        Ok(Rows::Arches(v))
+    }
+
+    /// The rows of `spec` this choice takes, each once.
+    pub fn pick(&self, spec: &InstallerSpec) -> Vec<Needed> {
+        match self {
+            Rows::Machine => needed(spec, Path::new("/")),
+            Rows::Every => all(spec),
+            Rows::Arches(arches) => {
+                let mut v: Vec<Needed> = Vec::new();
+                for a in arches {
+                    for n in all_for_arch(spec, a) {
+                        if !v.contains(&n) {
+                            v.push(n);
+                        }
+                    }
+                }
+                v
+            }
+        }
+    }
 }
 
 /// Hex sha256 of a regular file (streamed: artifacts are large; a FIFO or

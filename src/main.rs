@@ -167,9 +167,18 @@ enum Command {
         /// The artifacts dir (created when missing; must not be a file, FIFO or link).
         #[arg(long, value_name = "DIR")]
         into: PathBuf,
-        /// Every row of every spec (all arches and libcs), not only this machine's.
+        /// Every row for this machine's arch, not only its libc's: the
+        /// glibc, musl and private-glibc rows (what any image of this arch
+        /// needs). Other arches' rows only with --arch or --every-arch.
         #[arg(long)]
         all: bool,
+        /// Like --all, for ARCH (a `uname -m` value; amd64/arm64 are
+        /// folded) instead of this machine's arch (repeatable).
+        #[arg(long, value_name = "ARCH")]
+        arch: Vec<String>,
+        /// Every row of every spec, for every arch and libc.
+        #[arg(long)]
+        every_arch: bool,
         /// Also fetch the artifacts of this installer spec file (repeatable).
         #[arg(long, value_name = "FILE")]
         spec: Vec<PathBuf>,
@@ -425,8 +434,13 @@ fn run(command: Command) -> Result<u8> {
             names,
             into,
             all,
+            arch,
+            every_arch,
             spec,
-        } => fetch(&names, &spec, &into, all),
+        } => {
+            let rows = shforge::fetch::Rows::new(all, &arch, every_arch).map_err(Usage)?;
+            fetch(&names, &spec, &into, &rows)
+        }
         Command::Smoke {
             names,
             spec,
@@ -539,7 +553,12 @@ fn smoke(names: Vec<String>, specs: &[PathBuf], mut opts: shforge::smoke::Option
     Ok(if passed { 0 } else { 1 })
 }
 
-fn fetch(names: &[String], spec_files: &[PathBuf], into: &Path, all: bool) -> Result<u8> {
+fn fetch(
+    names: &[String],
+    spec_files: &[PathBuf],
+    into: &Path,
+    rows: &shforge::fetch::Rows,
+) -> Result<u8> {
     use shforge::installer::{HARNESS_SPECS, InstallerSpec};
     let known = || {
         HARNESS_SPECS
@@ -557,13 +576,7 @@ fn fetch(names: &[String], spec_files: &[PathBuf], into: &Path, all: bool) -> Re
     };
     let mut wanted = Vec::new();
     let mut pool = Vec::new();
-    let pick = |spec: &InstallerSpec| {
-        if all {
-            shforge::fetch::all(spec)
-        } else {
-            shforge::fetch::needed(spec, Path::new("/"))
-        }
-    };
+    let pick = |spec: &InstallerSpec| rows.pick(spec);
     for file in spec_files {
         let text = files::read_text(file, Bound::INSTALLER_SPEC)?;
         let spec = InstallerSpec::from_toml(&text)

@@ -2,6 +2,9 @@
 #
 #   bash install_NAME.sh --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S]
 #                        [--glibc-runtime auto|private|image]
+#   bash install_NAME.sh --plan --prefix DIR [--glibc-runtime auto|private|image]
+#     prints the runtime choice and the artifacts an install here would take
+#     (installer/plan.sh) and exits 0, writing nothing.
 #
 # Artifacts come from --source-dir (placed by the host) or from --base-url plus
 # their relative path; this script names no download host. Each artifact's
@@ -129,6 +132,7 @@ source_dir=
 base_url=
 lock_timeout=300
 glibc_runtime=auto
+plan=0
 entry_check_seconds=120
 final=
 stage=
@@ -160,11 +164,18 @@ check_home=
 
 {% include "installer/install.sh" %}
 
+{% include "installer/plan.sh" %}
+
 main() {
     parse_args "$@"
     set -u
     decide_runtime
     relocate_check_prefix
+    # --plan: say what would be installed, write nothing.
+    if [ "$plan" -eq 1 ]; then
+        plan_print
+        exit 0
+    fi
     # From here on a signal still removes what this run made (the reuse
     # check's home, the stage) and gives the lock up.
     trap cleanup EXIT

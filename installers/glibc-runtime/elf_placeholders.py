@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Host side (prepare.sh calls it): give an x86_64 ELF executable fixed-size
+"""Host side (prepare.sh calls it): give an x86_64 or aarch64 ELF executable fixed-size
 placeholders for its interpreter (PT_INTERP) and its library path (DT_RPATH)
 without moving a single existing byte.
 
@@ -14,7 +14,12 @@ existing DT_RPATH/DT_RUNPATH, else DT_DEBUG, else DT_HASH when DT_GNU_HASH is
 there: the loader then uses the GNU hash). Every other byte stays where it
 was, so programs that read their own file by offset keep working.
 
-usage: elf_placeholders.py FILE INTERP_MARKER RPATH_MARKER
+usage: elf_placeholders.py FILE INTERP_MARKER RPATH_MARKER [ARCH]
+ARCH (x86_64, the default, or aarch64) is the arch the caller expects: a
+file of another e_machine is refused, so an x86_64 program never lands in
+an aarch64 artifact (and the other way round). On aarch64 the new page is
+64 KiB-aligned (offset and address): kernels with 64 KiB pages map a
+PT_LOAD only at that alignment; x86_64 keeps 4 KiB.
 Prints "INTERP_OFFSET INTERP_SIZE RPATH_OFFSET RPATH_SIZE" (file offsets).
 """
 
@@ -24,7 +29,8 @@ import sys
 PT_LOAD, PT_INTERP, PT_NOTE = 1, 3, 4
 DT_NULL, DT_HASH, DT_STRTAB, DT_RPATH, DT_DEBUG, DT_RUNPATH = 0, 4, 5, 15, 21, 29
 DT_GNU_HASH = 0x6FFFFEF5
-PAGE = 0x1000
+# e_machine and the alignment of the appended PT_LOAD, per arch.
+ARCHES = {"x86_64": (62, 0x1000), "aarch64": (183, 0x10000)}
 
 
 def fail(msg):
@@ -33,15 +39,21 @@ def fail(msg):
 
 
 def main():
-    if len(sys.argv) != 4:
-        fail("usage: elf_placeholders.py FILE INTERP_MARKER RPATH_MARKER")
+    if len(sys.argv) not in (4, 5):
+        fail("usage: elf_placeholders.py FILE INTERP_MARKER RPATH_MARKER [ARCH]")
     path, interp, rpath = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+    arch = sys.argv[4] if len(sys.argv) == 5 else "x86_64"
+    if arch not in ARCHES:
+        fail("unknown arch %r (x86_64 or aarch64)" % arch)
+    machine, page = ARCHES[arch]
     data = bytearray(open(path, "rb").read())
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         fail("%s: not a 64-bit little-endian ELF file" % path)
     e_machine = struct.unpack_from("<H", data, 18)[0]
-    if e_machine != 62:
-        fail("%s: not x86_64 (e_machine %d)" % (path, e_machine))
+    if e_machine != machine:
+        names = {m: a for a, (m, _) in ARCHES.items()}
+        fail("%s: not %s (e_machine %d%s)" % (path, arch, e_machine,
+             ", an %s program" % names[e_machine] if e_machine in names else ""))
     phoff, = struct.unpack_from("<Q", data, 32)
     phentsize, phnum = struct.unpack_from("<HH", data, 54)
     phdrs = []
@@ -61,8 +73,8 @@ def main():
     note_index = max(i for i, p in enumerate(phdrs) if p[1] == PT_NOTE)
     order = [p for i, p in enumerate(phdrs) if i != note_index]
     top = max(p[4] + p[7] for p in loads)
-    vaddr = (top + PAGE - 1) // PAGE * PAGE + PAGE
-    offset = (len(data) + PAGE - 1) // PAGE * PAGE
+    vaddr = (top + page - 1) // page * page + page
+    offset = (len(data) + page - 1) // page * page
     isize, rsize = len(interp) + 1, len(rpath) + 1
     block = interp + b"\0" + rpath + b"\0"
     size = len(block)
@@ -96,7 +108,7 @@ def main():
     for i, p in enumerate(order):
         struct.pack_into("<II6Q", data, phoff + i * phentsize, *p[1:])
     last = phoff + (phnum - 1) * phentsize
-    struct.pack_into("<II6Q", data, last, PT_LOAD, 4, offset, vaddr, vaddr, size, size, PAGE)
+    struct.pack_into("<II6Q", data, last, PT_LOAD, 4, offset, vaddr, vaddr, size, size, page)
     # Where the PT_INTERP header is now.
     interp_pos = phoff + order.index(interp_h[0]) * phentsize
     ih = interp_h[0]

@@ -8,21 +8,39 @@
 # absolute paths into the placeholders with POSIX tools only
 # (templates/lib/relocate.sh), after checking the digests printed here.
 #
-# usage: sh installers/glibc-runtime/prepare.sh IN.tgz MEMBER OUT.tar.gz
+# usage: sh installers/glibc-runtime/prepare.sh IN.tgz MEMBER OUT.tar.gz [--arch ARCH]
 #   MEMBER: the program's path inside the archive (package/bin/node).
+#   --arch x86_64|aarch64: the program's arch; default aarch64 when IN's or
+#   OUT's file name says arm64 or aarch64, else x86_64. A program of another
+#   arch (its ELF e_machine) is refused, and the printed table names that
+#   arch's loader (glibc/ld-linux-x86-64.so.2, glibc/ld-linux-aarch64.so.1).
 # Prints the [[artifact.relocate]] table to paste into the spec (offsets,
 # sizes, the sha256 of the program with both placeholders zeroed, and the
 # highest GLIBC_ symbol version it needs), then the archive's sha256.
 # needs: python3, readelf, GNU grep, GNU tar, gzip, sha256sum, dd.
 set -eu
 
-if [ "$#" -ne 3 ]; then
-    printf 'usage: sh installers/glibc-runtime/prepare.sh IN.tgz MEMBER OUT.tar.gz\n' >&2
+usage() {
+    printf 'usage: sh installers/glibc-runtime/prepare.sh IN.tgz MEMBER OUT.tar.gz [--arch x86_64|aarch64]\n' >&2
     exit 2
-fi
+}
+[ "$#" -eq 3 ] || [ "$#" -eq 5 ] || usage
 in=$1
 member=$2
 out=$3
+case ${in##*/}/${out##*/} in
+    *arm64* | *aarch64*) arch=aarch64 ;;
+    *) arch=x86_64 ;;
+esac
+if [ "$#" -eq 5 ]; then
+    [ "$4" = --arch ] || usage
+    arch=$5
+fi
+case $arch in
+    x86_64) loader=ld-linux-x86-64.so.2 ;;
+    aarch64) loader=ld-linux-aarch64.so.1 ;;
+    *) printf 'prepare.sh: unknown --arch %s (x86_64 or aarch64)\n' "$arch" >&2; exit 2 ;;
+esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -58,7 +76,7 @@ glibc=$(readelf -V --wide "$bin" 2>/dev/null | sed -n 's/.*Name: GLIBC_\([0-9][0
 # single-file executable then crashes at start (SIGSEGV, OpenCode 1.17.11).
 # elf_placeholders.py appends one page and moves no existing byte.
 # shellcheck disable=SC2046 # the four numbers it prints, split on purpose
-set -- $(python3 "$(dirname "$0")/elf_placeholders.py" "$bin" "$interp_marker" "$rpath_marker")
+set -- $(python3 "$(dirname "$0")/elf_placeholders.py" "$bin" "$interp_marker" "$rpath_marker" "$arch")
 [ "$#" -eq 4 ] || die "elf_placeholders.py failed on $member"
 interp_off=$1
 rpath_off=$3
@@ -92,7 +110,7 @@ cat <<EOF
 # $member: $size_before bytes before, $size_after after.
 [[artifact.relocate]]
 file = "$member"
-interpreter = "glibc/ld-linux-x86-64.so.2"
+interpreter = "glibc/$loader"
 rpath = ["glibc"]
 interp_offset = $interp_off
 interp_size = $interp_size

@@ -1,5 +1,6 @@
 usage() {
     printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
+    printf '       bash %s --plan --prefix DIR [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
 }
 
 usage_error() {
@@ -25,6 +26,10 @@ parse_args() {
                 esac
                 shift 2
                 ;;
+            --plan)
+                plan=1
+                shift
+                ;;
             -h | --help)
                 usage
                 exit 0
@@ -36,7 +41,7 @@ parse_args() {
     if [ -n "$source_dir" ] && [ -n "$base_url" ]; then
         usage_error "give --source-dir or --base-url, not both"
     fi
-    if [ -z "$source_dir" ] && [ -z "$base_url" ]; then
+    if [ -z "$source_dir" ] && [ -z "$base_url" ] && [ "$plan" -eq 0 ]; then
         usage_error "one of --source-dir or --base-url is required"
     fi
     [[ $lock_timeout =~ $re ]] || usage_error "--lock-timeout wants seconds (at most 9 whole digits), not $lock_timeout"

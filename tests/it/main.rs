@@ -8,6 +8,7 @@
 mod support;
 
 mod adapter_specs;
+mod arch_select;
 mod atif;
 mod bootstrap;
 mod fetch;

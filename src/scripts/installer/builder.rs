@@ -547,7 +547,7 @@ impl InstallerBuilder {
         }
         let mut artifacts = Vec::new();
         for (i, a) in self.artifacts.into_iter().enumerate() {
-            artifacts.push(check_artifact(i, a)?);
+            artifacts.push(super::loader::check_arch(i, check_artifact(i, a)?)?);
         }
         if let Some(l) = &self.launcher {
             check_rel_path("launcher.path", &l.path)?;

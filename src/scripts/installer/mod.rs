@@ -11,6 +11,7 @@
 
 mod as_script;
 pub mod builder;
+mod loader;
 pub mod spec;
 mod template;
 
