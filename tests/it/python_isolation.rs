@@ -497,7 +497,8 @@ fn make_session(
         &session.join("home/.profile"),
         &format!(
             "# test probe: which python3 the harness's shell tool would run\n\
-             command -v python3 > '{0}' 2>&1 || echo none > '{0}'\n",
+             command -v python3 > '{0}' 2>&1 || echo none > '{0}'\n\
+             printf '%s' \"${{OPENSSL_CONF-unset}}\" > '{0}.openssl'\n",
             w.probe.display()
         ),
     );
@@ -658,6 +659,11 @@ fn check_isolation(r: &Ran, c: &mut Checks) {
         (during == before || during == login) && !inside(during),
         || format!("during {during:?}, before {before}, login shell {login}"),
     );
+    // boot.py's private OpenSSL config is Hermes's alone.
+    let conf = std::fs::read_to_string(w.probe.with_extension("txt.openssl")).unwrap_or_default();
+    c.check("no OPENSSL_CONF in the shell tool", conf == "unset", || {
+        conf.clone()
+    });
     eprintln!(
         "{}: python3 before {before}, during {during}, after {after}",
         r.case
@@ -716,5 +722,98 @@ fn hermes_ignores_python_project_files_and_shadows_in_workdir_and_parent() {
             files: true,
             ..Hostile::default()
         },
+    );
+}
+
+/// The installed Hermes entry, or None (said loudly) without the artifacts.
+fn installed(what: &str) -> Option<String> {
+    let h = Harness::Hermes;
+    let artifacts = common::artifacts::artifacts_for(h, what)?;
+    Some(common::artifacts::install(h, &artifacts))
+}
+
+/// boot.py reads `--prompt-file` as the runner reads RUNNER_ARG_FILE: a
+/// regular file of at most 131071 bytes without NUL, read bounded; any
+/// other is one line on stderr and exit 125 before Hermes is imported.
+#[test]
+fn hermes_boot_refuses_an_unusable_prompt_file_with_one_line() {
+    let Some(entry) = installed("prompt file bounds") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    std::fs::write(t.join("over"), vec![b'a'; 131_072]).unwrap();
+    // Sparse: 8 GiB that must never be read whole.
+    let sparse = std::fs::File::create(t.join("sparse")).unwrap();
+    sparse.set_len(8 << 30).unwrap();
+    std::fs::write(t.join("nul"), b"write\0the token").unwrap();
+    std::fs::create_dir(t.join("dir")).unwrap();
+    let fifo = t.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let cases = [
+        ("over", "over the 131071 bytes"),
+        ("sparse", "over the 131071 bytes"),
+        ("nul", "NUL byte"),
+        ("dir", "not a regular file"),
+        ("fifo", "not a regular file"),
+        ("missing", "No such file"),
+    ];
+    for (name, why) in cases {
+        let mut c = Command::new(&entry);
+        c.arg("--prompt-file")
+            .arg(t.join(name))
+            .stdin(Stdio::null());
+        let out = common::run(c);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{name}: {out:?}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(
+            err.contains(why) && err.contains("Hermes was not started"),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// libcrypto reads no openssl.cnf of the image (its compiled-in
+/// /usr/lib/ssl/openssl.cnf): boot.py loads an empty config first.
+/// Seen with strace, which the test needs (skipped loudly without it).
+#[test]
+fn hermes_reads_no_openssl_config_of_the_image() {
+    let Some(entry) = installed("openssl config") else {
+        return;
+    };
+    if Command::new("strace").arg("-V").output().is_err() {
+        common::loud("SKIPPING hermes openssl config: no strace");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("strace.txt");
+    let hostile = tmp.path().join("openssl.cnf");
+    write(&hostile, "openssl_conf = evil\n[evil]\nengines = nothing\n");
+    let mut c = Command::new("strace");
+    c.args(["-f", "-qq", "-e", "trace=open,openat", "-o"])
+        .arg(&log)
+        .arg(&entry)
+        .arg("--version")
+        // The task's own OPENSSL_CONF is not Hermes's either.
+        .env("OPENSSL_CONF", &hostile)
+        .stdin(Stdio::null());
+    let out = common::run(c);
+    assert!(out.status.success(), "{out:?}");
+    let trace = std::fs::read_to_string(&log).unwrap();
+    let read: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.contains(".cnf") && !l.contains("= -1"))
+        .collect();
+    assert!(read.is_empty(), "config read: {read:?}");
+    assert!(
+        trace.contains("\"/dev/null\", O_RDONLY)"),
+        "the empty config was not loaded"
     );
 }
