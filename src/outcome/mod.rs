@@ -358,7 +358,9 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         Harness::GeminiCli => Kind::GeminiCli,
         // No reader for Cline's sessions yet: its outputs are read instead.
         Harness::Cline => return Ok(()),
-        // No reader yet for Hermes's state.db: its outputs are read instead.
+        // Hermes's state.db has a reader (`shforge snapshot hermes`), but
+        // its records are not scanned for outcome causes yet: its outputs
+        // are read instead.
         Harness::Hermes => return Ok(()),
     };
     // No session yet: the CLI never ran, or died before writing one. The

@@ -20,6 +20,7 @@ pub mod atif;
 mod claude;
 mod codex;
 mod gemini;
+mod hermes;
 mod jsonl;
 mod pi;
 mod qwen;
@@ -55,6 +56,8 @@ pub enum Kind {
     /// Gemini CLI: `tmp/<project>/chats/session-*.jsonl` under its
     /// `.gemini` dir.
     GeminiCli,
+    /// Hermes Agent: `state.db` (SQLite, WAL) in its `HERMES_HOME`.
+    Hermes,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -78,7 +81,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -86,6 +89,7 @@ impl Kind {
         Kind::Codex,
         Kind::QwenCode,
         Kind::GeminiCli,
+        Kind::Hermes,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -98,6 +102,7 @@ impl Kind {
             Kind::Codex => "codex",
             Kind::QwenCode => "qwen-code",
             Kind::GeminiCli => "gemini-cli",
+            Kind::Hermes => "hermes",
         }
     }
 
@@ -105,9 +110,12 @@ impl Kind {
     pub fn source(self) -> SourceKind {
         match self {
             Kind::OpenCode | Kind::Kilo => SourceKind::Db,
-            Kind::ClaudeCode | Kind::Pi | Kind::Codex | Kind::QwenCode | Kind::GeminiCli => {
-                SourceKind::Dir
-            }
+            Kind::ClaudeCode
+            | Kind::Pi
+            | Kind::Codex
+            | Kind::QwenCode
+            | Kind::GeminiCli
+            | Kind::Hermes => SourceKind::Dir,
         }
     }
 }
@@ -120,7 +128,9 @@ impl fmt::Display for Kind {
 
 /// An unknown harness name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown harness {0:?} (expected opencode, kilo, claude-code, pi, codex or qwen-code)")]
+#[error(
+    "unknown harness {0:?} (expected opencode, kilo, claude-code, pi, codex, qwen-code, gemini-cli or hermes)"
+)]
 pub struct UnknownKind(pub String);
 
 impl FromStr for Kind {
@@ -477,6 +487,7 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
         Kind::Codex => jsonl::read(dir, &codex::LAYOUT, codex::parse)?,
         Kind::QwenCode => jsonl::read(dir, &qwen::LAYOUT, qwen::parse)?,
         Kind::GeminiCli => jsonl::read(dir, &gemini::LAYOUT, gemini::parse)?,
+        Kind::Hermes => hermes::read(dir)?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

@@ -293,7 +293,7 @@ fn check_hermes(
     assert_eq!(cfg["security"]["allow_lazy_installs"], false);
     // The model in argv: Hermes expands ${VAR} in config values, not argv.
     assert!(argv.iter().any(|a| a == "--model=fake-model"), "{ctx}");
-    assert_eq!(capture["kind"], serde_json::Value::Null);
+    assert_eq!(capture["kind"], "hermes");
     assert_eq!(capture["dir"], format!("{d}/hermes-home"));
 }
 
