@@ -239,6 +239,15 @@ fn hostile_env(w: &World) -> Vec<(String, String)> {
         &w.t.join("hostile-pip.conf"),
         "[global]\nindex-url = http://127.0.0.1:9/simple\n",
     );
+    // A prefix whose stdlib is hostile: CPython 3.11 takes its prefix from
+    // PYTHONEXECUTABLE even under -I, unless the session empties it.
+    let fake = w.t.join("fakeprefix");
+    executable(&fake.join("bin/python3"), "#!/bin/sh\nexit 1\n");
+    write(
+        &fake.join("lib/python3.11/os.py"),
+        &marker_module(w, "pythonexecutable-prefix-os.py"),
+    );
+    std::fs::create_dir_all(fake.join("lib/python3.11/lib-dynload")).unwrap();
     let trap = |s: &str| w.trap.join(s).display().to_string();
     let t = |s: &str| w.t.join(s).display().to_string();
     let impostor = w.impostor_dir.join("python3").display().to_string();
@@ -252,7 +261,10 @@ fn hostile_env(w: &World) -> Vec<(String, String)> {
         ("PYTHONIOENCODING", "utf-16".into()),
         ("PYTHONWARNINGS", "error".into()),
         ("PYTHONINSPECT", "1".into()),
-        ("PYTHONEXECUTABLE", impostor.clone()),
+        (
+            "PYTHONEXECUTABLE",
+            fake.join("bin/python3").display().to_string(),
+        ),
         ("VIRTUAL_ENV", trap("venv")),
         ("UV_INDEX_URL", "http://127.0.0.1:9/simple".into()),
         ("UV_DEFAULT_INDEX", "http://127.0.0.1:9/simple".into()),
@@ -816,4 +828,59 @@ fn hermes_reads_no_openssl_config_of_the_image() {
         trace.contains("\"/dev/null\", O_RDONLY)"),
         "the empty config was not loaded"
     );
+}
+
+/// Where the harness's Python looks, as its launcher starts it (`bin/run`:
+/// `python3.11 -I -B`) in the hostile environment: every `sys.path` entry
+/// and every site dir is inside the install (so the image's own
+/// `/usr/lib/python3/dist-packages` and `/usr/local/lib/python3.11/…`,
+/// where a hostile `sitecustomize.py` would sit, are never read), the user
+/// site is off, and no `PYTHON*` variable took effect.
+#[test]
+fn hermes_python_looks_only_inside_the_install() {
+    let Some(entry) = installed("sys.path") else {
+        return;
+    };
+    let install = Path::new(&entry).parent().unwrap().parent().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let w = World::new(tmp.path());
+    make_impostors(&w);
+    let mut env = hostile_env(&w);
+    // As the session's run.env sets it (harnesses/hermes.toml): bin/run
+    // alone would let the task's PYTHONEXECUTABLE pick the prefix.
+    env.push(("PYTHONEXECUTABLE".into(), String::new()));
+    let probe = "import json, site, sys\n\
+                 print(json.dumps({'path': sys.path, 'site': site.getsitepackages(),\n\
+                 'user': site.ENABLE_USER_SITE, 'isolated': sys.flags.isolated,\n\
+                 'prefix': sys.prefix, 'modules': sorted(m for m in sys.modules\n\
+                 if m in ('sitecustomize', 'usercustomize'))}))\n";
+    let script = w.work.join("probe.py");
+    write(&script, probe);
+    let mut c = Command::new(install.join("hermes/bin/run"));
+    c.arg(install.join("python/bin/python3.11"))
+        .arg(&script)
+        .env_clear()
+        .env("HOME", &w.home)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&w.work)
+        .stdin(Stdio::null());
+    let out = common::run(c);
+    assert!(out.status.success(), "{out:?}");
+    // PYTHONIOENCODING=utf-16 would make this UTF-16: -I ignores it.
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ours = install.display().to_string();
+    for p in v["path"].as_array().unwrap() {
+        assert!(p.as_str().unwrap().starts_with(&ours), "sys.path {p}: {v}");
+    }
+    for p in v["site"].as_array().unwrap() {
+        assert!(p.as_str().unwrap().starts_with(&ours), "site dir {p}: {v}");
+    }
+    // Not even the script's own dir (the workdir here): -I implies -P.
+    assert_eq!(v["user"], false, "{v}");
+    assert_eq!(v["isolated"], 1, "{v}");
+    assert_eq!(v["prefix"], install.join("python").display().to_string());
+    assert_eq!(v["modules"], serde_json::json!([]), "{v}");
+    let markers: Vec<_> = std::fs::read_dir(&w.markers).unwrap().flatten().collect();
+    assert!(markers.is_empty(), "{markers:?}");
+    assert!(!w.record.exists(), "an impostor ran");
 }
