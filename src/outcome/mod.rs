@@ -359,7 +359,9 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         // Cline's sessions have a reader (`cline`), not yet used here: its
         // outputs are read instead (its outcome cells were made so).
         Harness::Cline => return Ok(()),
-        // No reader yet for Hermes's state.db: its outputs are read instead.
+        // Hermes's state.db has a reader (`shforge snapshot hermes`), but
+        // its records are not scanned for outcome causes yet: its outputs
+        // are read instead.
         Harness::Hermes => return Ok(()),
         // No reader yet for Stirrup's transcript.json: its outputs are read instead.
         Harness::Stirrup => return Ok(()),

@@ -552,7 +552,8 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
         Kind::QwenCode => &data["model"],
         Kind::GeminiCli => &data["model"],
         Kind::Cline => &data["modelInfo"]["id"],
-        Kind::Codex => return None,
+        // Hermes names the model on the session only (agent.model).
+        Kind::Codex | Kind::Hermes => return None,
     };
     v.as_str().filter(|s| !s.is_empty()).map(str::to_owned)
 }
@@ -564,6 +565,11 @@ fn timestamp(kind: Option<Kind>, data: &Value) -> Option<String> {
     match kind? {
         Kind::OpenCode | Kind::Kilo => data["time"]["created"].as_u64().and_then(iso_from_ms),
         Kind::Cline => data["ts"].as_u64().and_then(iso_from_ms),
+        // Seconds since the epoch, a float.
+        Kind::Hermes => data["timestamp"]
+            .as_f64()
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .and_then(|t| iso_from_ms((t * 1000.0) as u64)),
         _ => data["timestamp"]
             .as_str()
             .filter(|s| is_iso(s))

@@ -22,6 +22,7 @@ mod claude;
 mod cline;
 mod codex;
 mod gemini;
+mod hermes;
 mod jsonl;
 mod pi;
 mod qwen;
@@ -59,6 +60,8 @@ pub enum Kind {
     GeminiCli,
     /// Cline: `sessions/<id>/<id>.messages.json` under `CLINE_DIR/data`.
     Cline,
+    /// Hermes Agent: `state.db` (SQLite, WAL) in its `HERMES_HOME`.
+    Hermes,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -82,7 +85,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -91,6 +94,7 @@ impl Kind {
         Kind::QwenCode,
         Kind::GeminiCli,
         Kind::Cline,
+        Kind::Hermes,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -104,6 +108,7 @@ impl Kind {
             Kind::QwenCode => "qwen-code",
             Kind::GeminiCli => "gemini-cli",
             Kind::Cline => "cline",
+            Kind::Hermes => "hermes",
         }
     }
 
@@ -117,6 +122,7 @@ impl Kind {
             | Kind::QwenCode
             | Kind::GeminiCli
             | Kind::Cline => SourceKind::Dir,
+            Kind::Hermes => SourceKind::Dir,
         }
     }
 }
@@ -487,6 +493,7 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
         Kind::QwenCode => jsonl::read(dir, &qwen::LAYOUT, qwen::parse)?,
         Kind::GeminiCli => jsonl::read(dir, &gemini::LAYOUT, gemini::parse)?,
         Kind::Cline => jsonl::read_with(dir, &cline::LAYOUT, jsonl::read_document, cline::parse)?,
+        Kind::Hermes => hermes::read(dir)?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

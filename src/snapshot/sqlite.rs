@@ -32,7 +32,39 @@ use crate::files::{self, Bound, FileError};
 /// copy (a live database with a writer).
 const COPY_ATTEMPTS: usize = 5;
 
+/// What one harness keeps in its database: the columns read from each
+/// table (checked, before any row is read, to be plain columns of plain
+/// tables) and the reader of the rows.
+pub(super) struct Schema {
+    /// Table → the columns read from it.
+    pub columns: &'static [(&'static str, &'static [&'static str])],
+    /// Reads the sessions from the checked copy.
+    pub rows: fn(&Path, &Connection) -> Result<Vec<SessionRecord>, SnapshotError>,
+    /// A WAL that needs pages of the main file is checked on the tables
+    /// read only (`PRAGMA quick_check(TABLE)` each), not on the whole
+    /// file: a schema with virtual tables elsewhere (Hermes's FTS5 index)
+    /// is then readable, those tables never touched.
+    pub check_read_tables_only: bool,
+}
+
+/// OpenCode's and Kilo's tables.
+const OPENCODE: Schema = Schema {
+    columns: &COLUMNS,
+    rows: read_tables,
+    check_read_tables_only: false,
+};
+
 pub(super) fn read(kind: Kind, db: &Path) -> Result<Vec<SessionRecord>, SnapshotError> {
+    read_with(kind, db, &OPENCODE)
+}
+
+/// [`read`] for `schema`'s tables: the same private copy, WAL checks,
+/// defensive connection and schema checks for every harness.
+pub(super) fn read_with(
+    kind: Kind,
+    db: &Path,
+    schema: &Schema,
+) -> Result<Vec<SessionRecord>, SnapshotError> {
     check_header(db)?;
     let copy = PrivateCopy::take(db)?;
     let verdict = match &copy.wal {
@@ -43,11 +75,16 @@ pub(super) fn read(kind: Kind, db: &Path) -> Result<Vec<SessionRecord>, Snapshot
     // One read transaction: every SELECT sees the same state.
     conn.execute_batch("BEGIN DEFERRED")
         .map_err(|e| sql_err(db, e))?;
-    if verdict == wal::Verdict::Mixed {
+    if verdict == wal::Verdict::Mixed && schema.check_read_tables_only {
+        // The tables read must be plain tables with plain columns first:
+        // quick_check then walks only their b-trees.
+        check_schema(kind, db, &copy, &conn, schema.columns)?;
+        check_mixed_tables(db, &conn, schema.columns)?;
+    } else if verdict == wal::Verdict::Mixed {
         check_mixed(db, &conn)?;
     }
-    check_schema(kind, db, &copy, &conn)?;
-    let sessions = read_tables(db, &conn)?;
+    check_schema(kind, db, &copy, &conn, schema.columns)?;
+    let sessions = (schema.rows)(db, &conn)?;
     conn.execute_batch("COMMIT").map_err(|e| sql_err(db, e))?;
     Ok(sessions)
 }
@@ -282,7 +319,7 @@ fn copy_private(from: &Path, to: &Path, already: u64) -> Result<u64, SnapshotErr
     Ok(n)
 }
 
-fn sql_err(db: &Path, e: rusqlite::Error) -> SnapshotError {
+pub(super) fn sql_err(db: &Path, e: rusqlite::Error) -> SnapshotError {
     match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::NotADatabase) => return SnapshotError::NotSqlite(db.to_owned()),
         Some(rusqlite::ErrorCode::TooBig) => {
@@ -336,7 +373,7 @@ fn schema_entries(conn: &Connection) -> rusqlite::Result<Vec<SchemaEntry>> {
 }
 
 /// Refuse what would make reading the copy run code the file defines or
-/// read something other than OpenCode's tables: the three tables must be
+/// read something other than the harness's tables: the tables read must be
 /// plain tables (not views, not virtual tables) with the columns read, none
 /// of them generated.
 fn check_schema(
@@ -344,6 +381,7 @@ fn check_schema(
     db: &Path,
     copy: &PrivateCopy,
     conn: &Connection,
+    tables: &[(&'static str, &[&str])],
 ) -> Result<(), SnapshotError> {
     let entries = schema_entries(conn).map_err(|e| sql_err(db, e))?;
     if entries.is_empty() {
@@ -361,7 +399,7 @@ fn check_schema(
         };
         return Err(SnapshotError::NoData(why));
     }
-    for (table, _) in COLUMNS {
+    for &(table, _) in tables {
         let Some(entry) = entries.iter().find(|e| e.name.eq_ignore_ascii_case(table)) else {
             return Err(SnapshotError::MissingTable {
                 path: db.to_owned(),
@@ -382,7 +420,7 @@ fn check_schema(
             )));
         }
     }
-    for (table, columns) in COLUMNS {
+    for &(table, columns) in tables {
         check_columns(kind, db, conn, table, columns)?;
     }
     Ok(())
@@ -479,6 +517,39 @@ fn check_mixed(db: &Path, conn: &Connection) -> Result<(), SnapshotError> {
         .map_err(err)?;
     if verdict != "ok" {
         return Err(mismatch(&verdict));
+    }
+    Ok(())
+}
+
+/// [`check_mixed`] for the tables read only: `PRAGMA quick_check(TABLE)`
+/// walks that table's b-tree and its indexes, nothing of the others.
+fn check_mixed_tables(
+    db: &Path,
+    conn: &Connection,
+    tables: &[(&'static str, &[&str])],
+) -> Result<(), SnapshotError> {
+    let mismatch = |why: &str| {
+        SnapshotError::BadInput(format!(
+            "{}: its -wal does not fit the main file ({why}): a WAL of another database, or the two copied at different moments: refused",
+            db.display()
+        ))
+    };
+    let err = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
+            mismatch("the database they make is malformed")
+        }
+        _ => sql_err(db, e),
+    };
+    conn.pragma_update(None, "ignore_check_constraints", true)
+        .map_err(err)?;
+    for &(table, _) in tables {
+        // The name is one of ours (a constant), never the file's.
+        let verdict: String = conn
+            .query_row(&format!("PRAGMA quick_check('{table}')"), [], |r| r.get(0))
+            .map_err(err)?;
+        if verdict != "ok" {
+            return Err(mismatch(&format!("{table}: {verdict}")));
+        }
     }
     Ok(())
 }

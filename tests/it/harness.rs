@@ -288,9 +288,12 @@ fn check_hermes(
     assert_eq!(cfg["model"]["base_url"], "http://127.0.0.1:4321/v1");
     assert_eq!(cfg["model"]["default"], serde_json::Value::Null);
     assert_eq!(cfg["model"]["api_key"], "");
+    // No env probe running the task's python3/pip, no lazy `uv pip install`.
+    assert_eq!(cfg["agent"]["environment_probe"], false);
+    assert_eq!(cfg["security"]["allow_lazy_installs"], false);
     // The model in argv: Hermes expands ${VAR} in config values, not argv.
     assert!(argv.iter().any(|a| a == "--model=fake-model"), "{ctx}");
-    assert_eq!(capture["kind"], serde_json::Value::Null);
+    assert_eq!(capture["kind"], "hermes");
     assert_eq!(capture["dir"], format!("{d}/hermes-home"));
 }
 

@@ -25,6 +25,7 @@ mod matrix;
 mod model_server;
 mod outcome;
 mod params_cli;
+mod python_isolation;
 mod quoting;
 mod relocate;
 mod roots;

@@ -1764,3 +1764,80 @@ fn foreign_or_empty_data_is_not_clines() {
         stderr(&o)
     );
 }
+
+/// Hermes's `state.db`, from the real CLI (fixtures `hermes/`: its
+/// `terminal` tool completed, then `done`; `hermes-midtool/` (KILL) and
+/// `hermes-killed/` (TERM) while the tool blocked on a FIFO: the rows are
+/// in `state.db-wal`, and the call has no result). The fixture files are
+/// never changed; a foreign or empty dir is exit 2 naming `state.db`.
+#[test]
+fn hermes_state_db_from_the_real_cli() {
+    let kind = Kind::Hermes;
+    let before = state(&fixture("hermes"));
+    let snap = take(kind, &fixture("hermes")).unwrap();
+    assert_eq!(state(&fixture("hermes")), before, "fixture changed");
+    assert_eq!(snap.harness, "hermes");
+    assert_eq!((snap.summary.sessions, snap.summary.messages), (1, 4));
+    let roles: Vec<&str> = snap.sessions[0]
+        .messages
+        .iter()
+        .map(|m| m.role.as_str())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert_eq!(
+        tools(&snap),
+        [("terminal".to_owned(), ToolStatus::Completed)]
+    );
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    let t = snap.summary.tokens;
+    assert_eq!((t.input, t.output, t.total), (23022, 24, 23046), "{t:?}");
+    assert_eq!(
+        snap.sessions[0].directory.as_deref(),
+        Some("/tmp/snap-run/hermes/work")
+    );
+    assert_eq!(snap.sessions[0].agent.model.as_deref(), Some("fake-model"));
+
+    for name in ["hermes-midtool", "hermes-killed"] {
+        let before = state(&fixture(name));
+        let cut = take(kind, &fixture(name)).unwrap();
+        assert_eq!(state(&fixture(name)), before, "{name} changed");
+        assert_eq!(cut.summary.messages, 2, "{name}");
+        assert_eq!(cut.summary.final_text, None, "{name}");
+        assert_eq!(tools(&cut), [("terminal".to_owned(), ToolStatus::Running)]);
+        assert!(cut.summary.tool_calls[0].unfinished, "{name}");
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    // An OpenCode database where Hermes's would be: its tables are not.
+    let foreign = tmp.path().join("foreign");
+    fs::create_dir(&foreign).unwrap();
+    fs::copy(fixture("opencode/opencode.db"), foreign.join("state.db")).unwrap();
+    fs::copy(
+        fixture("opencode/opencode.db-wal"),
+        foreign.join("state.db-wal"),
+    )
+    .unwrap();
+    let linked = tmp.path().join("linked");
+    fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(fixture("hermes/state.db"), linked.join("state.db")).unwrap();
+    for (dir, wanted) in [
+        (empty.clone(), "expected state.db"),
+        (fixture("qwen-code"), "expected state.db"),
+        (foreign.clone(), "no table `sessions`"),
+        (linked.clone(), "not a regular file"),
+        (fixture("hermes/state.db"), "not a directory"),
+    ] {
+        let o = shforge(&["hermes", "--dir", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+        assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
+    }
+}

@@ -1,0 +1,886 @@
+//! The task's Python never reaches Hermes, and Hermes's Python never
+//! reaches the task (issue 22, part 4): the real Hermes, installed from its
+//! pinned artifacts, runs a real rollout (generated supervisor + runner,
+//! `shforge fake-model-server` on 127.0.0.1) with a hostile Python world
+//! around it, and the rollout must be the same as without it: deliverable
+//! written, receipt clean, no fixture ever run or imported, nothing changed
+//! under the task HOME or in the install, every request for the session's
+//! model at the session's server, and `python3` on the task's PATH the
+//! task's own before, during (from inside Hermes's shell tool) and after.
+//!
+//! One rollout (about 4 s on 2 cores) per group of hostile things, each its
+//! own #[test]; every check of a rollout is named in its failure.
+//!
+//! "During": Hermes's terminal tool captures a login-shell snapshot
+//! (`bash -l`, HOME the session's own `home/`) that the tool's command
+//! then runs in; a `.profile` put there writes `command -v python3` to a
+//! probe file. The fake server asks for the shell tool, so the shell runs.
+//! A login shell reads /etc/profile, which sets PATH on Debian: "the
+//! task's own" python3 during is then the one of the task's login shell.
+
+use crate::support as common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::Value;
+use shforge::harness::{Harness, Mode, SessionSpec};
+use shforge::{CleanupReceipt, SupervisorOptions, supervised_launch};
+
+/// Names a python3.6-like impostor is installed under, first on PATH: any
+/// of them run by Hermes (or its launcher) is recorded.
+const IMPOSTORS: &[&str] = &[
+    "python3",
+    "python",
+    "python3.6",
+    "python3.11",
+    "pip",
+    "pip3",
+    "uv",
+    "uvx",
+];
+
+/// Module names a hostile copy of is dropped wherever a Python could look
+/// (workdir, its parent, PYTHONPATH, the user site): each one, imported,
+/// writes a marker.
+const SHADOWS: &[&str] = &[
+    "sitecustomize.py",
+    "usercustomize.py",
+    "hermes.py",
+    "hermes_cli/__init__.py",
+    "hermes_cli/main.py",
+    "run_agent.py",
+    "hermes_constants.py",
+    "ssl.py",
+];
+
+/// The hostile things of one rollout.
+#[derive(Default)]
+struct Hostile {
+    /// Impostors first on PATH.
+    impostors: bool,
+    /// PYTHON*, UV_*, PIP_* in the environment, shadows in PYTHONPATH and
+    /// PYTHONUSERBASE, customize modules and a `.pth` in the task HOME's
+    /// user site.
+    env: bool,
+    /// uv.toml, pyproject.toml, .python-version, .env and the shadows in
+    /// the workdir and its parent.
+    files: bool,
+}
+
+/// The dirs of one rollout.
+struct World {
+    t: PathBuf,
+    home: PathBuf,
+    work: PathBuf,
+    markers: PathBuf,
+    trap: PathBuf,
+    record: PathBuf,
+    probe: PathBuf,
+    impostor_dir: PathBuf,
+}
+
+impl World {
+    fn new(t: &Path) -> World {
+        let w = World {
+            t: t.to_owned(),
+            home: t.join("home"),
+            // The workdir's parent is a dir of its own, so fixtures can go
+            // there without being in t.
+            work: t.join("parent/work"),
+            markers: t.join("markers"),
+            trap: t.join("trap"),
+            record: t.join("impostor-runs.txt"),
+            probe: t.join("during-python3.txt"),
+            impostor_dir: t.join("impostor-bin"),
+        };
+        for d in [&w.home, &w.work, &w.markers] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        w
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    write(path, text);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A Python file that writes a marker named `tag` when it is imported.
+fn marker_module(w: &World, tag: &str) -> String {
+    let marker = w.markers.join(tag.replace('/', "_"));
+    format!(
+        "# hostile fixture: proves it was imported\n\
+         open({:?}, 'w').write(__file__)\n\
+         def main():\n    raise SystemExit(97)\n",
+        marker.display().to_string()
+    )
+}
+
+/// Every shadow module under `dir`, tagged `where_`.
+fn shadows_into(w: &World, dir: &Path, where_: &str) {
+    for rel in SHADOWS {
+        write(
+            &dir.join(rel),
+            &marker_module(w, &format!("{where_}-{rel}")),
+        );
+    }
+}
+
+/// The task HOME: the probe `.bashrc`, a profile, and (for `env`) a user
+/// site holding customize modules and a `.pth` that runs code.
+fn make_home(w: &World, hostile: &Hostile) {
+    write(&w.home.join(".bashrc"), "# the task's own bashrc\n");
+    write(&w.home.join(".profile"), "# the task's own profile\n");
+    if hostile.env {
+        for v in ["3.11", "3.6"] {
+            let site = w.home.join(format!(".local/lib/python{v}/site-packages"));
+            for m in ["sitecustomize.py", "usercustomize.py"] {
+                write(&site.join(m), &marker_module(w, &format!("home-{v}-{m}")));
+            }
+            let pth = w.markers.join(format!("home-{v}-pth"));
+            write(
+                &site.join("hostile.pth"),
+                &format!("import os; open({:?}, 'w')\n", pth.display().to_string()),
+            );
+        }
+        write(
+            &w.home.join(".config/uv/uv.toml"),
+            &uv_toml(w, "home-config"),
+        );
+        write(
+            &w.home.join(".config/pip/pip.conf"),
+            "[global]\nindex-url = http://127.0.0.1:9/simple\n",
+        );
+    }
+}
+
+fn uv_toml(w: &World, tag: &str) -> String {
+    format!(
+        "index-url = \"http://127.0.0.1:9/simple\"\ncache-dir = \"{}/uv-cache-{tag}\"\n\
+         python-preference = \"only-system\"\n",
+        w.trap.display()
+    )
+}
+
+/// The python3.6-like impostors: each records its run and claims 3.6.
+fn make_impostors(w: &World) {
+    for name in IMPOSTORS {
+        executable(
+            &w.impostor_dir.join(name),
+            &format!(
+                "#!/bin/sh\n# a python3.6-like impostor: records that it ran\n\
+                 printf '%s %s\\n' \"$0\" \"$*\" >> '{}'\n\
+                 case ${{1-}} in --version|-V) echo 'Python 3.6.15'; exit 0 ;; esac\n\
+                 echo 'impostor: Python 3.6 only' >&2\nexit 1\n",
+                w.record.display()
+            ),
+        );
+    }
+}
+
+/// The workdir and its parent: uv and pip config, a project pinning
+/// Python 3.6, a `.env` pointing Hermes elsewhere, and the shadows.
+fn make_files(w: &World, decoy: &str) {
+    let parent = w.work.parent().unwrap().to_owned();
+    for (dir, tag) in [(&w.work, "workdir"), (&parent, "parent")] {
+        write(&dir.join("uv.toml"), &uv_toml(w, tag));
+        write(
+            &dir.join("pyproject.toml"),
+            &format!(
+                "[project]\nname = \"task\"\nversion = \"0\"\nrequires-python = \"==3.6.*\"\n\n\
+                 [tool.uv]\nindex-url = \"http://127.0.0.1:9/simple\"\ncache-dir = \"{}/uv-cache-{tag}-pyproject\"\n",
+                w.trap.display()
+            ),
+        );
+        write(&dir.join(".python-version"), "3.6\n");
+        write(
+            &dir.join(".env"),
+            &format!(
+                "OPENAI_BASE_URL={decoy}/v1\nOPENAI_API_KEY=sk-evil\nOPENAI_MODEL=evil-model\n\
+                 HERMES_HOME={trap}/hermes-home\nHERMES_INFERENCE_PROVIDER=openrouter\n\
+                 OPENROUTER_BASE_URL={decoy}/v1\nOPENROUTER_API_KEY=sk-evil\n\
+                 HERMES_MAX_ITERATIONS=0\nHERMES_IGNORE_RULES=0\nHERMES_REDACT_SECRETS=0\n\
+                 PYTHONPATH={dir}\n",
+                trap = w.trap.display(),
+                dir = dir.display()
+            ),
+        );
+        shadows_into(w, dir, tag);
+    }
+}
+
+/// The hostile environment: PYTHON*, UV_*, PIP_* (and PYTHONSAFEPATH
+/// absent, so only `-I` keeps the workdir off sys.path).
+fn hostile_env(w: &World) -> Vec<(String, String)> {
+    let shadow = w.t.join("pythonpath");
+    shadows_into(w, &shadow, "pythonpath");
+    let userbase = w.t.join("userbase");
+    for m in ["sitecustomize.py", "usercustomize.py"] {
+        write(
+            &userbase.join("lib/python3.11/site-packages").join(m),
+            &marker_module(w, &format!("userbase-{m}")),
+        );
+    }
+    let startup = w.t.join("startup.py");
+    write(&startup, &marker_module(w, "pythonstartup"));
+    let bogus_home = w.t.join("bogus-pythonhome");
+    std::fs::create_dir_all(&bogus_home).unwrap();
+    write(&w.t.join("hostile-uv.toml"), &uv_toml(w, "config-file"));
+    write(
+        &w.t.join("hostile-pip.conf"),
+        "[global]\nindex-url = http://127.0.0.1:9/simple\n",
+    );
+    // A prefix whose stdlib is hostile: CPython 3.11 takes its prefix from
+    // PYTHONEXECUTABLE even under -I, unless the session empties it.
+    let fake = w.t.join("fakeprefix");
+    executable(&fake.join("bin/python3"), "#!/bin/sh\nexit 1\n");
+    write(
+        &fake.join("lib/python3.11/os.py"),
+        &marker_module(w, "pythonexecutable-prefix-os.py"),
+    );
+    std::fs::create_dir_all(fake.join("lib/python3.11/lib-dynload")).unwrap();
+    let trap = |s: &str| w.trap.join(s).display().to_string();
+    let t = |s: &str| w.t.join(s).display().to_string();
+    let impostor = w.impostor_dir.join("python3").display().to_string();
+    [
+        ("PYTHONPATH", shadow.display().to_string()),
+        ("PYTHONHOME", bogus_home.display().to_string()),
+        ("PYTHONSTARTUP", startup.display().to_string()),
+        ("PYTHONUSERBASE", userbase.display().to_string()),
+        ("PYTHONPYCACHEPREFIX", trap("pycache")),
+        ("PYTHONPLATLIBDIR", "bogus".into()),
+        ("PYTHONIOENCODING", "utf-16".into()),
+        ("PYTHONWARNINGS", "error".into()),
+        ("PYTHONINSPECT", "1".into()),
+        (
+            "PYTHONEXECUTABLE",
+            fake.join("bin/python3").display().to_string(),
+        ),
+        ("VIRTUAL_ENV", trap("venv")),
+        ("UV_INDEX_URL", "http://127.0.0.1:9/simple".into()),
+        ("UV_DEFAULT_INDEX", "http://127.0.0.1:9/simple".into()),
+        ("UV_PYTHON", impostor),
+        ("UV_CACHE_DIR", trap("uv-cache")),
+        ("UV_PYTHON_INSTALL_DIR", trap("uv-python")),
+        ("UV_TOOL_DIR", trap("uv-tool")),
+        ("UV_PROJECT_ENVIRONMENT", trap("uv-venv")),
+        ("UV_CONFIG_FILE", t("hostile-uv.toml")),
+        ("PIP_INDEX_URL", "http://127.0.0.1:9/simple".into()),
+        ("PIP_TARGET", trap("pip-target")),
+        ("PIP_CACHE_DIR", trap("pip-cache")),
+        ("PIP_CONFIG_FILE", t("hostile-pip.conf")),
+        ("PIP_USER", "1".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+/// The fake model server as a child, with its request log.
+struct Server {
+    child: std::process::Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl Server {
+    fn start(log: &Path) -> Server {
+        use std::io::BufRead as _;
+        let mut child = Command::new(common::shforge())
+            .arg("fake-model-server")
+            .arg("--log")
+            .arg(log)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("server said {line:?}"))
+            .to_owned();
+        Server {
+            child,
+            url,
+            log: log.to_owned(),
+        }
+    }
+
+    /// The model of every API request logged.
+    fn models(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["api"] != "other")
+            .map(|e| e["model"].clone())
+            .collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Path → what it is (kind, size, mode, mtime, and the bytes' digest when
+/// `digest`), for a before/after comparison.
+fn tree(root: &Path, digest: bool) -> BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, digest: bool, out: &mut BTreeMap<String, String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            use std::os::unix::fs::MetadataExt as _;
+            let p = e.path();
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            let mut s = format!(
+                "{:o} {} {}.{}",
+                m.mode(),
+                m.len(),
+                m.mtime(),
+                m.mtime_nsec()
+            );
+            if m.is_dir() {
+                walk(root, &p, digest, out);
+            } else if m.file_type().is_symlink() {
+                s += &format!(" -> {}", std::fs::read_link(&p).unwrap().display());
+            } else if digest {
+                s += &format!(" {:?}", std::fs::read(&p).unwrap_or_default());
+            }
+            out.insert(rel, s);
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, digest, &mut out);
+    out
+}
+
+fn tree_diff(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> Vec<String> {
+    let mut d = Vec::new();
+    for (k, v) in after {
+        match before.get(k) {
+            None => d.push(format!("new {k}")),
+            Some(b) if b != v => d.push(format!("changed {k}")),
+            _ => {}
+        }
+    }
+    d.extend(
+        before
+            .keys()
+            .filter(|k| !after.contains_key(*k))
+            .map(|k| format!("gone {k}")),
+    );
+    d
+}
+
+/// `command -v python3` in a bash with the task's environment (`login`: a
+/// login shell, as Hermes's terminal tool starts).
+fn python3_of_task(env: &[(String, String)], w: &World, login: bool) -> String {
+    let mut c = Command::new("bash");
+    if login {
+        // A login shell reads /etc/profile (which sets PATH on Debian) and
+        // the task's ~/.profile, as Hermes's snapshot shell does.
+        c.arg("-l");
+    } else {
+        c.arg("--noprofile").arg("--norc");
+    }
+    c.arg("-c")
+        .arg("command -v python3 || echo none")
+        .env("HOME", &w.home)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&w.work);
+    let out = common::run(c);
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// One named check of a rollout.
+struct Checks {
+    case: &'static str,
+    failed: Vec<String>,
+    passed: Vec<&'static str>,
+}
+
+impl Checks {
+    fn check(&mut self, name: &'static str, ok: bool, detail: impl FnOnce() -> String) {
+        if ok {
+            self.passed.push(name);
+        } else {
+            self.failed
+                .push(format!("{}: {name}: {}", self.case, detail()));
+        }
+    }
+
+    fn finish(self) {
+        eprintln!("{}: passed: {}", self.case, self.passed.join(", "));
+        assert!(self.failed.is_empty(), "\n{}", self.failed.join("\n"));
+    }
+}
+
+/// What a rollout ran with and left.
+struct Ran {
+    case: &'static str,
+    w: World,
+    install: PathBuf,
+    session: PathBuf,
+    target: PathBuf,
+    token: String,
+    receipt: PathBuf,
+    status: std::process::ExitStatus,
+    before: String,
+    login: String,
+    after: String,
+    home_before: BTreeMap<String, String>,
+    install_before: BTreeMap<String, String>,
+    server: Server,
+    decoy: Server,
+    // Dropped last: the dirs above live in it.
+    _tmp: tempfile::TempDir,
+}
+
+/// The task's environment: PATH (the image's dirs, bash, coreutils and its
+/// python3; the impostors first when asked) and the hostile variables.
+fn task_env(w: &World, hostile: &Hostile, decoy: &Server) -> Vec<(String, String)> {
+    make_home(w, hostile);
+    let mut path = String::from("/usr/local/bin:/usr/bin:/bin");
+    if hostile.impostors {
+        make_impostors(w);
+        path = format!("{}:{path}", w.impostor_dir.display());
+    }
+    let mut env = vec![("PATH".to_owned(), path)];
+    if hostile.env {
+        env.extend(hostile_env(w));
+    }
+    if hostile.files {
+        make_files(w, &decoy.url);
+    }
+    env
+}
+
+/// The session dir of the rollout, with the probe in its HOME; the
+/// supervised launch argv.
+fn make_session(
+    w: &World,
+    entry: &str,
+    server: &Server,
+    token: &str,
+    target: &Path,
+) -> Vec<String> {
+    let session = w.t.join("session");
+    let spec = SessionSpec {
+        harness: Harness::Hermes.into(),
+        session_dir: session.display().to_string(),
+        workdir: w.work.display().to_string(),
+        entry: entry.to_owned(),
+        base_url: server.url.clone(),
+        model: "fake-model".into(),
+        api: None,
+        api_key_env: None,
+        mode: Mode::Events,
+        prompt: format!(
+            "Write the token into the target file, exactly.\n\
+             shforge-token={token} shforge-target={} shforge-prefer=shell\n",
+            target.display()
+        ),
+    };
+    let built = spec.build().unwrap();
+    built.write_into(&session).unwrap();
+    assert_eq!(built.api_key_env, "OPENAI_API_KEY");
+    // The probe: Hermes's shell tool is a login shell (`bash -l`) with the
+    // session's HOME, so it reads this `.profile` in the tool's environment.
+    write(
+        &session.join("home/.profile"),
+        &format!(
+            "# test probe: which python3 the harness's shell tool would run\n\
+             command -v python3 > '{0}' 2>&1 || echo none > '{0}'\n\
+             printf '%s' \"${{OPENSSL_CONF-unset}}\" > '{0}.openssl'\n",
+            w.probe.display()
+        ),
+    );
+    let root = common::root();
+    let opts = SupervisorOptions::new(w.t.join("receipt.json").display().to_string())
+        .deadline(std::time::Duration::from_secs(120))
+        .marker(format!("{token}-marker"));
+    let command = [
+        "bash".to_owned(),
+        "--noprofile".into(),
+        "--norc".into(),
+        root.join("generated/harness_runner.sh")
+            .display()
+            .to_string(),
+        session.join("params.sh").display().to_string(),
+    ];
+    supervised_launch(
+        &root
+            .join("generated/process_supervisor.sh")
+            .display()
+            .to_string(),
+        &opts,
+        &command,
+    )
+    .unwrap()
+}
+
+/// Install Hermes, build the hostile world, run one events-mode rollout
+/// through the supervisor and runner (a clean environment but for `env`).
+fn run_rollout(case: &'static str, hostile: &Hostile) -> Option<Ran> {
+    let h = Harness::Hermes;
+    let artifacts = common::artifacts::artifacts_for(h, "python isolation")?;
+    let entry = common::artifacts::install(h, &artifacts);
+    let install = Path::new(&entry).parent()?.parent()?.to_owned();
+    let tmp = tempfile::tempdir().unwrap();
+    let w = World::new(tmp.path());
+    let server = Server::start(&w.t.join("requests.jsonl"));
+    let decoy = Server::start(&w.t.join("decoy.jsonl"));
+    let env = task_env(&w, hostile, &decoy);
+    let target = w.t.join("out/deliverable.txt");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    let token = format!("isolation-{case}-{}", std::process::id());
+    let argv = make_session(&w, &entry, &server, &token, &target);
+
+    let before = python3_of_task(&env, &w, false);
+    let login = python3_of_task(&env, &w, true);
+    let home_before = tree(&w.home, true);
+    let install_before = tree(&install, false);
+    let start = Instant::now();
+    let status = Command::new(&argv[0])
+        .args(&argv[1..])
+        .env_clear()
+        .env("HOME", &w.home)
+        .env("OPENAI_API_KEY", "sk-shforge-isolation")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&w.work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    eprintln!("{case}: rollout {:.1} s", start.elapsed().as_secs_f64());
+    let after = python3_of_task(&env, &w, false);
+    Some(Ran {
+        case,
+        session: w.t.join("session"),
+        receipt: w.t.join("receipt.json"),
+        w,
+        install,
+        target,
+        token,
+        status,
+        before,
+        login,
+        after,
+        home_before,
+        install_before,
+        server,
+        decoy,
+        _tmp: tmp,
+    })
+}
+
+/// The outcome checks: what the rollout delivered and reported.
+fn check_outcome(r: &Ran, c: &mut Checks) {
+    let stderr = std::fs::read_to_string(r.session.join("stderr.log")).unwrap_or_default();
+    let tail: String = stderr.lines().rev().take(8).collect::<Vec<_>>().join(" | ");
+    let status = r.status;
+    c.check("exit 0", status.success(), || {
+        format!("{status:?}; stderr: {tail}")
+    });
+    let got = std::fs::read_to_string(&r.target).unwrap_or_default();
+    c.check("deliverable", got == r.token, || {
+        format!("{got:?}; stderr: {tail}")
+    });
+    let rc = CleanupReceipt::from_file(&r.receipt);
+    c.check(
+        "receipt",
+        rc.as_ref()
+            .is_ok_and(|r| r.return_code == Some(0) && !r.timed_out && r.is_clean()),
+        || format!("{rc:?}"),
+    );
+    let events = std::fs::read_to_string(r.session.join("events.log")).unwrap_or_default();
+    // PYTHONIOENCODING=utf-16, honoured, would print the answer as UTF-16.
+    c.check("answer printed as text", events.contains("done"), || {
+        format!("events.log: {events:?}")
+    });
+    let models = r.server.models();
+    c.check(
+        "every request for the session's model",
+        !models.is_empty() && models.iter().all(|m| m == "fake-model"),
+        || format!("{models:?}"),
+    );
+    let decoyed = r.decoy.models();
+    c.check(
+        "nothing sent to the decoy server",
+        decoyed.is_empty(),
+        || format!("{decoyed:?}"),
+    );
+}
+
+/// The isolation checks: nothing hostile ran or was imported, nothing
+/// changed, python3 the task's own before, during and after.
+fn check_isolation(r: &Ran, c: &mut Checks) {
+    let w = &r.w;
+    let runs = std::fs::read_to_string(&w.record).unwrap_or_default();
+    c.check("no impostor ever ran", runs.is_empty(), || runs.clone());
+    let markers: Vec<String> = std::fs::read_dir(&w.markers)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    c.check("no hostile module imported", markers.is_empty(), || {
+        markers.join(", ")
+    });
+    c.check("no trap path written", !w.trap.exists(), || {
+        format!("{:?}", tree(&w.trap, false).keys().collect::<Vec<_>>())
+    });
+    let home = tree_diff(&r.home_before, &tree(&w.home, true));
+    c.check("task HOME unchanged", home.is_empty(), || home.join(", "));
+    let inst = tree_diff(&r.install_before, &tree(&r.install, false));
+    c.check("install unchanged", inst.is_empty(), || inst.join(", "));
+    let ours = r.install.display().to_string();
+    let inside = |p: &str| p.starts_with(&ours) || p.contains("/session/");
+    let (before, after, login) = (&r.before, &r.after, &r.login);
+    c.check(
+        "python3 before is the task's own",
+        before.starts_with('/') && !inside(before),
+        || before.clone(),
+    );
+    c.check("python3 after = before", after == before, || {
+        format!("before {before}, after {after}")
+    });
+    let during = std::fs::read_to_string(&w.probe).unwrap_or_default();
+    let during = during.trim();
+    c.check(
+        "python3 during (Hermes's shell tool) is the task's own",
+        (during == before || during == login) && !inside(during),
+        || format!("during {during:?}, before {before}, login shell {login}"),
+    );
+    // boot.py's private OpenSSL config is Hermes's alone.
+    let conf = std::fs::read_to_string(w.probe.with_extension("txt.openssl")).unwrap_or_default();
+    c.check("no OPENSSL_CONF in the shell tool", conf == "unset", || {
+        conf.clone()
+    });
+    eprintln!(
+        "{}: python3 before {before}, during {during}, after {after}",
+        r.case
+    );
+}
+
+/// One rollout with `hostile`, every check named in the failure.
+fn rollout(case: &'static str, hostile: Hostile) {
+    let Some(ran) = run_rollout(case, &hostile) else {
+        return;
+    };
+    let mut c = Checks {
+        case,
+        failed: Vec::new(),
+        passed: Vec::new(),
+    };
+    check_outcome(&ran, &mut c);
+    check_isolation(&ran, &mut c);
+    c.finish();
+}
+
+#[test]
+fn hermes_rollout_with_nothing_hostile_keeps_python3_the_tasks() {
+    rollout("baseline", Hostile::default());
+}
+
+#[test]
+fn hermes_never_runs_a_python36_impostor_first_on_path() {
+    rollout(
+        "impostor",
+        Hostile {
+            impostors: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+#[test]
+fn hermes_ignores_python_uv_pip_variables_and_customize_modules() {
+    // The impostors stay on PATH: UV_PYTHON and PYTHONEXECUTABLE name one.
+    rollout(
+        "environment",
+        Hostile {
+            impostors: true,
+            env: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+#[test]
+fn hermes_ignores_python_project_files_and_shadows_in_workdir_and_parent() {
+    rollout(
+        "files",
+        Hostile {
+            files: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+/// The installed Hermes entry, or None (said loudly) without the artifacts.
+fn installed(what: &str) -> Option<String> {
+    let h = Harness::Hermes;
+    let artifacts = common::artifacts::artifacts_for(h, what)?;
+    Some(common::artifacts::install(h, &artifacts))
+}
+
+/// boot.py reads `--prompt-file` as the runner reads RUNNER_ARG_FILE: a
+/// regular file of at most 131071 bytes without NUL, read bounded; any
+/// other is one line on stderr and exit 125 before Hermes is imported.
+#[test]
+fn hermes_boot_refuses_an_unusable_prompt_file_with_one_line() {
+    let Some(entry) = installed("prompt file bounds") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    std::fs::write(t.join("over"), vec![b'a'; 131_072]).unwrap();
+    // Sparse: 8 GiB that must never be read whole.
+    let sparse = std::fs::File::create(t.join("sparse")).unwrap();
+    sparse.set_len(8 << 30).unwrap();
+    std::fs::write(t.join("nul"), b"write\0the token").unwrap();
+    std::fs::create_dir(t.join("dir")).unwrap();
+    let fifo = t.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let cases = [
+        ("over", "over the 131071 bytes"),
+        ("sparse", "over the 131071 bytes"),
+        ("nul", "NUL byte"),
+        ("dir", "not a regular file"),
+        ("fifo", "not a regular file"),
+        ("missing", "No such file"),
+    ];
+    for (name, why) in cases {
+        let mut c = Command::new(&entry);
+        c.arg("--prompt-file")
+            .arg(t.join(name))
+            .stdin(Stdio::null());
+        let out = common::run(c);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{name}: {out:?}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(
+            err.contains(why) && err.contains("Hermes was not started"),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// libcrypto reads no openssl.cnf of the image (its compiled-in
+/// /usr/lib/ssl/openssl.cnf): boot.py loads an empty config first.
+/// Seen with strace, which the test needs (skipped loudly without it).
+#[test]
+fn hermes_reads_no_openssl_config_of_the_image() {
+    let Some(entry) = installed("openssl config") else {
+        return;
+    };
+    if Command::new("strace").arg("-V").output().is_err() {
+        common::loud("SKIPPING hermes openssl config: no strace");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("strace.txt");
+    let hostile = tmp.path().join("openssl.cnf");
+    write(&hostile, "openssl_conf = evil\n[evil]\nengines = nothing\n");
+    let mut c = Command::new("strace");
+    c.args(["-f", "-qq", "-e", "trace=open,openat", "-o"])
+        .arg(&log)
+        .arg(&entry)
+        .arg("--version")
+        // The task's own OPENSSL_CONF is not Hermes's either.
+        .env("OPENSSL_CONF", &hostile)
+        .stdin(Stdio::null());
+    let out = common::run(c);
+    assert!(out.status.success(), "{out:?}");
+    let trace = std::fs::read_to_string(&log).unwrap();
+    let read: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.contains(".cnf") && !l.contains("= -1"))
+        .collect();
+    assert!(read.is_empty(), "config read: {read:?}");
+    assert!(
+        trace.contains("\"/dev/null\", O_RDONLY)"),
+        "the empty config was not loaded"
+    );
+}
+
+/// Where the harness's Python looks, as its launcher starts it (`bin/run`:
+/// `python3.11 -I -B`) in the hostile environment: every `sys.path` entry
+/// and every site dir is inside the install (so the image's own
+/// `/usr/lib/python3/dist-packages` and `/usr/local/lib/python3.11/…`,
+/// where a hostile `sitecustomize.py` would sit, are never read), the user
+/// site is off, and no `PYTHON*` variable took effect.
+#[test]
+fn hermes_python_looks_only_inside_the_install() {
+    let Some(entry) = installed("sys.path") else {
+        return;
+    };
+    let install = Path::new(&entry).parent().unwrap().parent().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let w = World::new(tmp.path());
+    make_impostors(&w);
+    let mut env = hostile_env(&w);
+    // As the session's run.env sets it (harnesses/hermes.toml): bin/run
+    // alone would let the task's PYTHONEXECUTABLE pick the prefix.
+    env.push(("PYTHONEXECUTABLE".into(), String::new()));
+    let probe = "import json, site, sys\n\
+                 print(json.dumps({'path': sys.path, 'site': site.getsitepackages(),\n\
+                 'user': site.ENABLE_USER_SITE, 'isolated': sys.flags.isolated,\n\
+                 'prefix': sys.prefix, 'modules': sorted(m for m in sys.modules\n\
+                 if m in ('sitecustomize', 'usercustomize'))}))\n";
+    let script = w.work.join("probe.py");
+    write(&script, probe);
+    let mut c = Command::new(install.join("hermes/bin/run"));
+    c.arg(install.join("python/bin/python3.11"))
+        .arg(&script)
+        .env_clear()
+        .env("HOME", &w.home)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&w.work)
+        .stdin(Stdio::null());
+    let out = common::run(c);
+    assert!(out.status.success(), "{out:?}");
+    // PYTHONIOENCODING=utf-16 would make this UTF-16: -I ignores it.
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ours = install.display().to_string();
+    for p in v["path"].as_array().unwrap() {
+        assert!(p.as_str().unwrap().starts_with(&ours), "sys.path {p}: {v}");
+    }
+    for p in v["site"].as_array().unwrap() {
+        assert!(p.as_str().unwrap().starts_with(&ours), "site dir {p}: {v}");
+    }
+    // Not even the script's own dir (the workdir here): -I implies -P.
+    assert_eq!(v["user"], false, "{v}");
+    assert_eq!(v["isolated"], 1, "{v}");
+    assert_eq!(v["prefix"], install.join("python").display().to_string());
+    assert_eq!(v["modules"], serde_json::json!([]), "{v}");
+    let markers: Vec<_> = std::fs::read_dir(&w.markers).unwrap().flatten().collect();
+    assert!(markers.is_empty(), "{markers:?}");
+    assert!(!w.record.exists(), "an impostor ran");
+}
