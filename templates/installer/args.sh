@@ -1,5 +1,5 @@
 usage() {
-    printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
+    printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image] [--quiet]\n' "$prog.sh" >&2
 }
 
 usage_error() {
@@ -24,6 +24,10 @@ parse_args() {
                     --glibc-runtime) glibc_runtime=$2 ;;
                 esac
                 shift 2
+                ;;
+            --quiet)
+                quiet=1
+                shift
                 ;;
             -h | --help)
                 usage
