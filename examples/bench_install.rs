@@ -12,7 +12,10 @@
 //! - reuse: the installer again on that prefix, against the bare entry check
 //!   run by hand (the installer's own reuse cost is the difference).
 //!
-//! CPU is user + sys of the children (getrusage), wall is elapsed; each
+//! CPU is user + sys of the children (getrusage), printed with user time
+//! alone too: the system time of creating tens of thousands of files varies
+//! several-fold between identical runs on a shared disk, the user time does
+//! not. Wall is elapsed; each
 //! ratio is taken pair by pair and the median printed, so a machine whose
 //! speed drifts between pairs still compares like with like.
 //!
@@ -32,15 +35,16 @@ use shforge::installer::Installer;
 struct Cost {
     wall: f64,
     cpu: f64,
+    user: f64,
 }
 
-/// CPU seconds (user + sys) of all reaped children so far.
-fn children_cpu() -> f64 {
+/// CPU seconds (user + sys, and user alone) of all reaped children so far.
+fn children_cpu() -> (f64, f64) {
     // SAFETY: getrusage only writes the struct it is given.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
     let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(ru.ru_utime) + t(ru.ru_stime)
+    (t(ru.ru_utime) + t(ru.ru_stime), t(ru.ru_utime))
 }
 
 /// Runs `cmd` to its end (it must succeed) and returns its cost.
@@ -55,9 +59,11 @@ fn timed(cmd: &mut Command, what: &str) -> Cost {
         "{what} failed: {}",
         String::from_utf8_lossy(&o.stderr)
     );
+    let cpu1 = children_cpu();
     Cost {
         wall,
-        cpu: children_cpu() - cpu0,
+        cpu: cpu1.0 - cpu0.0,
+        user: cpu1.1 - cpu0.1,
     }
 }
 
@@ -191,8 +197,8 @@ fn run(name: &str, runs: usize, artifacts: &Path) {
     // One install kept for the floor's entry check (warms the caches too).
     let kept = b.dir.path().join("kept");
     let entry = entry_path(&b.script, &kept, artifacts);
-    let (mut wall, mut cpu, mut reuse_own, mut fresh_cpu, mut floor_cpu) =
-        (vec![], vec![], vec![], vec![], vec![]);
+    let (mut wall, mut cpu, mut user, mut reuse_own, mut fresh_cpu, mut floor_cpu) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
     for i in 0..runs {
         let out = b.dir.path().join(format!("floor{i}"));
         let f = b.floor(&out, &entry);
@@ -204,13 +210,15 @@ fn run(name: &str, runs: usize, artifacts: &Path) {
         std::fs::remove_dir_all(&prefix).unwrap();
         wall.push(fresh.wall / f.wall);
         cpu.push(fresh.cpu / f.cpu);
+        user.push(fresh.user / f.user);
         fresh_cpu.push(fresh.cpu);
         floor_cpu.push(f.cpu);
         reuse_own.push((reuse.wall - bare.wall) * 1000.0);
     }
     println!(
-        "{name}\t{:.2}\t{:.2}\t{:.2}\t{:.2}\t{:.0}",
+        "{name}\t{:.2}\t{:.2}\t{:.2}\t{:.2}\t{:.2}\t{:.0}",
         median(cpu),
+        median(user),
         median(wall),
         median(fresh_cpu),
         median(floor_cpu),
@@ -236,7 +244,7 @@ fn main() {
         "## fresh install / hand floor (sha256sum + tar -xzf + entry --version), median of {runs} pairs"
     );
     println!(
-        "spec\tCPU ratio\twall ratio\tinstall CPU s\tfloor CPU s\treuse, installer's own (ms)"
+        "spec\tCPU ratio\tuser CPU ratio\twall ratio\tinstall CPU s\tfloor CPU s\treuse, installer's own (ms)"
     );
     for name in &args {
         run(name, runs, &artifacts);

@@ -1,7 +1,7 @@
 # Installs one pinned runtime (see the values below) into PREFIX/NAME-VERSION.
 #
 #   bash install_NAME.sh --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S]
-#                        [--glibc-runtime auto|private|image]
+#                        [--glibc-runtime auto|private|image] [--quiet]
 #   bash install_NAME.sh --plan --prefix DIR [--glibc-runtime auto|private|image]
 #     prints the runtime choice and the artifacts an install here would take
 #     (installer/plan.sh) and exits 0, writing nothing.
@@ -13,6 +13,9 @@
 # renamed to DIR/NAME-VERSION: the final path never holds a partial runtime.
 # An existing install is reused when its entry check passes, replaced when not.
 # On success the last line of stdout is the absolute path of the entry.
+# A fresh install reports its progress on stderr, one line per phase per
+# artifact (get, verify, unpack, place; then the entry check), each with its
+# sizes and elapsed time; a reuse prints nothing there. --quiet: only errors.
 #
 # Footprint: whatever an archive holds (symlinks, hard links, device nodes,
 # FIFOs, setuid bits), nothing outside DIR/NAME-VERSION and its lock file is
@@ -139,6 +142,8 @@ stage=
 inst=
 old=
 check_home=
+art_got=
+install_took=
 
 {% include "lib/install_log.sh" %}
 
@@ -153,6 +158,8 @@ check_home=
 {% include "lib/digest.sh" %}
 
 {% include "lib/unpack.sh" %}
+
+{% include "lib/place.sh" %}
 
 {% include "lib/lock.sh" %}
 
@@ -210,7 +217,7 @@ main() {
         say "reusing $final (installed meanwhile, or fixed by the libraries)"
     else
         install_fresh
-        say "installed $name $version into $final"
+        say "installed $name $version into $final in $install_took"
     fi
     lock_release
     printf '%s\n' "$final/$entry"

@@ -3,7 +3,7 @@
 # Installs one pinned runtime (see the values below) into PREFIX/NAME-VERSION.
 #
 #   bash install_NAME.sh --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S]
-#                        [--glibc-runtime auto|private|image]
+#                        [--glibc-runtime auto|private|image] [--quiet]
 #   bash install_NAME.sh --plan --prefix DIR [--glibc-runtime auto|private|image]
 #     prints the runtime choice and the artifacts an install here would take
 #     (installer/plan.sh) and exits 0, writing nothing.
@@ -15,6 +15,9 @@
 # renamed to DIR/NAME-VERSION: the final path never holds a partial runtime.
 # An existing install is reused when its entry check passes, replaced when not.
 # On success the last line of stdout is the absolute path of the entry.
+# A fresh install reports its progress on stderr, one line per phase per
+# artifact (get, verify, unpack, place; then the entry check), each with its
+# sizes and elapsed time; a reuse prints nothing there. --quiet: only errors.
 #
 # Footprint: whatever an archive holds (symlinks, hard links, device nodes,
 # FIFOs, setuid bits), nothing outside DIR/NAME-VERSION and its lock file is
@@ -138,13 +141,18 @@ stage=
 inst=
 old=
 check_home=
+art_got=
+install_took=
 
 # Messages of an installer. Everything but the final entry path goes to
 # stderr, so the last line of stdout is always the path a caller reads.
 # die CODE MESSAGE: the one way out on failure; the EXIT trap cleans up.
+# With --quiet (quiet=1) only errors are printed.
+
+quiet=0
 
 say() {
-    printf '%s: %s\n' "$prog" "$*" >&2
+    [ "$quiet" -eq 1 ] || printf '%s: %s\n' "$prog" "$*" >&2
 }
 
 die() {
@@ -152,6 +160,56 @@ die() {
     shift
     printf '%s: error: %s\n' "$prog" "$*" >&2
     exit "$code"
+}
+
+# Progress: one line per phase per artifact, with the phase's elapsed time,
+# read without forking: bash 5.0+ has $EPOCHREALTIME (microseconds; its
+# decimal point follows the locale, so only its digits are kept); older
+# bashes have only $SECONDS, whole seconds, and `date` has no portable
+# sub-second format (busybox and macOS lack %N), so a fork per line would
+# buy nothing. The unit says which precision a line has.
+if [ "${BASH_VERSINFO[0]}" -ge 5 ]; then
+    clock_us=1
+else
+    clock_us=0
+fi
+
+# clock_now: sets clock to now (microseconds, or seconds on bash < 5).
+clock_now() {
+    if [ "$clock_us" -eq 1 ]; then
+        # shforge-allow: bash32-epoch only where BASH_VERSINFO says 5.0 or later
+        clock=${EPOCHREALTIME//[!0-9]/}
+    else
+        clock=$SECONDS
+    fi
+}
+
+# phase_start: the phase being reported starts now.
+phase_start() {
+    clock_now
+    phase_t0=$clock
+}
+
+# elapsed_since T0: sets REPLY to the time since T0, "1.234 s" or "3 s".
+elapsed_since() {
+    local d
+    clock_now
+    d=$((clock - $1))
+    if [ "$clock_us" -eq 1 ]; then
+        d=$((d / 1000))
+        printf -v REPLY '%d.%03d s' "$((d / 1000))" "$((d % 1000))"
+    else
+        REPLY="$d s"
+    fi
+}
+
+# progress PHASE WHAT DETAIL: the line of a finished phase, with the time
+# since phase_start; then the next phase starts.
+progress() {
+    [ "$quiet" -eq 1 ] && return 0
+    elapsed_since "$phase_t0"
+    printf '%s: %s %s: %s, %s\n' "$prog" "$1" "$2" "$3" "$REPLY" >&2
+    phase_start
 }
 
 # Shared libc functions (POSIX sh; also included by bash scripts).
@@ -644,10 +702,12 @@ END {
                 refuse("member " p " lies under the " (type[a] == "l" ? "symlink " : "file ") a)
         }
     }
+    print n
 }'
 
 # unpack_what: the artifact being unpacked, for messages (set by the caller).
 unpack_what=
+unpack_members=
 unpack_nl=$'\n'
 
 # unpack_refuse REASON: the archive or its placement is refused.
@@ -665,6 +725,7 @@ archive_cat() {
 
 # archive_judge KIND FILE WORKDIR: decompress to WORKDIR/tar, list it and
 # refuse it (exit 6) unless the judge accepts every member; nothing extracted.
+# Sets unpack_members to the number of members.
 archive_judge() {
     local verdict
     # One decompression for all: GNU tar lists a plain tar by seeking.
@@ -681,6 +742,7 @@ archive_judge() {
         unpack_refuse "tar cannot list it"
     verdict=$(exec 9>&-; exec awk "$unpack_judge" "$3/names" "$3/verbose") ||
         unpack_refuse "${verdict:-the listing could not be checked}"
+    unpack_members=$verdict
     rm -f "$3/names" "$3/warnings" "$3/verbose"
 }
 
@@ -795,6 +857,79 @@ tree_subdir() {
     done
 }
 
+# unpack_tools KIND: exit 6 unless the tools to unpack and check KIND exist.
+unpack_tools() {
+    local t
+    for t in tar awk find readlink ls wc; do
+        command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack and check $unpack_what"
+    done
+    case $1 in
+        tar.gz) t=gzip ;;
+        tar.xz) t=xz ;;
+    esac
+    command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack $unpack_what"
+}
+
+# unpack_artifact FILE KIND DEST MODE SUBDIR: place a verified artifact in
+# the install root being staged (inst). DEST is relative to it: the path of a
+# `file`, the directory an archive is unpacked into (`.` for the root).
+# SUBDIR (`.` for all) is the archive's directory whose contents go to DEST;
+# the rest of the archive is left out. Exits 6 on refusal.
+unpack_artifact() {
+    local work=$stage/unpack src tar_bytes='?'
+    case $2 in
+        file)
+            case $3 in
+                */*) stage_mkdir "${3%/*}" ;;
+            esac
+            if [ -e "$inst/$3" ] || [ -L "$inst/$3" ]; then
+                unpack_refuse "$3 is already in the install (from an earlier artifact)"
+            fi
+            mv "$1" "$inst/$3" 9>&- || unpack_refuse "cannot place $3"
+            chmod "$4" "$inst/$3" 9>&- || unpack_refuse "cannot set the mode of $3"
+            progress place "$unpack_what" "$art_got bytes as $3, mode $4"
+            ;;
+        tar.gz | tar.xz)
+            unpack_tools "$2"
+            mkdir "$work" "$work/tree" 9>&- || unpack_refuse "cannot create $work"
+            archive_judge "$2" "$1" "$work"
+            # -o: never restore the archive's owners, even as root.
+            tar -xof "$work/tar" -C "$work/tree" 9>&- ||
+                unpack_refuse "tar failed"
+            if [ "$quiet" -eq 0 ]; then
+                file_size "$work/tar"
+                tar_bytes=${REPLY:-?}
+            fi
+            rm -f "$work/tar"
+            tree_check "$work/tree"
+            progress unpack "$unpack_what" "$unpack_members members, $tar_bytes bytes of tar"
+            src=$work/tree
+            if [ "${5:-.}" != . ]; then
+                tree_subdir "$src" "$5"
+                src=$src/$5
+                # Checked against the whole archive above; what is kept must
+                # not lead into what is left out.
+                links_inside "$src" "$5"
+            fi
+            stage_mkdir "$3"
+            if [ "$3" = . ]; then
+                place_tree "$src" "$inst"
+            else
+                place_tree "$src" "$inst/$3"
+            fi
+            rm -rf "$work" 9>&-
+            progress place "$unpack_what" "into $3"
+            ;;
+        *)
+            unpack_refuse "unknown kind $2"
+            ;;
+    esac
+}
+
+# Placing into the install root being staged (inst): directories made one
+# name at a time and trees moved by rename, never through a symlink and
+# never over anything already there (used by lib/unpack.sh and the launcher).
+
 # stage_mkdir REL: make INST/REL a real directory, one name at a time,
 # never through a symlink and never over a file.
 stage_mkdir() {
@@ -833,68 +968,6 @@ place_tree() {
     else
         unpack_refuse "${2#"$inst"/} is already in the install (from an earlier artifact)"
     fi
-}
-
-# unpack_tools KIND: exit 6 unless the tools to unpack and check KIND exist.
-unpack_tools() {
-    local t
-    for t in tar awk find readlink ls wc; do
-        command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack and check $unpack_what"
-    done
-    case $1 in
-        tar.gz) t=gzip ;;
-        tar.xz) t=xz ;;
-    esac
-    command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack $unpack_what"
-}
-
-# unpack_artifact FILE KIND DEST MODE SUBDIR: place a verified artifact in
-# the install root being staged (inst). DEST is relative to it: the path of a
-# `file`, the directory an archive is unpacked into (`.` for the root).
-# SUBDIR (`.` for all) is the archive's directory whose contents go to DEST;
-# the rest of the archive is left out. Exits 6 on refusal.
-unpack_artifact() {
-    local work=$stage/unpack src
-    case $2 in
-        file)
-            case $3 in
-                */*) stage_mkdir "${3%/*}" ;;
-            esac
-            if [ -e "$inst/$3" ] || [ -L "$inst/$3" ]; then
-                unpack_refuse "$3 is already in the install (from an earlier artifact)"
-            fi
-            mv "$1" "$inst/$3" 9>&- || unpack_refuse "cannot place $3"
-            chmod "$4" "$inst/$3" 9>&- || unpack_refuse "cannot set the mode of $3"
-            ;;
-        tar.gz | tar.xz)
-            unpack_tools "$2"
-            mkdir "$work" "$work/tree" 9>&- || unpack_refuse "cannot create $work"
-            archive_judge "$2" "$1" "$work"
-            # -o: never restore the archive's owners, even as root.
-            tar -xof "$work/tar" -C "$work/tree" 9>&- ||
-                unpack_refuse "tar failed"
-            rm -f "$work/tar"
-            tree_check "$work/tree"
-            src=$work/tree
-            if [ "${5:-.}" != . ]; then
-                tree_subdir "$src" "$5"
-                src=$src/$5
-                # Checked against the whole archive above; what is kept must
-                # not lead into what is left out.
-                links_inside "$src" "$5"
-            fi
-            stage_mkdir "$3"
-            if [ "$3" = . ]; then
-                place_tree "$src" "$inst"
-            else
-                place_tree "$src" "$inst/$3"
-            fi
-            rm -rf "$work" 9>&-
-            ;;
-        *)
-            unpack_refuse "unknown kind $2"
-            ;;
-    esac
 }
 
 # One installer at a time per install dir.
@@ -1423,7 +1496,7 @@ select_private_artifacts() {
 }
 
 usage() {
-    printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
+    printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image] [--quiet]\n' "$prog.sh" >&2
     printf '       bash %s --plan --prefix DIR [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
 }
 
@@ -1452,6 +1525,10 @@ parse_args() {
                 ;;
             --plan)
                 plan=1
+                shift
+                ;;
+            --quiet)
+                quiet=1
                 shift
                 ;;
             -h | --help)
@@ -1668,7 +1745,9 @@ write_launcher() {
 # the install root (root/), the downloads, the unpacking area and the entry
 # check's home, so nothing of the installer's own is ever inside the root.
 install_fresh() {
-    local k=0 i file
+    local k=0 i file t0 how
+    phase_start
+    t0=$phase_t0
     remove_leftovers
     stage=$prefix/.$name-$version.stage.$$
     inst=$stage/root
@@ -1679,8 +1758,17 @@ install_fresh() {
         i=${selected[$k]}
         unpack_what=${art_path[$i]}
         file=$stage/download/$i
+        phase_start
         obtain "$i" "$file"
+        if [ "$quiet" -eq 0 ]; then
+            file_size "$file"
+            art_got=${REPLY:-?}
+            how="copied from $source_dir"
+            [ -n "$source_dir" ] || how="downloaded from $base_url"
+            progress get "$unpack_what" "$art_got bytes, $how"
+        fi
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
+        progress verify "$unpack_what" "$art_got bytes, sha256 ok"
         unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"
         rm -f "$file"
         k=$((k + 1))
@@ -1690,13 +1778,16 @@ install_fresh() {
         # The prepared programs hold absolute paths of the final place and
         # run only there: checked right after the rename, taken back if bad.
         relocate_selected "$inst"
+        progress relocate "prepared programs" "the private glibc runtime's paths set"
         put_in_place
         if ! entry_ok "$final" "$stage/home"; then
             mv "$final" "$stage/failed" 2>/dev/null || rm -rf "$final"
             die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect' (with the private glibc runtime)"
         fi
+        progress "entry check" "$entry${check_args[*]+ }${check_args[*]+${check_args[*]}}" "ok"
     else
         entry_ok "$inst" "$stage/home" || die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect'"
+        progress "entry check" "$entry${check_args[*]+ }${check_args[*]+${check_args[*]}}" "ok"
         put_in_place
     fi
     rm -rf "$stage"
@@ -1705,6 +1796,8 @@ install_fresh() {
         rm -rf "$old"
         old=
     fi
+    elapsed_since "$t0"
+    install_took=$REPLY
 }
 
 # put_in_place: the staged install becomes final (a broken one there is
@@ -1787,7 +1880,7 @@ main() {
         say "reusing $final (installed meanwhile, or fixed by the libraries)"
     else
         install_fresh
-        say "installed $name $version into $final"
+        say "installed $name $version into $final in $install_took"
     fi
     lock_release
     printf '%s\n' "$final/$entry"

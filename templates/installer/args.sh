@@ -1,5 +1,5 @@
 usage() {
-    printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
+    printf 'usage: bash %s --prefix DIR (--source-dir DIR | --base-url URL) [--lock-timeout S] [--glibc-runtime auto|private|image] [--quiet]\n' "$prog.sh" >&2
     printf '       bash %s --plan --prefix DIR [--glibc-runtime auto|private|image]\n' "$prog.sh" >&2
 }
 
@@ -28,6 +28,10 @@ parse_args() {
                 ;;
             --plan)
                 plan=1
+                shift
+                ;;
+            --quiet)
+                quiet=1
                 shift
                 ;;
             -h | --help)

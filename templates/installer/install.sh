@@ -92,7 +92,9 @@ write_launcher() {
 # the install root (root/), the downloads, the unpacking area and the entry
 # check's home, so nothing of the installer's own is ever inside the root.
 install_fresh() {
-    local k=0 i file
+    local k=0 i file t0 how
+    phase_start
+    t0=$phase_t0
     remove_leftovers
     stage=$prefix/.$name-$version.stage.$$
     inst=$stage/root
@@ -103,8 +105,17 @@ install_fresh() {
         i=${selected[$k]}
         unpack_what=${art_path[$i]}
         file=$stage/download/$i
+        phase_start
         obtain "$i" "$file"
+        if [ "$quiet" -eq 0 ]; then
+            file_size "$file"
+            art_got=${REPLY:-?}
+            how="copied from $source_dir"
+            [ -n "$source_dir" ] || how="downloaded from $base_url"
+            progress get "$unpack_what" "$art_got bytes, $how"
+        fi
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
+        progress verify "$unpack_what" "$art_got bytes, sha256 ok"
         unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"{% if !chmods.is_empty() %} "$i"{% endif %}
         rm -f "$file"
         k=$((k + 1))
@@ -114,13 +125,16 @@ install_fresh() {
         # The prepared programs hold absolute paths of the final place and
         # run only there: checked right after the rename, taken back if bad.
         relocate_selected "$inst"
+        progress relocate "prepared programs" "the private glibc runtime's paths set"
         put_in_place
         if ! entry_ok "$final" "$stage/home"; then
             mv "$final" "$stage/failed" 2>/dev/null || rm -rf "$final"
             die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect' (with the private glibc runtime)"
         fi
+        progress "entry check" "$entry${check_args[*]+ }${check_args[*]+${check_args[*]}}" "ok"
     else
         entry_ok "$inst" "$stage/home" || die 6 "entry check failed: $entry ${check_args[*]+${check_args[*]}} did not run or did not print '$check_expect'"
+        progress "entry check" "$entry${check_args[*]+ }${check_args[*]+${check_args[*]}}" "ok"
         put_in_place
     fi
     rm -rf "$stage"
@@ -129,6 +143,8 @@ install_fresh() {
         rm -rf "$old"
         old=
     fi
+    elapsed_since "$t0"
+    install_took=$REPLY
 }
 
 # put_in_place: the staged install becomes final (a broken one there is

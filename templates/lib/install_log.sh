@@ -1,9 +1,12 @@
 # Messages of an installer. Everything but the final entry path goes to
 # stderr, so the last line of stdout is always the path a caller reads.
 # die CODE MESSAGE: the one way out on failure; the EXIT trap cleans up.
+# With --quiet (quiet=1) only errors are printed.
+
+quiet=0
 
 say() {
-    printf '%s: %s\n' "$prog" "$*" >&2
+    [ "$quiet" -eq 1 ] || printf '%s: %s\n' "$prog" "$*" >&2
 }
 
 die() {
@@ -11,4 +14,54 @@ die() {
     shift
     printf '%s: error: %s\n' "$prog" "$*" >&2
     exit "$code"
+}
+
+# Progress: one line per phase per artifact, with the phase's elapsed time,
+# read without forking: bash 5.0+ has $EPOCHREALTIME (microseconds; its
+# decimal point follows the locale, so only its digits are kept); older
+# bashes have only $SECONDS, whole seconds, and `date` has no portable
+# sub-second format (busybox and macOS lack %N), so a fork per line would
+# buy nothing. The unit says which precision a line has.
+if [ "${BASH_VERSINFO[0]}" -ge 5 ]; then
+    clock_us=1
+else
+    clock_us=0
+fi
+
+# clock_now: sets clock to now (microseconds, or seconds on bash < 5).
+clock_now() {
+    if [ "$clock_us" -eq 1 ]; then
+        # shforge-allow: bash32-epoch only where BASH_VERSINFO says 5.0 or later
+        clock=${EPOCHREALTIME//[!0-9]/}
+    else
+        clock=$SECONDS
+    fi
+}
+
+# phase_start: the phase being reported starts now.
+phase_start() {
+    clock_now
+    phase_t0=$clock
+}
+
+# elapsed_since T0: sets REPLY to the time since T0, "1.234 s" or "3 s".
+elapsed_since() {
+    local d
+    clock_now
+    d=$((clock - $1))
+    if [ "$clock_us" -eq 1 ]; then
+        d=$((d / 1000))
+        printf -v REPLY '%d.%03d s' "$((d / 1000))" "$((d % 1000))"
+    else
+        REPLY="$d s"
+    fi
+}
+
+# progress PHASE WHAT DETAIL: the line of a finished phase, with the time
+# since phase_start; then the next phase starts.
+progress() {
+    [ "$quiet" -eq 1 ] && return 0
+    elapsed_since "$phase_t0"
+    printf '%s: %s %s: %s, %s\n' "$prog" "$1" "$2" "$3" "$REPLY" >&2
+    phase_start
 }

@@ -106,10 +106,12 @@ END {
                 refuse("member " p " lies under the " (type[a] == "l" ? "symlink " : "file ") a)
         }
     }
+    print n
 }'
 
 # unpack_what: the artifact being unpacked, for messages (set by the caller).
 unpack_what=
+unpack_members=
 unpack_nl=$'\n'
 
 # unpack_refuse REASON: the archive or its placement is refused.
@@ -127,6 +129,7 @@ archive_cat() {
 
 # archive_judge KIND FILE WORKDIR: decompress to WORKDIR/tar, list it and
 # refuse it (exit 6) unless the judge accepts every member; nothing extracted.
+# Sets unpack_members to the number of members.
 archive_judge() {
     local verdict
     # One decompression for all: GNU tar lists a plain tar by seeking.
@@ -143,6 +146,7 @@ archive_judge() {
         unpack_refuse "tar cannot list it"
     verdict=$(exec 9>&-; exec awk "$unpack_judge" "$3/names" "$3/verbose") ||
         unpack_refuse "${verdict:-the listing could not be checked}"
+    unpack_members=$verdict
     rm -f "$3/names" "$3/warnings" "$3/verbose"
 }
 
@@ -294,46 +298,6 @@ tree_chmod() {
 }
 {%- endif %}
 
-# stage_mkdir REL: make INST/REL a real directory, one name at a time,
-# never through a symlink and never over a file.
-stage_mkdir() {
-    local rest=$1 p=$inst c
-    while [ -n "$rest" ] && [ "$rest" != . ]; do
-        c=${rest%%/*}
-        case $rest in
-            */*) rest=${rest#*/} ;;
-            *) rest= ;;
-        esac
-        p=$p/$c
-        if [ -L "$p" ]; then
-            unpack_refuse "${p#"$inst"/} is a symlink (from an earlier artifact): nothing is placed through it"
-        elif [ ! -e "$p" ]; then
-            mkdir "$p" 9>&- || unpack_refuse "cannot create ${p#"$inst"/}"
-        elif [ ! -d "$p" ]; then
-            unpack_refuse "${p#"$inst"/} is a file (from an earlier artifact), not a directory"
-        fi
-    done
-}
-
-# place_tree SRC DST: move SRC to DST by rename; where DST is already a real
-# directory, merge SRC's entries into it. Nothing is ever overwritten.
-place_tree() {
-    local e
-    if [ -L "$2" ]; then
-        unpack_refuse "${2#"$inst"/} is a symlink (from an earlier artifact): nothing is placed through it"
-    elif [ ! -e "$2" ]; then
-        mv "$1" "$2" 9>&- || unpack_refuse "cannot move ${2#"$inst"/} into place"
-    elif [ -d "$2" ] && [ -d "$1" ] && [ ! -L "$1" ]; then
-        for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
-            if [ -e "$e" ] || [ -L "$e" ]; then
-                place_tree "$e" "$2/${e##*/}"
-            fi
-        done
-    else
-        unpack_refuse "${2#"$inst"/} is already in the install (from an earlier artifact)"
-    fi
-}
-
 # unpack_tools KIND: exit 6 unless the tools to unpack and check KIND exist.
 unpack_tools() {
     local t
@@ -353,7 +317,7 @@ unpack_tools() {
 # SUBDIR (`.` for all) is the archive's directory whose contents go to DEST;
 # the rest of the archive is left out. Exits 6 on refusal.
 unpack_artifact() {
-    local work=$stage/unpack src
+    local work=$stage/unpack src tar_bytes='?'
     case $2 in
         file)
             case $3 in
@@ -364,6 +328,7 @@ unpack_artifact() {
             fi
             mv "$1" "$inst/$3" 9>&- || unpack_refuse "cannot place $3"
             chmod "$4" "$inst/$3" 9>&- || unpack_refuse "cannot set the mode of $3"
+            progress place "$unpack_what" "$art_got bytes as $3, mode $4"
             ;;
         tar.gz | tar.xz)
             unpack_tools "$2"
@@ -372,8 +337,13 @@ unpack_artifact() {
             # -o: never restore the archive's owners, even as root.
             tar -xof "$work/tar" -C "$work/tree" 9>&- ||
                 unpack_refuse "tar failed"
+            if [ "$quiet" -eq 0 ]; then
+                file_size "$work/tar"
+                tar_bytes=${REPLY:-?}
+            fi
             rm -f "$work/tar"
             tree_check "$work/tree"
+            progress unpack "$unpack_what" "$unpack_members members, $tar_bytes bytes of tar"
             src=$work/tree
             if [ "${5:-.}" != . ]; then
                 tree_subdir "$src" "$5"
@@ -392,6 +362,7 @@ unpack_artifact() {
                 place_tree "$src" "$inst/$3"
             fi
             rm -rf "$work" 9>&-
+            progress place "$unpack_what" "into $3"
             ;;
         *)
             unpack_refuse "unknown kind $2"

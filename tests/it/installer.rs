@@ -2345,3 +2345,118 @@ fn subdir_gives_every_arch_one_entry() {
     }
     common::report("subdir_gives_every_arch_one_entry", &shells);
 }
+
+// ---------------------------------------------------------------- progress
+
+/// A world of two artifacts: the runtime tar.gz and a plain file placed at
+/// `share/note.txt` (mode 644), so that the per-artifact lines can be told apart.
+fn two_artifact_world() -> (World, usize, usize) {
+    let w = world();
+    let note = b"a note placed as a file\n".to_vec();
+    fs::write(w.src().join("pool/note.txt"), &note).unwrap();
+    let inst = Installer::builder("fake", "1.0")
+        .entry("bin/fake")
+        .check(["--version"], "fake 1.0")
+        .artifact(
+            Artifact::tar_gz("pool/fake-1.0.tgz", sha256_hex(&w.artifact))
+                .arch(std::env::consts::ARCH)
+                .libc(Libc::Glibc),
+        )
+        .artifact(
+            Artifact::file("pool/note.txt", sha256_hex(&note))
+                .dest("share/note.txt")
+                .mode("644")
+                .arch(std::env::consts::ARCH)
+                .libc(Libc::Glibc),
+        )
+        .build()
+        .unwrap();
+    fs::write(&w.script, inst.script().unwrap()).unwrap();
+    let (tgz, file) = (w.artifact.len(), note.len());
+    (w, tgz, file)
+}
+
+/// The progress lines of a fresh install, without their elapsed time (the
+/// last `, N s` / `, N.NNN s`), which is checked for its form only.
+fn progress_lines(o: &Output) -> Vec<String> {
+    let err = String::from_utf8_lossy(&o.stderr);
+    let elapsed = regex::Regex::new(r", (\d+|\d+\.\d{3}) s$").unwrap();
+    err.lines()
+        .map(|l| {
+            let l = l.strip_prefix("install_fake: ").unwrap_or(l);
+            if l.starts_with("installed ") {
+                return l.split(" in ").next().unwrap().to_owned();
+            }
+            assert!(elapsed.is_match(l), "no elapsed time in {l:?}");
+            elapsed.replace(l, "").into_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
+    let shells = common::bashes();
+    for sh in &shells {
+        let (w, tgz, file) = two_artifact_world();
+        let path = tools(w.dir.path(), &[], false);
+        let src = path_of(&w.src());
+        let o = run_install(sh, &w, &path, &["--source-dir", &src], &[]);
+        assert_eq!(code(&o), 0, "{}: {}", sh.name, text(&o));
+        // stdout is only the entry path, on its one line.
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            format!("{}\n", w.entry().display()),
+            "{}",
+            sh.name
+        );
+        // bin/fake, README, bin/ and the root ./: four members.
+        let mut gz = Command::new("sh");
+        gz.arg("-c").arg(format!(
+            "gzip -dc < '{}' | wc -c",
+            w.src().join("pool/fake-1.0.tgz").display()
+        ));
+        let tar = common::run(gz);
+        let tar = String::from_utf8_lossy(&tar.stdout).trim().to_owned();
+        let want = vec![
+            format!("get pool/fake-1.0.tgz: {tgz} bytes, copied from {src}"),
+            format!("verify pool/fake-1.0.tgz: {tgz} bytes, sha256 ok"),
+            format!("unpack pool/fake-1.0.tgz: 4 members, {tar} bytes of tar"),
+            "place pool/fake-1.0.tgz: into .".to_owned(),
+            format!("get pool/note.txt: {file} bytes, copied from {src}"),
+            format!("verify pool/note.txt: {file} bytes, sha256 ok"),
+            format!("place pool/note.txt: {file} bytes as share/note.txt, mode 644"),
+            "entry check bin/fake --version: ok".to_owned(),
+            format!("installed fake 1.0 into {}", w.final_dir().display()),
+        ];
+        assert_eq!(progress_lines(&o), want, "{}", sh.name);
+        // A reuse says nothing on stderr.
+        let o = run_install(sh, &w, &path, &["--source-dir", &src], &[]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        assert!(o.stderr.is_empty(), "{}: {}", sh.name, text(&o));
+        // --quiet: a fresh install is silent on stderr, stdout unchanged.
+        fs::remove_dir_all(w.final_dir()).unwrap();
+        let o = run_install(sh, &w, &path, &["--source-dir", &src], &["--quiet"]);
+        assert_eq!(code(&o), 0, "{}: {}", sh.name, text(&o));
+        assert!(o.stderr.is_empty(), "{}: {}", sh.name, text(&o));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            format!("{}\n", w.entry().display())
+        );
+        assert_eq!(
+            fs::read(w.final_dir().join("share/note.txt")).unwrap(),
+            b"a note placed as a file\n"
+        );
+        // An error still reaches stderr under --quiet.
+        fs::remove_dir_all(w.final_dir()).unwrap();
+        fs::write(w.src().join("pool/note.txt"), "changed\n").unwrap();
+        let o = run_install(sh, &w, &path, &["--source-dir", &src], &["--quiet"]);
+        assert_eq!(code(&o), 5, "{}: {}", sh.name, text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{}: {err}", sh.name);
+        assert!(err.contains("digest mismatch for pool/note.txt"), "{err}");
+    }
+    common::report(
+        "a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it",
+        &shells,
+    );
+}
