@@ -43,7 +43,12 @@ What is pinned here, and why:
   and the bundled ffmpeg, which the bundle leaves out (leave-out). Video and
   audio inputs are then unavailable; a coding task sends neither.
 * Stirrup's resume cache (default ~/.cache/stirrup) goes to STATE/cache, and
-  the conversation is written to STATE/transcript.json for capture.
+  the conversation is written to STATE/transcript.json for capture: after
+  every model response (the messages sent and the answer, so a run killed
+  mid-tool leaves its last call without a result) and, at the end, the
+  whole history. Stirrup itself writes it only at the end. Each write is
+  atomic (a temporary file renamed over it). Stirrup's messages name no
+  model: each assistant message gets `"model"`, the client's.
 * A CA bundle variable (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE)
   naming no file is dropped (httpx refuses one); the pinned certifi is used.
 """
@@ -150,6 +155,14 @@ async def run(opts, prompt):
     state = Path(opts["--state-dir"])
     cache.DEFAULT_CACHE_DIR = state / "cache"
 
+    class RecordingClient(ChatCompletionsClient):
+        """Stirrup's client; the conversation so far is saved after each answer."""
+
+        async def generate(self, messages, tools):
+            answer = await super().generate(messages, tools)
+            save(state, opts["--model"], [[*messages, answer]])
+            return answer
+
     class WorkdirCodeExec(LocalCodeExecToolProvider):
         """Stirrup's local code_exec, in the working directory, kept."""
 
@@ -163,7 +176,7 @@ async def run(opts, prompt):
         def _check_absolute_paths(self, argv, cmd):
             return None
 
-    client = ChatCompletionsClient(
+    client = RecordingClient(
         model=opts["--model"],
         max_tokens=8192,
         context_window_tokens=128_000,
@@ -178,16 +191,26 @@ async def run(opts, prompt):
     )
     async with agent.session(cache_on_interrupt=False) as session:
         finish, history, _meta = await session.run(prompt)
-    dump = [
-        [m.model_dump(mode="json") if hasattr(m, "model_dump") else str(m) for m in group]
-        if isinstance(group, list)
-        else (group.model_dump(mode="json") if hasattr(group, "model_dump") else str(group))
-        for group in history
-    ]
+    save(state, opts["--model"], history)
+    return finish
+
+
+def save(state, model, history):
+    """STATE/transcript.json: the history's groups of messages, as pydantic
+    dumps them, the model added to each assistant message."""
+
+    def one(m):
+        if not hasattr(m, "model_dump"):
+            return str(m)
+        d = m.model_dump(mode="json")
+        if d.get("role") == "assistant":
+            d["model"] = model
+        return d
+
+    dump = [[one(m) for m in g] if isinstance(g, list) else one(g) for g in history]
     tmp = state / "transcript.json.tmp"
     tmp.write_text(json.dumps(dump, indent=1, default=str), encoding="utf-8")
     tmp.replace(state / "transcript.json")
-    return finish
 
 
 def setup():
