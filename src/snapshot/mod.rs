@@ -10,7 +10,7 @@
 //!   SQLite, so they are never checkpointed or rewritten.
 //! * Claude Code, Pi, Codex, Qwen Code and Gemini CLI write JSONL
 //!   transcripts under their data directory, Cline one JSON document per
-//!   session ([`snapshot_dir`]).
+//!   session, Stirrup one per run ([`snapshot_dir`]).
 //!
 //! Every harness gives the same [`Snapshot`]: sessions → messages → parts,
 //! the raw JSON of each message and part kept as JSON, and a [`Summary`]
@@ -28,6 +28,7 @@ mod pi;
 mod qwen;
 mod signal;
 mod sqlite;
+mod stirrup;
 mod summary;
 mod wal;
 
@@ -62,6 +63,8 @@ pub enum Kind {
     Cline,
     /// Hermes Agent: `state.db` (SQLite, WAL) in its `HERMES_HOME`.
     Hermes,
+    /// Stirrup: `stirrup-state/transcript.json` (written by its boot.py).
+    Stirrup,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -85,7 +88,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -95,6 +98,7 @@ impl Kind {
         Kind::GeminiCli,
         Kind::Cline,
         Kind::Hermes,
+        Kind::Stirrup,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -109,6 +113,7 @@ impl Kind {
             Kind::GeminiCli => "gemini-cli",
             Kind::Cline => "cline",
             Kind::Hermes => "hermes",
+            Kind::Stirrup => "stirrup",
         }
     }
 
@@ -122,7 +127,7 @@ impl Kind {
             | Kind::QwenCode
             | Kind::GeminiCli
             | Kind::Cline => SourceKind::Dir,
-            Kind::Hermes => SourceKind::Dir,
+            Kind::Hermes | Kind::Stirrup => SourceKind::Dir,
         }
     }
 }
@@ -494,6 +499,9 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
         Kind::GeminiCli => jsonl::read(dir, &gemini::LAYOUT, gemini::parse)?,
         Kind::Cline => jsonl::read_with(dir, &cline::LAYOUT, jsonl::read_document, cline::parse)?,
         Kind::Hermes => hermes::read(dir)?,
+        Kind::Stirrup => {
+            jsonl::read_with(dir, &stirrup::LAYOUT, jsonl::read_document, stirrup::parse)?
+        }
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

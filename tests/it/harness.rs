@@ -298,8 +298,8 @@ fn check_hermes(
 }
 
 /// Stirrup: boot.py's options carry the prompt file, the provider and the
-/// state dir (its cache and transcript); no config file, no provider
-/// variable in the environment.
+/// state dir (its cache and transcript, the capture); no config file, no
+/// provider variable in the environment.
 fn check_stirrup(
     d: &str,
     argv: &[String],
@@ -325,7 +325,7 @@ fn check_stirrup(
     for name in ["OPENAI_BASE_URL", "OPENROUTER_API_KEY"] {
         assert!(env_of(vars, name).is_none(), "{ctx}: {name}");
     }
-    assert_eq!(capture["kind"], serde_json::Value::Null);
+    assert_eq!(capture["kind"], "stirrup");
     assert_eq!(capture["dir"], format!("{d}/stirrup-state"));
 }
 

@@ -1,17 +1,23 @@
-//! The task's Python never reaches Hermes, and Hermes's Python never
-//! reaches the task (issue 22, part 4): the real Hermes, installed from its
-//! pinned artifacts, runs a real rollout (generated supervisor + runner,
+//! The task's Python never reaches a Python harness (Hermes, Stirrup), and
+//! the harness's Python never reaches the task (issue 22, part 4): the real
+//! harness, installed from its pinned artifacts, runs a real rollout (generated supervisor + runner,
 //! `shforge fake-model-server` on 127.0.0.1) with a hostile Python world
 //! around it, and the rollout must be the same as without it: deliverable
 //! written, receipt clean, no fixture ever run or imported, nothing changed
 //! under the task HOME or in the install, every request for the session's
 //! model at the session's server, and `python3` on the task's PATH the
-//! task's own before, during (from inside Hermes's shell tool) and after.
+//! task's own before, during (from inside the harness's shell tool) and after.
 //!
 //! One rollout (about 4 s on 2 cores) per group of hostile things, each its
-//! own #[test]; every check of a rollout is named in its failure.
+//! own #[test] (Stirrup's groups combined into two rollouts, for CI time);
+//! every check of a rollout is named in its failure.
 //!
-//! "During": Hermes's terminal tool captures a login-shell snapshot
+//! "During" for Stirrup: its code_exec runs `bash -c CMD` (found on PATH)
+//! with the harness's environment, so a probe `bash` first on the task's
+//! PATH writes `command -v python3` when its parent is the install's
+//! boot.py, then execs /bin/bash.
+//!
+//! "During" for Hermes: its terminal tool captures a login-shell snapshot
 //! (`bash -l`, HOME the session's own `home/`) that the tool's command
 //! then runs in; a `.profile` put there writes `command -v python3` to a
 //! probe file. The fake server asks for the shell tool, so the shell runs.
@@ -30,31 +36,67 @@ use shforge::harness::{Harness, Mode, SessionSpec};
 use shforge::{CleanupReceipt, SupervisorOptions, supervised_launch};
 
 /// Names a python3.6-like impostor is installed under, first on PATH: any
-/// of them run by Hermes (or its launcher) is recorded.
+/// of them run by the harness (or its launcher) is recorded.
 const IMPOSTORS: &[&str] = &[
     "python3",
     "python",
     "python3.6",
     "python3.11",
+    "python3.13",
     "pip",
     "pip3",
     "uv",
     "uvx",
 ];
 
-/// Module names a hostile copy of is dropped wherever a Python could look
-/// (workdir, its parent, PYTHONPATH, the user site): each one, imported,
-/// writes a marker.
-const SHADOWS: &[&str] = &[
-    "sitecustomize.py",
-    "usercustomize.py",
-    "hermes.py",
-    "hermes_cli/__init__.py",
-    "hermes_cli/main.py",
-    "run_agent.py",
-    "hermes_constants.py",
-    "ssl.py",
-];
+/// One Python harness under test: what differs between them.
+struct Py {
+    harness: Harness,
+    /// The bundle's dir in the install (`NAME/bin/run`).
+    name: &'static str,
+    /// Its Python's version (`python/bin/pythonX.Y`).
+    version: &'static str,
+    /// Module names a hostile copy of is dropped wherever a Python could
+    /// look (workdir, its parent, PYTHONPATH, the user site): each one,
+    /// imported, writes a marker.
+    shadows: &'static [&'static str],
+    /// How boot.py names the harness in a refusal ("X was not started").
+    title: &'static str,
+}
+
+const HERMES: Py = Py {
+    harness: Harness::Hermes,
+    name: "hermes",
+    version: "3.11",
+    shadows: &[
+        "sitecustomize.py",
+        "usercustomize.py",
+        "hermes.py",
+        "hermes_cli/__init__.py",
+        "hermes_cli/main.py",
+        "run_agent.py",
+        "hermes_constants.py",
+        "ssl.py",
+    ],
+    title: "Hermes",
+};
+
+const STIRRUP: Py = Py {
+    harness: Harness::Stirrup,
+    name: "stirrup",
+    version: "3.13",
+    shadows: &[
+        "sitecustomize.py",
+        "usercustomize.py",
+        "stirrup.py",
+        "stirrup/__init__.py",
+        "stirrup/core/__init__.py",
+        "openai.py",
+        "dotenv.py",
+        "ssl.py",
+    ],
+    title: "Stirrup",
+};
 
 /// The hostile things of one rollout.
 #[derive(Default)]
@@ -72,6 +114,7 @@ struct Hostile {
 
 /// The dirs of one rollout.
 struct World {
+    py: &'static Py,
     t: PathBuf,
     home: PathBuf,
     work: PathBuf,
@@ -83,8 +126,9 @@ struct World {
 }
 
 impl World {
-    fn new(t: &Path) -> World {
+    fn new(py: &'static Py, t: &Path) -> World {
         let w = World {
+            py,
             t: t.to_owned(),
             home: t.join("home"),
             // The workdir's parent is a dir of its own, so fixtures can go
@@ -127,7 +171,7 @@ fn marker_module(w: &World, tag: &str) -> String {
 
 /// Every shadow module under `dir`, tagged `where_`.
 fn shadows_into(w: &World, dir: &Path, where_: &str) {
-    for rel in SHADOWS {
+    for rel in w.py.shadows {
         write(
             &dir.join(rel),
             &marker_module(w, &format!("{where_}-{rel}")),
@@ -141,7 +185,7 @@ fn make_home(w: &World, hostile: &Hostile) {
     write(&w.home.join(".bashrc"), "# the task's own bashrc\n");
     write(&w.home.join(".profile"), "# the task's own profile\n");
     if hostile.env {
-        for v in ["3.11", "3.6"] {
+        for v in ["3.11", "3.13", "3.6"] {
             let site = w.home.join(format!(".local/lib/python{v}/site-packages"));
             for m in ["sitecustomize.py", "usercustomize.py"] {
                 write(&site.join(m), &marker_module(w, &format!("home-{v}-{m}")));
@@ -188,7 +232,8 @@ fn make_impostors(w: &World) {
 }
 
 /// The workdir and its parent: uv and pip config, a project pinning
-/// Python 3.6, a `.env` pointing Hermes elsewhere, and the shadows.
+/// Python 3.6, a `.env` pointing the harness elsewhere (Hermes's and
+/// Stirrup's provider variables), and the shadows.
 fn make_files(w: &World, decoy: &str) {
     let parent = w.work.parent().unwrap().to_owned();
     for (dir, tag) in [(&w.work, "workdir"), (&parent, "parent")] {
@@ -226,7 +271,9 @@ fn hostile_env(w: &World) -> Vec<(String, String)> {
     let userbase = w.t.join("userbase");
     for m in ["sitecustomize.py", "usercustomize.py"] {
         write(
-            &userbase.join("lib/python3.11/site-packages").join(m),
+            &userbase
+                .join(format!("lib/python{}/site-packages", w.py.version))
+                .join(m),
             &marker_module(w, &format!("userbase-{m}")),
         );
     }
@@ -239,15 +286,16 @@ fn hostile_env(w: &World) -> Vec<(String, String)> {
         &w.t.join("hostile-pip.conf"),
         "[global]\nindex-url = http://127.0.0.1:9/simple\n",
     );
-    // A prefix whose stdlib is hostile: CPython 3.11 takes its prefix from
+    // A prefix whose stdlib is hostile: CPython takes its prefix from
     // PYTHONEXECUTABLE even under -I, unless the session empties it.
     let fake = w.t.join("fakeprefix");
+    let lib = fake.join(format!("lib/python{}", w.py.version));
     executable(&fake.join("bin/python3"), "#!/bin/sh\nexit 1\n");
     write(
-        &fake.join("lib/python3.11/os.py"),
+        &lib.join("os.py"),
         &marker_module(w, "pythonexecutable-prefix-os.py"),
     );
-    std::fs::create_dir_all(fake.join("lib/python3.11/lib-dynload")).unwrap();
+    std::fs::create_dir_all(lib.join("lib-dynload")).unwrap();
     let trap = |s: &str| w.trap.join(s).display().to_string();
     let t = |s: &str| w.t.join(s).display().to_string();
     let impostor = w.impostor_dir.join("python3").display().to_string();
@@ -485,7 +533,7 @@ fn make_session(
 ) -> Vec<String> {
     let session = w.t.join("session");
     let spec = SessionSpec {
-        harness: Harness::Hermes.into(),
+        harness: w.py.harness.into(),
         session_dir: session.display().to_string(),
         workdir: w.work.display().to_string(),
         entry: entry.to_owned(),
@@ -505,15 +553,7 @@ fn make_session(
     assert_eq!(built.api_key_env, "OPENAI_API_KEY");
     // The probe: Hermes's shell tool is a login shell (`bash -l`) with the
     // session's HOME, so it reads this `.profile` in the tool's environment.
-    write(
-        &session.join("home/.profile"),
-        &format!(
-            "# test probe: which python3 the harness's shell tool would run\n\
-             command -v python3 > '{0}' 2>&1 || echo none > '{0}'\n\
-             printf '%s' \"${{OPENSSL_CONF-unset}}\" > '{0}.openssl'\n",
-            w.probe.display()
-        ),
-    );
+    write(&session.join("home/.profile"), &probe_script(w));
     let root = common::root();
     let opts = SupervisorOptions::new(w.t.join("receipt.json").display().to_string())
         .deadline(std::time::Duration::from_secs(120))
@@ -538,21 +578,62 @@ fn make_session(
     .unwrap()
 }
 
-/// Install Hermes, build the hostile world, run one events-mode rollout
+/// The probe's shell code: which python3 the harness's shell tool would
+/// run, and whether it sees an OPENSSL_CONF.
+fn probe_script(w: &World) -> String {
+    format!(
+        "# test probe: which python3 the harness's shell tool would run\n\
+         command -v python3 > '{0}' 2>&1 || echo none > '{0}'\n\
+         printf '%s' \"${{OPENSSL_CONF-unset}}\" > '{0}.openssl'\n",
+        w.probe.display()
+    )
+}
+
+/// Stirrup's probe: code_exec runs `bash -c CMD` by PATH lookup, so a
+/// `bash` first on the task's PATH that runs `probe_script` when its parent
+/// is the install's boot.py, then execs /bin/bash unchanged. (The
+/// supervisor clears BASH_ENV, so that cannot be the hook.) Returns the
+/// dir to put first on PATH.
+fn bash_probe(w: &World) -> PathBuf {
+    let dir = w.t.join("probe-bin");
+    // The launcher gives boot.py as INSTALL/bin/../NAME/boot.py.
+    executable(
+        &dir.join("bash"),
+        &format!(
+            "#!/bin/bash\n# test probe, then the real bash\n\
+             if tr '\\0' '\\n' < /proc/$PPID/cmdline | grep -qx '/.*/{}/boot\\.py'; then\n{}fi\n\
+             exec /bin/bash \"$@\"\n",
+            w.py.name,
+            probe_script(w)
+        ),
+    );
+    dir
+}
+
+/// Install the harness, build the hostile world, run one events-mode rollout
 /// through the supervisor and runner (a clean environment but for `env`).
-fn run_rollout(case: &'static str, hostile: &Hostile) -> Option<Ran> {
-    let h = Harness::Hermes;
+fn run_rollout(py: &'static Py, case: &'static str, hostile: &Hostile) -> Option<Ran> {
+    let h = py.harness;
     let artifacts = common::artifacts::artifacts_for(h, "python isolation")?;
     let entry = common::artifacts::install(h, &artifacts);
     let install = Path::new(&entry).parent()?.parent()?.to_owned();
     let tmp = tempfile::tempdir().unwrap();
-    let w = World::new(tmp.path());
+    let w = World::new(py, tmp.path());
     let server = Server::start(&w.t.join("requests.jsonl"));
     let decoy = Server::start(&w.t.join("decoy.jsonl"));
-    let env = task_env(&w, hostile, &decoy);
+    let mut env = task_env(&w, hostile, &decoy);
+    if py.harness == Harness::Stirrup {
+        let probe = bash_probe(&w);
+        env[0].1 = format!("{}:{}", probe.display(), env[0].1);
+        if hostile.env {
+            // The provider of the environment: argv wins (harnesses/stirrup.toml).
+            env.push(("OPENAI_BASE_URL".into(), format!("{}/v1", decoy.url)));
+            env.push(("OPENROUTER_API_KEY".into(), "sk-evil".into()));
+        }
+    }
     let target = w.t.join("out/deliverable.txt");
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-    let token = format!("isolation-{case}-{}", std::process::id());
+    let token = format!("isolation-{}-{case}-{}", py.name, std::process::id());
     let argv = make_session(&w, &entry, &server, &token, &target);
 
     let before = python3_of_task(&env, &w, false);
@@ -667,24 +748,24 @@ fn check_isolation(r: &Ran, c: &mut Checks) {
     let during = std::fs::read_to_string(&w.probe).unwrap_or_default();
     let during = during.trim();
     c.check(
-        "python3 during (Hermes's shell tool) is the task's own",
+        "python3 during (the harness's shell tool) is the task's own",
         (during == before || during == login) && !inside(during),
         || format!("during {during:?}, before {before}, login shell {login}"),
     );
-    // boot.py's private OpenSSL config is Hermes's alone.
+    // boot.py's private OpenSSL config is the harness's alone.
     let conf = std::fs::read_to_string(w.probe.with_extension("txt.openssl")).unwrap_or_default();
     c.check("no OPENSSL_CONF in the shell tool", conf == "unset", || {
         conf.clone()
     });
     eprintln!(
-        "{}: python3 before {before}, during {during}, after {after}",
-        r.case
+        "{} {}: python3 before {before}, during {during}, after {after}",
+        w.py.name, r.case
     );
 }
 
 /// One rollout with `hostile`, every check named in the failure.
-fn rollout(case: &'static str, hostile: Hostile) {
-    let Some(ran) = run_rollout(case, &hostile) else {
+fn rollout(py: &'static Py, case: &'static str, hostile: Hostile) {
+    let Some(ran) = run_rollout(py, case, &hostile) else {
         return;
     };
     let mut c = Checks {
@@ -699,12 +780,13 @@ fn rollout(case: &'static str, hostile: Hostile) {
 
 #[test]
 fn hermes_rollout_with_nothing_hostile_keeps_python3_the_tasks() {
-    rollout("baseline", Hostile::default());
+    rollout(&HERMES, "baseline", Hostile::default());
 }
 
 #[test]
 fn hermes_never_runs_a_python36_impostor_first_on_path() {
     rollout(
+        &HERMES,
         "impostor",
         Hostile {
             impostors: true,
@@ -717,6 +799,7 @@ fn hermes_never_runs_a_python36_impostor_first_on_path() {
 fn hermes_ignores_python_uv_pip_variables_and_customize_modules() {
     // The impostors stay on PATH: UV_PYTHON and PYTHONEXECUTABLE name one.
     rollout(
+        &HERMES,
         "environment",
         Hostile {
             impostors: true,
@@ -729,6 +812,7 @@ fn hermes_ignores_python_uv_pip_variables_and_customize_modules() {
 #[test]
 fn hermes_ignores_python_project_files_and_shadows_in_workdir_and_parent() {
     rollout(
+        &HERMES,
         "files",
         Hostile {
             files: true,
@@ -737,19 +821,66 @@ fn hermes_ignores_python_project_files_and_shadows_in_workdir_and_parent() {
     );
 }
 
-/// The installed Hermes entry, or None (said loudly) without the artifacts.
-fn installed(what: &str) -> Option<String> {
-    let h = Harness::Hermes;
+#[test]
+fn stirrup_ignores_impostors_python_uv_pip_variables_and_customize_modules() {
+    // Baseline and impostor-only are in this one: the impostors on PATH,
+    // the variables (UV_PYTHON and PYTHONEXECUTABLE name an impostor) and
+    // OPENAI_BASE_URL/OPENROUTER_API_KEY of the environment at the decoy.
+    rollout(
+        &STIRRUP,
+        "environment",
+        Hostile {
+            impostors: true,
+            env: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+#[test]
+fn stirrup_ignores_python_project_files_dotenv_and_shadows_in_workdir_and_parent() {
+    rollout(
+        &STIRRUP,
+        "files",
+        Hostile {
+            files: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+/// The installed harness's entry, or None (said loudly) without the
+/// artifacts.
+fn installed(py: &Py, what: &str) -> Option<String> {
+    let h = py.harness;
     let artifacts = common::artifacts::artifacts_for(h, what)?;
     Some(common::artifacts::install(h, &artifacts))
 }
 
-/// boot.py reads `--prompt-file` as the runner reads RUNNER_ARG_FILE: a
-/// regular file of at most 131071 bytes without NUL, read bounded; any
-/// other is one line on stderr and exit 125 before Hermes is imported.
 #[test]
 fn hermes_boot_refuses_an_unusable_prompt_file_with_one_line() {
-    let Some(entry) = installed("prompt file bounds") else {
+    boot_refuses_an_unusable_prompt_file(&HERMES, &[]);
+}
+
+#[test]
+fn stirrup_boot_refuses_an_unusable_prompt_file_with_one_line() {
+    // The rest of a valid command line: only the prompt file is wrong.
+    let rest = [
+        "--model",
+        "fake-model",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--state-dir",
+        "/nonexistent/stirrup-state",
+    ];
+    boot_refuses_an_unusable_prompt_file(&STIRRUP, &rest);
+}
+
+/// boot.py reads `--prompt-file` as the runner reads RUNNER_ARG_FILE: a
+/// regular file of at most 131071 bytes without NUL, read bounded; any
+/// other is one line on stderr and exit 125 before the harness is imported.
+fn boot_refuses_an_unusable_prompt_file(py: &Py, rest: &[&str]) {
+    let Some(entry) = installed(py, "prompt file bounds") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -780,13 +911,14 @@ fn hermes_boot_refuses_an_unusable_prompt_file_with_one_line() {
         let mut c = Command::new(&entry);
         c.arg("--prompt-file")
             .arg(t.join(name))
+            .args(rest)
             .stdin(Stdio::null());
         let out = common::run(c);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(125), "{name}: {out:?}");
         assert_eq!(err.lines().count(), 1, "{name}: {err}");
         assert!(
-            err.contains(why) && err.contains("Hermes was not started"),
+            err.contains(why) && err.contains(&format!("{} was not started", py.title)),
             "{name}: {err}"
         );
     }
@@ -797,11 +929,20 @@ fn hermes_boot_refuses_an_unusable_prompt_file_with_one_line() {
 /// Seen with strace, which the test needs (skipped loudly without it).
 #[test]
 fn hermes_reads_no_openssl_config_of_the_image() {
-    let Some(entry) = installed("openssl config") else {
+    reads_no_openssl_config_of_the_image(&HERMES);
+}
+
+#[test]
+fn stirrup_reads_no_openssl_config_of_the_image() {
+    reads_no_openssl_config_of_the_image(&STIRRUP);
+}
+
+fn reads_no_openssl_config_of_the_image(py: &Py) {
+    let Some(entry) = installed(py, "openssl config") else {
         return;
     };
     if Command::new("strace").arg("-V").output().is_err() {
-        common::loud("SKIPPING hermes openssl config: no strace");
+        common::loud(&format!("SKIPPING {} openssl config: no strace", py.name));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -813,7 +954,7 @@ fn hermes_reads_no_openssl_config_of_the_image() {
         .arg(&log)
         .arg(&entry)
         .arg("--version")
-        // The task's own OPENSSL_CONF is not Hermes's either.
+        // The task's own OPENSSL_CONF is not the harness's either.
         .env("OPENSSL_CONF", &hostile)
         .stdin(Stdio::null());
     let out = common::run(c);
@@ -838,15 +979,24 @@ fn hermes_reads_no_openssl_config_of_the_image() {
 /// site is off, and no `PYTHON*` variable took effect.
 #[test]
 fn hermes_python_looks_only_inside_the_install() {
-    let Some(entry) = installed("sys.path") else {
+    python_looks_only_inside_the_install(&HERMES);
+}
+
+#[test]
+fn stirrup_python_looks_only_inside_the_install() {
+    python_looks_only_inside_the_install(&STIRRUP);
+}
+
+fn python_looks_only_inside_the_install(py: &'static Py) {
+    let Some(entry) = installed(py, "sys.path") else {
         return;
     };
     let install = Path::new(&entry).parent().unwrap().parent().unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let w = World::new(tmp.path());
+    let w = World::new(py, tmp.path());
     make_impostors(&w);
     let mut env = hostile_env(&w);
-    // As the session's run.env sets it (harnesses/hermes.toml): bin/run
+    // As the session's run.env sets it (harnesses/NAME.toml): bin/run
     // alone would let the task's PYTHONEXECUTABLE pick the prefix.
     env.push(("PYTHONEXECUTABLE".into(), String::new()));
     let probe = "import json, site, sys\n\
@@ -856,8 +1006,8 @@ fn hermes_python_looks_only_inside_the_install() {
                  if m in ('sitecustomize', 'usercustomize'))}))\n";
     let script = w.work.join("probe.py");
     write(&script, probe);
-    let mut c = Command::new(install.join("hermes/bin/run"));
-    c.arg(install.join("python/bin/python3.11"))
+    let mut c = Command::new(install.join(format!("{}/bin/run", py.name)));
+    c.arg(install.join(format!("python/bin/python{}", py.version)))
         .arg(&script)
         .env_clear()
         .env("HOME", &w.home)

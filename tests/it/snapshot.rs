@@ -1841,3 +1841,88 @@ fn hermes_state_db_from_the_real_cli() {
         assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
     }
 }
+
+/// Stirrup's `stirrup-state/transcript.json` (written by its boot.py),
+/// from the real Stirrup (fixtures `stirrup/`: code_exec completed, then
+/// finish with `done`; `stirrup-midtool/` (KILL) and `stirrup-killed/`
+/// (TERM) while code_exec blocked on a FIFO: the last save holds the call
+/// without its result). A foreign or empty dir is exit 2 naming
+/// `stirrup-state/transcript.json`; a file that is not Stirrup's is exit 2.
+#[test]
+fn stirrup_transcript_from_the_real_cli() {
+    let kind = Kind::Stirrup;
+    let before = state(&fixture("stirrup"));
+    let snap = take(kind, &fixture("stirrup")).unwrap();
+    assert_eq!(state(&fixture("stirrup")), before, "fixture changed");
+    assert_eq!(snap.harness, "stirrup");
+    assert_eq!((snap.summary.sessions, snap.summary.messages), (1, 6));
+    let roles: Vec<&str> = snap.sessions[0]
+        .messages
+        .iter()
+        .map(|m| m.role.as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "tool"]
+    );
+    assert_eq!(
+        tools(&snap),
+        [
+            ("code_exec".to_owned(), ToolStatus::Completed),
+            ("finish".to_owned(), ToolStatus::Completed)
+        ]
+    );
+    // The finish call's reason is the answer.
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    let t = snap.summary.tokens;
+    assert_eq!((t.input, t.output, t.total), (1055, 34, 1089), "{t:?}");
+    assert_eq!(snap.sessions[0].agent.model.as_deref(), Some("fake-model"));
+    // The session dir and its stirrup-state/ are the same data.
+    let inner = take(kind, &fixture("stirrup").join("stirrup-state")).unwrap();
+    assert_eq!(inner.summary, snap.summary);
+
+    for name in ["stirrup-midtool", "stirrup-killed"] {
+        let cut = take(kind, &fixture(name)).unwrap();
+        assert_eq!(cut.summary.messages, 3, "{name}");
+        assert_eq!(cut.summary.final_text, None, "{name}");
+        assert_eq!(tools(&cut), [("code_exec".to_owned(), ToolStatus::Running)]);
+        assert!(cut.summary.tool_calls[0].unfinished, "{name}");
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let foreign = tmp.path().join("foreign");
+    fs::create_dir_all(foreign.join("stirrup-state")).unwrap();
+    // Cline's messages document where Stirrup's transcript would be.
+    fs::write(
+        foreign.join("stirrup-state/transcript.json"),
+        r#"{"sessionId":"x","messages":[{"role":"user","content":"hi"}]}"#,
+    )
+    .unwrap();
+    let cut = tmp.path().join("cut");
+    fs::create_dir_all(cut.join("stirrup-state")).unwrap();
+    let whole = fs::read(fixture("stirrup/stirrup-state/transcript.json")).unwrap();
+    fs::write(
+        cut.join("stirrup-state/transcript.json"),
+        &whole[..whole.len() / 2],
+    )
+    .unwrap();
+    for (dir, wanted) in [
+        (empty.clone(), "holding stirrup-state/transcript.json"),
+        (fixture("hermes"), "it has no stirrup-state/"),
+        (foreign.clone(), "not a Stirrup transcript"),
+        (cut.clone(), "transcript.json: not JSON"),
+    ] {
+        let o = shforge(&["stirrup", "--dir", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+        assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
+    }
+}

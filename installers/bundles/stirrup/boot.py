@@ -15,10 +15,19 @@ One `Agent.session().run(PROMPT)` with Stirrup's own chat-completions client
 (the OpenAI SDK) at URL, the key from OPENAI_API_KEY, and two tools:
 Stirrup's `code_exec` (bash) and its `finish`. Prints the finish reason on
 stdout, and only that: everything else written to stdout (Stirrup's rich
-panels of turns and token usage) goes to stderr; exit 0 when the agent called finish, 1 when it stopped without
-(max turns) or failed (the error on stderr), 2 on bad arguments.
+panels of turns and token usage) goes to stderr; exit 0 when the agent
+called finish, 1 when it stopped without (max turns) or failed (the error
+on stderr), 2 on bad arguments, 125 on an unusable prompt file.
 
 What is pinned here, and why:
+* The prompt file is read as the runner reads RUNNER_ARG_FILE: a regular
+  file of at most 131071 bytes and no NUL, read bounded (a huge or sparse
+  file is never read whole), its bytes kept exactly (os.fsdecode, as argv
+  bytes are decoded). Anything else is one line on stderr and exit 125,
+  Stirrup not started.
+* libcrypto loads an empty config (os.devnull), never the image's
+  openssl.cnf or the task's OPENSSL_CONF (which can load engines or
+  providers); the task's value is put back at once for the tools.
 * code_exec runs in the working directory (the task's), not in a temporary
   directory of its own that Stirrup deletes afterwards, and Stirrup's
   refusal of commands naming /tmp/, /home/ or ~/ is off: the sandbox is the
@@ -34,18 +43,25 @@ What is pinned here, and why:
   and the bundled ffmpeg, which the bundle leaves out (leave-out). Video and
   audio inputs are then unavailable; a coding task sends neither.
 * Stirrup's resume cache (default ~/.cache/stirrup) goes to STATE/cache, and
-  the conversation is written to STATE/transcript.json for capture.
+  the conversation is written to STATE/transcript.json for capture: after
+  every model response (the messages sent and the answer, so a run killed
+  mid-tool leaves its last call without a result) and, at the end, the
+  whole history. Stirrup itself writes it only at the end. Each write is
+  atomic (a temporary file renamed over it). Stirrup's messages name no
+  model: each assistant message gets `"model"`, the client's.
 * A CA bundle variable (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE)
   naming no file is dropped (httpx refuses one); the pinned certifi is used.
 """
-import asyncio
 import json
 import os
 import site
+import stat
 import sys
 import types
 from pathlib import Path
 
+# Linux's MAX_ARG_STRLEN less the NUL: the runner's bound on one argv word.
+PROMPT_MAX = 131071
 USAGE = "usage: stirrup --prompt-file PATH --model MODEL --base-url URL --state-dir DIR [--max-turns N]"
 
 
@@ -66,6 +82,52 @@ def parse(argv):
     except ValueError:
         return None
     return opts if opts["--max-turns"] > 0 else None
+
+
+def refuse(why):
+    sys.stderr.write("stirrup boot.py: %s; Stirrup was not started\n" % why)
+    sys.exit(125)
+
+
+def read_prompt(path):
+    """The prompt file's text, bounded and byte-exact (see the module doc)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError as e:
+        refuse("--prompt-file %r: %s" % (path, e.strerror))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            refuse("--prompt-file %r is not a regular file" % path)
+        chunks = []
+        left = PROMPT_MAX + 1
+        while left > 0:
+            b = os.read(fd, left)
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > PROMPT_MAX:
+        refuse("--prompt-file %r is over the %d bytes one argument may hold" % (path, PROMPT_MAX))
+    if b"\0" in data:
+        refuse("--prompt-file %r holds a NUL byte (not possible in an argument)" % path)
+    return os.fsdecode(data)
+
+
+def private_openssl_config():
+    """libcrypto's config is loaded once, here, from an empty file."""
+    task = os.environ.get("OPENSSL_CONF")
+    os.environ["OPENSSL_CONF"] = os.devnull
+    try:
+        import _hashlib  # noqa: F401  (loads libcrypto's config, once)
+    except ImportError:
+        pass
+    if task is None:
+        del os.environ["OPENSSL_CONF"]
+    else:
+        os.environ["OPENSSL_CONF"] = task
 
 
 def seal_imports():
@@ -93,6 +155,14 @@ async def run(opts, prompt):
     state = Path(opts["--state-dir"])
     cache.DEFAULT_CACHE_DIR = state / "cache"
 
+    class RecordingClient(ChatCompletionsClient):
+        """Stirrup's client; the conversation so far is saved after each answer."""
+
+        async def generate(self, messages, tools):
+            answer = await super().generate(messages, tools)
+            save(state, opts["--model"], [[*messages, answer]])
+            return answer
+
     class WorkdirCodeExec(LocalCodeExecToolProvider):
         """Stirrup's local code_exec, in the working directory, kept."""
 
@@ -106,7 +176,7 @@ async def run(opts, prompt):
         def _check_absolute_paths(self, argv, cmd):
             return None
 
-    client = ChatCompletionsClient(
+    client = RecordingClient(
         model=opts["--model"],
         max_tokens=8192,
         context_window_tokens=128_000,
@@ -121,20 +191,31 @@ async def run(opts, prompt):
     )
     async with agent.session(cache_on_interrupt=False) as session:
         finish, history, _meta = await session.run(prompt)
-    dump = [
-        [m.model_dump(mode="json") if hasattr(m, "model_dump") else str(m) for m in group]
-        if isinstance(group, list)
-        else (group.model_dump(mode="json") if hasattr(group, "model_dump") else str(group))
-        for group in history
-    ]
+    save(state, opts["--model"], history)
+    return finish
+
+
+def save(state, model, history):
+    """STATE/transcript.json: the history's groups of messages, as pydantic
+    dumps them, the model added to each assistant message."""
+
+    def one(m):
+        if not hasattr(m, "model_dump"):
+            return str(m)
+        d = m.model_dump(mode="json")
+        if d.get("role") == "assistant":
+            d["model"] = model
+        return d
+
+    dump = [[one(m) for m in g] if isinstance(g, list) else one(g) for g in history]
     tmp = state / "transcript.json.tmp"
     tmp.write_text(json.dumps(dump, indent=1, default=str), encoding="utf-8")
     tmp.replace(state / "transcript.json")
-    return finish
 
 
 def setup():
     """The environment and imports every run gets (see the module doc)."""
+    private_openssl_config()
     for var in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
         if var in os.environ and not os.path.isfile(os.environ[var]):
             del os.environ[var]
@@ -156,12 +237,13 @@ def main():
     if opts is None:
         print(USAGE, file=sys.stderr)
         return 2
-    with open(opts["--prompt-file"], encoding="utf-8") as f:
-        prompt = f.read()
+    prompt = read_prompt(opts["--prompt-file"])
     answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     setup()
     Path(opts["--state-dir"]).mkdir(parents=True, exist_ok=True)
+    import asyncio  # after setup(): asyncio imports ssl, which loads libcrypto's config
+
     finish = asyncio.run(run(opts, prompt))
     if finish is None:
         print("stirrup: stopped without calling finish", file=sys.stderr)
