@@ -11,7 +11,8 @@
 # size and sha256 are checked before it is unpacked into a staging directory
 # inside DIR, the entry program is run once, and only then is the install
 # renamed to DIR/NAME-VERSION: the final path never holds a partial runtime.
-# An existing install is reused when its entry check passes, replaced when not.
+# An existing install is reused when its entry check passes and its stamp
+# (.shforge-artifacts) names this installer's artifacts, replaced when not.
 # On success the last line of stdout is the absolute path of the entry.
 # A fresh install reports its progress on stderr, one line per phase per
 # artifact (get, verify, unpack, place; then the entry check), each with its
@@ -136,6 +137,7 @@ base_url=
 lock_timeout=300
 glibc_runtime=auto
 plan=0
+install_stamp=
 entry_check_seconds=120
 final=
 stage=
@@ -178,6 +180,7 @@ main() {
     set -u
     decide_runtime
     relocate_check_prefix
+    stamp_make
     # --plan: say what would be installed, write nothing.
     if [ "$plan" -eq 1 ]; then
         plan_print

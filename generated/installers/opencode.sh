@@ -13,7 +13,8 @@
 # size and sha256 are checked before it is unpacked into a staging directory
 # inside DIR, the entry program is run once, and only then is the install
 # renamed to DIR/NAME-VERSION: the final path never holds a partial runtime.
-# An existing install is reused when its entry check passes, replaced when not.
+# An existing install is reused when its entry check passes and its stamp
+# (.shforge-artifacts) names this installer's artifacts, replaced when not.
 # On success the last line of stdout is the absolute path of the entry.
 # A fresh install reports its progress on stderr, one line per phase per
 # artifact (get, verify, unpack, place; then the entry check), each with its
@@ -149,6 +150,7 @@ base_url=
 lock_timeout=300
 glibc_runtime=auto
 plan=0
+install_stamp=
 entry_check_seconds=120
 final=
 stage=
@@ -1646,6 +1648,7 @@ installed_ok() {
     # A relocated install moved here from elsewhere would run with the
     # loader of its old place: not this install.
     relocation_current || return 1
+    stamp_current || return 1
     check_home=$prefix/.$name-$version.check.$$
     if [ -e "$check_home" ] || [ -L "$check_home" ]; then
         rm -rf "$check_home" 9>&-
@@ -1658,6 +1661,26 @@ installed_ok() {
     fi
     check_home=
     return "$rc"
+}
+
+# stamp_make: install_stamp, the sha256 of every artifact this installer
+# pins, space-separated, in the spec's order (what write_stamp records).
+stamp_make() {
+    local i=0
+    install_stamp=
+    while [ "$i" -lt "$art_count" ]; do
+        install_stamp=$install_stamp${install_stamp:+ }${art_sha256[$i]}
+        i=$((i + 1))
+    done
+}
+
+# stamp_current: the install at final was made from this installer's
+# artifacts (write_stamp). Read with the builtin: no fork on the reuse path.
+stamp_current() {
+    local line=
+    [ -f "$final/.shforge-artifacts" ] && [ ! -L "$final/.shforge-artifacts" ] || return 1
+    IFS= read -r line < "$final/.shforge-artifacts" || return 1
+    [ "$line" = "$install_stamp" ]
 }
 
 # lock_satisfied: asked by lock_acquire while waiting: is the install there now?
@@ -1754,6 +1777,24 @@ write_launcher() {
     chmod 755 "$inst/$launcher_path" 9>&-
 }
 
+# write_stamp: .shforge-artifacts in the install, one line: the sha256 of
+# every artifact this installer pins. installed_ok reuses an install only
+# when it holds the same line, so an install of an earlier pin of the same
+# version (a rebuilt bundle, a fixed runtime) is replaced, not reused because
+# its entry still runs. Created new, like the launcher.
+write_stamp() {
+    unpack_what="the stamp .shforge-artifacts"
+    if [ -e "$inst/.shforge-artifacts" ] || [ -L "$inst/.shforge-artifacts" ]; then
+        unpack_refuse ".shforge-artifacts is already in the install (from an artifact)"
+    fi
+    set -C
+    if ! printf '%s\n' "$install_stamp" > "$inst/.shforge-artifacts"; then
+        set +C
+        return 1
+    fi
+    set +C
+}
+
 # install_fresh: stage, verify and unpack every selected artifact, check the
 # entry, then swap the install into place with one rename. The stage holds
 # the install root (root/), the downloads, the unpacking area and the entry
@@ -1788,6 +1829,7 @@ install_fresh() {
         k=$((k + 1))
     done
     write_launcher || die 6 "cannot write the launcher $launcher_path"
+    write_stamp || die 6 "cannot write $inst/.shforge-artifacts"
     if [ "$use_private" -eq 1 ]; then
         # The prepared programs hold absolute paths of the final place and
         # run only there: checked right after the rename, taken back if bad.
@@ -1818,7 +1860,7 @@ install_fresh() {
 # moved aside first, and put back by cleanup when this run fails).
 put_in_place() {
     if [ -e "$final" ] || [ -L "$final" ]; then
-        say "replacing $final: its entry check fails"
+        say "replacing $final: its entry check fails or it holds other artifacts"
         old=$prefix/.$name-$version.old.$$
         mv "$final" "$old" || die 4 "cannot move the broken $final aside"
     fi
@@ -1855,6 +1897,7 @@ main() {
     set -u
     decide_runtime
     relocate_check_prefix
+    stamp_make
     # --plan: say what would be installed, write nothing.
     if [ "$plan" -eq 1 ]; then
         plan_print

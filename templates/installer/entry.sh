@@ -49,6 +49,7 @@ installed_ok() {
     # A relocated install moved here from elsewhere would run with the
     # loader of its old place: not this install.
     relocation_current || return 1
+    stamp_current || return 1
     check_home=$prefix/.$name-$version.check.$$
     if [ -e "$check_home" ] || [ -L "$check_home" ]; then
         rm -rf "$check_home" 9>&-
@@ -61,6 +62,26 @@ installed_ok() {
     fi
     check_home=
     return "$rc"
+}
+
+# stamp_make: install_stamp, the sha256 of every artifact this installer
+# pins, space-separated, in the spec's order (what write_stamp records).
+stamp_make() {
+    local i=0
+    install_stamp=
+    while [ "$i" -lt "$art_count" ]; do
+        install_stamp=$install_stamp${install_stamp:+ }${art_sha256[$i]}
+        i=$((i + 1))
+    done
+}
+
+# stamp_current: the install at final was made from this installer's
+# artifacts (write_stamp). Read with the builtin: no fork on the reuse path.
+stamp_current() {
+    local line=
+    [ -f "$final/.shforge-artifacts" ] && [ ! -L "$final/.shforge-artifacts" ] || return 1
+    IFS= read -r line < "$final/.shforge-artifacts" || return 1
+    [ "$line" = "$install_stamp" ]
 }
 
 # lock_satisfied: asked by lock_acquire while waiting: is the install there now?

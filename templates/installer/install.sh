@@ -87,6 +87,24 @@ write_launcher() {
     chmod 755 "$inst/$launcher_path" 9>&-
 }
 
+# write_stamp: .shforge-artifacts in the install, one line: the sha256 of
+# every artifact this installer pins. installed_ok reuses an install only
+# when it holds the same line, so an install of an earlier pin of the same
+# version (a rebuilt bundle, a fixed runtime) is replaced, not reused because
+# its entry still runs. Created new, like the launcher.
+write_stamp() {
+    unpack_what="the stamp .shforge-artifacts"
+    if [ -e "$inst/.shforge-artifacts" ] || [ -L "$inst/.shforge-artifacts" ]; then
+        unpack_refuse ".shforge-artifacts is already in the install (from an artifact)"
+    fi
+    set -C
+    if ! printf '%s\n' "$install_stamp" > "$inst/.shforge-artifacts"; then
+        set +C
+        return 1
+    fi
+    set +C
+}
+
 # install_fresh: stage, verify and unpack every selected artifact, check the
 # entry, then swap the install into place with one rename. The stage holds
 # the install root (root/), the downloads, the unpacking area and the entry
@@ -121,6 +139,7 @@ install_fresh() {
         k=$((k + 1))
     done
     write_launcher || die 6 "cannot write the launcher $launcher_path"
+    write_stamp || die 6 "cannot write $inst/.shforge-artifacts"
     if [ "$use_private" -eq 1 ]; then
         # The prepared programs hold absolute paths of the final place and
         # run only there: checked right after the rename, taken back if bad.
@@ -151,7 +170,7 @@ install_fresh() {
 # moved aside first, and put back by cleanup when this run fails).
 put_in_place() {
     if [ -e "$final" ] || [ -L "$final" ]; then
-        say "replacing $final: its entry check fails"
+        say "replacing $final: its entry check fails or it holds other artifacts"
         old=$prefix/.$name-$version.old.$$
         mv "$final" "$old" || die 4 "cannot move the broken $final aside"
     fi

@@ -485,6 +485,106 @@ fn broken_cached_install_is_replaced() {
     common::report("broken_cached_install_is_replaced", &shells);
 }
 
+/// An install whose entry still passes its check but that was made from
+/// other artifacts (an earlier pin of the same version: a rebuilt bundle) is
+/// replaced, not reused; so is one whose stamp is missing, altered or a
+/// link. The stamp records every pinned sha256.
+#[test]
+fn an_install_of_other_artifacts_is_replaced() {
+    let shells = common::bashes();
+    for sh in &shells {
+        let w = world();
+        let path = tools(w.dir.path(), &[], false);
+        let src = path_of(&w.src());
+        let stamp = w.final_dir().join(".shforge-artifacts");
+        let o = run_install(sh, &w, &path, &["--source-dir", &src], &[]);
+        assert_installed(sh, &w, &o);
+        assert_eq!(
+            fs::read_to_string(&stamp).unwrap(),
+            format!("{}\n", sha256_hex(&w.artifact)),
+            "{}",
+            sh.name
+        );
+        // The same name and version, a rebuilt artifact (one more file).
+        let rebuilt = w.dir.path().join("rebuilt");
+        fs::create_dir_all(rebuilt.join("src-fake.tgz")).unwrap();
+        fs::write(rebuilt.join("src-fake.tgz/NEWS"), "rebuilt\n").unwrap();
+        let again = make_runtime_tgz(&rebuilt, "fake.tgz", "fake 1.0");
+        fs::write(w.src().join("pool/fake-1.0.tgz"), &again).unwrap();
+        let newer = Installer::builder("fake", "1.0")
+            .entry("bin/fake")
+            .check(["--version"], "fake 1.0")
+            .artifact(
+                Artifact::tar_gz("pool/fake-1.0.tgz", sha256_hex(&again))
+                    .arch(std::env::consts::ARCH)
+                    .libc(Libc::Glibc),
+            )
+            .build()
+            .unwrap();
+        let newer_script = w.dir.path().join("install_fake_newer.sh");
+        fs::write(&newer_script, newer.script().unwrap()).unwrap();
+        let cases = [
+            "a stamp of other artifacts",
+            "no stamp",
+            "an altered stamp",
+            "a stamp that is a link to the right text",
+        ];
+        for case in cases {
+            match case {
+                "no stamp" => fs::remove_file(&stamp).unwrap(),
+                "an altered stamp" => fs::write(&stamp, "0000\n").unwrap(),
+                "a stamp that is a link to the right text" => {
+                    let right = w.dir.path().join("right-stamp");
+                    fs::write(&right, format!("{}\n", sha256_hex(&again))).unwrap();
+                    fs::remove_file(&stamp).unwrap();
+                    symlink(&right, &stamp).unwrap();
+                }
+                _ => {}
+            }
+            fs::write(w.final_dir().join("old-marker"), "x").unwrap();
+            let mut c = sh.command(&newer_script);
+            c.arg("--prefix")
+                .arg(w.prefix())
+                .args(["--source-dir", &src]);
+            c.env("PATH", &path)
+                .env_remove("SHELLOPTS")
+                .env_remove("BASH_ENV");
+            let o = common::run(c);
+            assert_installed(sh, &w, &o);
+            assert!(
+                !w.final_dir().join("old-marker").exists(),
+                "{}: {case}: reused",
+                sh.name
+            );
+            assert!(
+                text(&o).contains("holds other artifacts"),
+                "{}: {case}: {}",
+                sh.name,
+                text(&o)
+            );
+            assert_eq!(
+                fs::read_to_string(&stamp).unwrap(),
+                format!("{}\n", sha256_hex(&again)),
+                "{}: {case}",
+                sh.name
+            );
+        }
+        // And the install of the newer pin is reused by it.
+        fs::write(w.final_dir().join("old-marker"), "x").unwrap();
+        let mut c = sh.command(&newer_script);
+        c.arg("--prefix")
+            .arg(w.prefix())
+            .args(["--source-dir", &src]);
+        c.env("PATH", &path)
+            .env_remove("SHELLOPTS")
+            .env_remove("BASH_ENV");
+        let o = common::run(c);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        assert!(w.final_dir().join("old-marker").exists(), "{}", sh.name);
+    }
+    common::report("an_install_of_other_artifacts_is_replaced", &shells);
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let shells = common::bashes();
