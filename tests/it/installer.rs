@@ -1930,7 +1930,11 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
                     .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                     .collect();
                 top.sort();
-                assert_eq!(top, ["bin", "vendor"], "nothing else of the archive");
+                assert_eq!(
+                    top,
+                    [".shforge-artifacts", "bin", "vendor"],
+                    "nothing else of the archive (and the stamp)"
+                );
                 let mut kept: Vec<String> = fs::read_dir(f.join("vendor"))
                     .unwrap()
                     .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -2174,7 +2178,12 @@ fn the_entry_check_writes_nothing_outside_the_install() {
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .collect();
             top.sort();
-            assert_eq!(top, ["bin"], "{round} {}: the install holds more", sh.name);
+            assert_eq!(
+                top,
+                [".shforge-artifacts", "bin"],
+                "{round} {}: the install holds more",
+                sh.name
+            );
         }
     }
     common::report(
