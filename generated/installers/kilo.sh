@@ -1661,11 +1661,12 @@ stamp_make() {
 }
 
 # stamp_current: the install at final was made from this installer's
-# artifacts (write_stamp). Read with the builtin: no fork on the reuse path.
+# artifacts (write_stamp). Read with the builtin: no fork on the reuse path;
+# bounded (-n), so a huge stamp without a newline is never read whole.
 stamp_current() {
     local line=
     [ -f "$final/.shforge-artifacts" ] && [ ! -L "$final/.shforge-artifacts" ] || return 1
-    IFS= read -r line < "$final/.shforge-artifacts" || return 1
+    IFS= read -r -n 65536 line < "$final/.shforge-artifacts" || return 1
     [ "$line" = "$install_stamp" ]
 }
 
