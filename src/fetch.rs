@@ -500,10 +500,17 @@ fn make(
             npm
         }
         ["sh", "installers/bundle.sh", name, file, rest @ ..] if *file == a.path => {
-            if *name != "glibc-runtime" {
+            let scripts = stage.scripts().map_err(|e| missing(&e))?;
+            // Only a Node bundle (a package lock) runs npm: the runtimes
+            // and the Python bundles (uv) do not.
+            if scripts
+                .join("bundles")
+                .join(name)
+                .join("package-lock.json")
+                .is_file()
+            {
                 need_npm(source).map_err(|w| missing(&w))?;
             }
-            let scripts = stage.scripts().map_err(|e| missing(&e))?;
             let mut sh = Command::new("sh");
             sh.arg(scripts.join("bundle.sh"))
                 .arg(name)

@@ -183,3 +183,67 @@ fn a_dir_that_is_a_file_fifo_or_link_exits_2() {
     assert!(entries(&real).is_empty());
     assert_eq!(calls(w.path()), 0);
 }
+
+/// `fetch` for a spec whose one artifact is made by `source`, with a PATH
+/// of only the basic tools' dirs (no npm) and no uv.
+fn fetch_without_npm(source: &str, file: &str) -> Output {
+    let w = tempfile::tempdir().unwrap();
+    let spec = format!(
+        "name = \"fake-tool\"\nversion = \"1.0\"\nentry = \"bin/tool\"\n\n\
+         [[artifact]]\npath = \"{file}\"\nsha256 = \"{sha}\"\nsize = 1\n\
+         unpack = \"tar.gz\"\narch = \"{arch}\"\nlibc = \"any\"\n\
+         source = \"{source}\"\n",
+        sha = "0".repeat(64),
+        arch = std::env::consts::ARCH
+    );
+    fs::write(w.path().join("spec.toml"), spec).unwrap();
+    let bin = w.path().join("bin");
+    fs::create_dir(&bin).unwrap();
+    for tool in ["sh", "dirname", "pwd", "cat", "printf"] {
+        if let Ok(p) = which(tool) {
+            std::os::unix::fs::symlink(p, bin.join(tool)).unwrap();
+        }
+    }
+    let mut c = Command::new(shforge());
+    c.env("PATH", &bin)
+        .env("SHFORGE_UV", w.path().join("no-uv"))
+        .arg("fetch")
+        .arg("--spec")
+        .arg(w.path().join("spec.toml"))
+        .arg("--into")
+        .arg(w.path().join("artifacts"));
+    let o = run(c);
+    assert_eq!(entries(&w.path().join("artifacts")), Vec::<String>::new());
+    o
+}
+
+fn which(tool: &str) -> Result<std::path::PathBuf, ()> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+#[test]
+fn only_a_node_bundle_needs_npm() {
+    let o = fetch_without_npm("sh installers/bundle.sh pi pi-b.tar.gz", "pi-b.tar.gz");
+    // The failure is the table's row (stdout).
+    let err = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(code(&o), 1, "{err}");
+    assert!(err.contains("no npm on PATH"), "{err}");
+
+    // A Python bundle is built with uv: it fails on the missing uv, not npm.
+    let o = fetch_without_npm("sh installers/bundle.sh stirrup st-b.tar.gz", "st-b.tar.gz");
+    let err = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(code(&o), 1, "{err}");
+    assert!(!err.contains("npm"), "{err}");
+    assert!(err.contains("no uv at"), "{err}");
+}
