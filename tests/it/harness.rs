@@ -335,163 +335,14 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
     let argv = var(vars, "RUNNER_ARGV").unwrap();
     let capture = json(&dir.join("capture.json"));
     assert_eq!(capture["harness"], h.name(), "{ctx}");
-    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
-    let key = api.default_key_env();
     match h {
-        Harness::ClaudeCode => {
-            assert!(
-                has(&["-p", "--output-format", "stream-json", "--verbose"]),
-                "{ctx}"
-            );
-            // The variadic --allowedTools is followed by another option.
-            let i = argv.iter().position(|a| a == "--allowedTools").unwrap();
-            assert!(argv[i + 2].starts_with("--"), "{ctx}");
-            assert_eq!(
-                env_of(vars, "ANTHROPIC_BASE_URL").unwrap(),
-                "http://127.0.0.1:4321"
-            );
-            assert_eq!(
-                env_of(vars, "CLAUDE_CONFIG_DIR").unwrap(),
-                format!("{d}/claude")
-            );
-            assert_eq!(env_of(vars, "DISABLE_TELEMETRY").unwrap(), "1");
-            let settings = json(&dir.join("claude/settings.json"));
-            assert!(
-                settings["permissions"]["allow"]
-                    .as_array()
-                    .unwrap()
-                    .contains(&"Write".into())
-            );
-            assert_eq!(capture["kind"], "claude-code");
-            assert_eq!(capture["dir"], format!("{d}/claude"));
-        }
+        Harness::ClaudeCode => check_claude_code(dir, vars, &capture, ctx),
         Harness::OpenCode | Harness::Kilo => {
-            let (name, up) = if h == Harness::Kilo {
-                ("kilo", "KILO")
-            } else {
-                ("opencode", "OPENCODE")
-            };
-            assert!(has(&["run", "--format", "json"]), "{ctx}");
-            assert!(has(&["-m", "shforge/fake-model"]), "{ctx}");
-            assert_eq!(
-                env_of(vars, &format!("{up}_CONFIG")).unwrap(),
-                format!("{d}/{name}.json")
-            );
-            let db = format!("{d}/xdg/data/{name}/{name}.db");
-            assert_eq!(env_of(vars, &format!("{up}_DB")).unwrap(), db);
-            assert_eq!(
-                env_of(vars, &format!("{up}_DISABLE_AUTOUPDATE")).unwrap(),
-                "1"
-            );
-            assert_eq!(
-                env_of(vars, &format!("{up}_DISABLE_MODELS_FETCH")).unwrap(),
-                "1"
-            );
-            let cfg = json(&dir.join(format!("{name}.json")));
-            let p = &cfg["provider"]["shforge"];
-            let npm = match api {
-                Api::Chat => "@ai-sdk/openai-compatible",
-                Api::Responses => "@ai-sdk/openai",
-                Api::Anthropic => "@ai-sdk/anthropic",
-                Api::Gemini => unreachable!("{ctx}"),
-            };
-            assert_eq!(p["npm"], npm, "{ctx}");
-            assert_eq!(p["options"]["baseURL"], "http://127.0.0.1:4321/v1");
-            assert_eq!(p["options"]["apiKey"], format!("{{env:{key}}}"));
-            assert!(p["models"]["fake-model"].is_object());
-            assert_eq!(cfg["permission"]["external_directory"], "allow");
-            assert_eq!(cfg["permission"]["bash"], "allow");
-            assert_eq!(cfg["permission"]["edit"], "allow");
-            assert_eq!(cfg["autoupdate"], false);
-            if h == Harness::Kilo {
-                assert_eq!(env_of(vars, "KILO_TELEMETRY_LEVEL").unwrap(), "off");
-            }
-            assert_eq!(capture["kind"], name);
-            assert_eq!(capture["db"], db);
+            check_opencode_or_kilo(h, api, dir, vars, &capture, ctx)
         }
-        Harness::Pi => {
-            assert!(
-                has(&[
-                    "--provider",
-                    "shforge",
-                    "--model",
-                    "fake-model",
-                    "--mode",
-                    "json",
-                    "-p"
-                ]),
-                "{ctx}"
-            );
-            assert_eq!(
-                env_of(vars, "PI_CODING_AGENT_DIR").unwrap(),
-                format!("{d}/pi-agent")
-            );
-            assert_eq!(env_of(vars, "PI_OFFLINE").unwrap(), "1");
-            let models = json(&dir.join("pi-agent/models.json"));
-            let p = &models["providers"]["shforge"];
-            let (wire, base) = pi_wire(api);
-            assert_eq!(p["api"], wire, "{ctx}");
-            assert_eq!(p["baseUrl"], base, "{ctx}");
-            assert_eq!(p["apiKey"], key);
-            assert_eq!(p["models"][0]["id"], "fake-model");
-            assert_eq!(capture["kind"], "pi");
-            assert_eq!(capture["dir"], format!("{d}/pi-agent"));
-        }
-        Harness::OpenClaw => {
-            assert!(
-                has(&["agent", "exec", "--config", &format!("{d}/openclaw.json")]),
-                "{ctx}"
-            );
-            assert!(
-                has(&["--state-dir", &format!("{d}/openclaw-state")]),
-                "{ctx}"
-            );
-            assert!(dir.join("openclaw-state").is_dir());
-            let cfg = json(&dir.join("openclaw.json"));
-            let p = &cfg["models"]["providers"]["shforge"];
-            let (wire, base) = pi_wire(api);
-            assert_eq!(p["api"], wire, "{ctx}");
-            assert_eq!(p["baseUrl"], base, "{ctx}");
-            assert_eq!(p["apiKey"], format!("${{{key}}}"));
-            assert_eq!(cfg["models"]["mode"], "replace");
-            assert_eq!(
-                cfg["agents"]["defaults"]["model"]["primary"],
-                "shforge/fake-model"
-            );
-            assert_eq!(capture["kind"], Value::Null);
-            assert_eq!(capture["dir"], format!("{d}/openclaw-state"));
-        }
-        Harness::Codex => {
-            assert!(
-                has(&[
-                    "exec",
-                    "--json",
-                    "--dangerously-bypass-approvals-and-sandbox"
-                ]),
-                "{ctx}"
-            );
-            assert_eq!(argv.last().unwrap(), "-");
-            assert_eq!(env_of(vars, "CODEX_HOME").unwrap(), format!("{d}/codex"));
-            let cfg: toml::Table =
-                toml::from_str(&std::fs::read_to_string(dir.join("codex/config.toml")).unwrap())
-                    .unwrap();
-            assert_eq!(cfg["model"].as_str(), Some("fake-model"));
-            assert_eq!(cfg["model_provider"].as_str(), Some("shforge"));
-            let p = &cfg["model_providers"]["shforge"];
-            assert_eq!(p["base_url"].as_str(), Some("http://127.0.0.1:4321/v1"));
-            assert_eq!(p["wire_api"].as_str(), Some("responses"));
-            assert_eq!(p["env_key"].as_str(), Some(key));
-            // Retries written down (keys Codex 0.171 accepts without its
-            // "unrecognized configuration setting" warning).
-            assert_eq!(p["stream_max_retries"].as_integer(), Some(10));
-            assert_eq!(p["request_max_retries"].as_integer(), Some(4));
-            assert_eq!(p["stream_idle_timeout_ms"].as_integer(), Some(300_000));
-            assert_eq!(cfg["analytics"]["enabled"].as_bool(), Some(false));
-            assert_eq!(cfg["check_for_update_on_startup"].as_bool(), Some(false));
-            assert!(has(&["--disable", "plugins"]), "{ctx}");
-            assert_eq!(capture["kind"], "codex");
-            assert_eq!(capture["dir"], format!("{d}/codex"));
-        }
+        Harness::Pi => check_pi(api, dir, vars, &capture, ctx),
+        Harness::OpenClaw => check_openclaw(api, dir, vars, &capture, ctx),
+        Harness::Codex => check_codex(api, dir, vars, &capture, ctx),
         Harness::QwenCode => check_qwen_code(api, dir, vars, ctx),
         Harness::GeminiCli => check_gemini_cli(dir, vars, &capture, ctx),
         Harness::Cline => check_cline(api, dir, vars, &capture, ctx),
@@ -499,6 +350,201 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
         Harness::Stirrup => check_stirrup(&d, argv, vars, &capture, ctx),
     }
     no_secret_written(dir, ctx);
+}
+
+/// Claude Code's part of [`check_profile`].
+fn check_claude_code(dir: &Path, vars: &[(String, Vec<String>)], capture: &Value, ctx: &str) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    assert!(
+        has(&["-p", "--output-format", "stream-json", "--verbose"]),
+        "{ctx}"
+    );
+    // The variadic --allowedTools is followed by another option.
+    let i = argv.iter().position(|a| a == "--allowedTools").unwrap();
+    assert!(argv[i + 2].starts_with("--"), "{ctx}");
+    assert_eq!(
+        env_of(vars, "ANTHROPIC_BASE_URL").unwrap(),
+        "http://127.0.0.1:4321"
+    );
+    assert_eq!(
+        env_of(vars, "CLAUDE_CONFIG_DIR").unwrap(),
+        format!("{d}/claude")
+    );
+    assert_eq!(env_of(vars, "DISABLE_TELEMETRY").unwrap(), "1");
+    let settings = json(&dir.join("claude/settings.json"));
+    assert!(
+        settings["permissions"]["allow"]
+            .as_array()
+            .unwrap()
+            .contains(&"Write".into())
+    );
+    assert_eq!(capture["kind"], "claude-code");
+    assert_eq!(capture["dir"], format!("{d}/claude"));
+}
+
+/// OpenCode's and Kilo's part of [`check_profile`].
+fn check_opencode_or_kilo(
+    h: Harness,
+    api: Api,
+    dir: &Path,
+    vars: &[(String, Vec<String>)],
+    capture: &Value,
+    ctx: &str,
+) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    let key = api.default_key_env();
+    let (name, up) = if h == Harness::Kilo {
+        ("kilo", "KILO")
+    } else {
+        ("opencode", "OPENCODE")
+    };
+    assert!(has(&["run", "--format", "json"]), "{ctx}");
+    assert!(has(&["-m", "shforge/fake-model"]), "{ctx}");
+    assert_eq!(
+        env_of(vars, &format!("{up}_CONFIG")).unwrap(),
+        format!("{d}/{name}.json")
+    );
+    let db = format!("{d}/xdg/data/{name}/{name}.db");
+    assert_eq!(env_of(vars, &format!("{up}_DB")).unwrap(), db);
+    assert_eq!(
+        env_of(vars, &format!("{up}_DISABLE_AUTOUPDATE")).unwrap(),
+        "1"
+    );
+    assert_eq!(
+        env_of(vars, &format!("{up}_DISABLE_MODELS_FETCH")).unwrap(),
+        "1"
+    );
+    let cfg = json(&dir.join(format!("{name}.json")));
+    let p = &cfg["provider"]["shforge"];
+    let npm = match api {
+        Api::Chat => "@ai-sdk/openai-compatible",
+        Api::Responses => "@ai-sdk/openai",
+        Api::Anthropic => "@ai-sdk/anthropic",
+        Api::Gemini => unreachable!("{ctx}"),
+    };
+    assert_eq!(p["npm"], npm, "{ctx}");
+    assert_eq!(p["options"]["baseURL"], "http://127.0.0.1:4321/v1");
+    assert_eq!(p["options"]["apiKey"], format!("{{env:{key}}}"));
+    assert!(p["models"]["fake-model"].is_object());
+    assert_eq!(cfg["permission"]["external_directory"], "allow");
+    assert_eq!(cfg["permission"]["bash"], "allow");
+    assert_eq!(cfg["permission"]["edit"], "allow");
+    assert_eq!(cfg["autoupdate"], false);
+    if h == Harness::Kilo {
+        assert_eq!(env_of(vars, "KILO_TELEMETRY_LEVEL").unwrap(), "off");
+    }
+    assert_eq!(capture["kind"], name);
+    assert_eq!(capture["db"], db);
+}
+
+/// Pi's part of [`check_profile`].
+fn check_pi(api: Api, dir: &Path, vars: &[(String, Vec<String>)], capture: &Value, ctx: &str) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    let key = api.default_key_env();
+    assert!(
+        has(&[
+            "--provider",
+            "shforge",
+            "--model",
+            "fake-model",
+            "--mode",
+            "json",
+            "-p"
+        ]),
+        "{ctx}"
+    );
+    assert_eq!(
+        env_of(vars, "PI_CODING_AGENT_DIR").unwrap(),
+        format!("{d}/pi-agent")
+    );
+    assert_eq!(env_of(vars, "PI_OFFLINE").unwrap(), "1");
+    let models = json(&dir.join("pi-agent/models.json"));
+    let p = &models["providers"]["shforge"];
+    let (wire, base) = pi_wire(api);
+    assert_eq!(p["api"], wire, "{ctx}");
+    assert_eq!(p["baseUrl"], base, "{ctx}");
+    assert_eq!(p["apiKey"], key);
+    assert_eq!(p["models"][0]["id"], "fake-model");
+    assert_eq!(capture["kind"], "pi");
+    assert_eq!(capture["dir"], format!("{d}/pi-agent"));
+}
+
+/// OpenClaw's part of [`check_profile`].
+fn check_openclaw(
+    api: Api,
+    dir: &Path,
+    vars: &[(String, Vec<String>)],
+    capture: &Value,
+    ctx: &str,
+) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    let key = api.default_key_env();
+    assert!(
+        has(&["agent", "exec", "--config", &format!("{d}/openclaw.json")]),
+        "{ctx}"
+    );
+    assert!(
+        has(&["--state-dir", &format!("{d}/openclaw-state")]),
+        "{ctx}"
+    );
+    assert!(dir.join("openclaw-state").is_dir());
+    let cfg = json(&dir.join("openclaw.json"));
+    let p = &cfg["models"]["providers"]["shforge"];
+    let (wire, base) = pi_wire(api);
+    assert_eq!(p["api"], wire, "{ctx}");
+    assert_eq!(p["baseUrl"], base, "{ctx}");
+    assert_eq!(p["apiKey"], format!("${{{key}}}"));
+    assert_eq!(cfg["models"]["mode"], "replace");
+    assert_eq!(
+        cfg["agents"]["defaults"]["model"]["primary"],
+        "shforge/fake-model"
+    );
+    assert_eq!(capture["kind"], Value::Null);
+    assert_eq!(capture["dir"], format!("{d}/openclaw-state"));
+}
+
+/// Codex's part of [`check_profile`].
+fn check_codex(api: Api, dir: &Path, vars: &[(String, Vec<String>)], capture: &Value, ctx: &str) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    let key = api.default_key_env();
+    assert!(
+        has(&[
+            "exec",
+            "--json",
+            "--dangerously-bypass-approvals-and-sandbox"
+        ]),
+        "{ctx}"
+    );
+    assert_eq!(argv.last().unwrap(), "-");
+    assert_eq!(env_of(vars, "CODEX_HOME").unwrap(), format!("{d}/codex"));
+    let cfg: toml::Table =
+        toml::from_str(&std::fs::read_to_string(dir.join("codex/config.toml")).unwrap()).unwrap();
+    assert_eq!(cfg["model"].as_str(), Some("fake-model"));
+    assert_eq!(cfg["model_provider"].as_str(), Some("shforge"));
+    let p = &cfg["model_providers"]["shforge"];
+    assert_eq!(p["base_url"].as_str(), Some("http://127.0.0.1:4321/v1"));
+    assert_eq!(p["wire_api"].as_str(), Some("responses"));
+    assert_eq!(p["env_key"].as_str(), Some(key));
+    // Retries written down (keys Codex 0.171 accepts without its
+    // "unrecognized configuration setting" warning).
+    assert_eq!(p["stream_max_retries"].as_integer(), Some(10));
+    assert_eq!(p["request_max_retries"].as_integer(), Some(4));
+    assert_eq!(p["stream_idle_timeout_ms"].as_integer(), Some(300_000));
+    assert_eq!(cfg["analytics"]["enabled"].as_bool(), Some(false));
+    assert_eq!(cfg["check_for_update_on_startup"].as_bool(), Some(false));
+    assert!(has(&["--disable", "plugins"]), "{ctx}");
+    assert_eq!(capture["kind"], "codex");
+    assert_eq!(capture["dir"], format!("{d}/codex"));
 }
 
 /// The key's value is in no written file (it was in shforge's env).

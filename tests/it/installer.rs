@@ -1240,119 +1240,60 @@ fn adapter_specs_with_command_like_values_are_shellcheck_clean() {
     assert!(sc.status.success(), "{}", text(&sc));
 }
 
-#[test]
-fn shforge_installer_spec_good_and_bad() {
-    let dir = tempfile::tempdir().unwrap();
-    let good = dir.path().join("good.toml");
-    fs::write(&good, GOOD_SPEC).unwrap();
-    let o = shforge(&["installer", "--spec", good.to_str().unwrap()]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    let script = String::from_utf8(o.stdout).unwrap();
-    assert!(script.starts_with("#!/usr/bin/env bash\n") || script.starts_with("#!"));
-    assert!(script.contains("name='tool'\n") && script.ends_with("main \"$@\"\n"));
-    assert!(
-        script.contains("templates/installer.sh and good.toml")
-            && script.contains("shforge installer --spec good.toml"),
-        "the header names the spec and how to regenerate: {script}"
-    );
-    let out = dir.path().join("install_tool.sh");
-    let o = shforge(&[
-        "installer",
-        "--spec",
-        good.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(o.stdout.is_empty());
-    assert_eq!(fs::read_to_string(&out).unwrap(), script);
-    assert_eq!(
-        fs::metadata(&out).unwrap().permissions().mode() & 0o777,
-        0o755
-    );
-    let sc = common::run({
-        let mut c = Command::new("shellcheck");
-        c.arg(&out);
-        c
-    });
-    assert!(sc.status.success(), "{}", text(&sc));
+/// `shforge installer --spec`: a good spec makes a script (on stdout or
+/// `--out`, shellcheck clean); each bad one is refused with exit 2 and one
+/// line naming the field.
+mod shforge_installer_spec_good_and_bad {
+    use super::*;
+    use crate::support::cases;
 
-    let two = format!(
-        "{GOOD_SPEC}\n[[artifact]]\npath = \"b.tgz\"\nsha256 = \"abc\"\nunpack = \"tar.gz\"\narch = \"x86_64\"\nlibc = \"musl\"\n"
-    );
-    let cases: Vec<(String, &str)> = vec![
-        (two, "artifact[1].sha256: expected 64 hex digits"),
-        (
-            GOOD_SPEC.replace("tar.gz", "zip"),
-            "artifact[0].unpack: unknown variant `zip`",
-        ),
-        (
-            GOOD_SPEC.replace("libc = \"any\"", "libc = \"bionic\""),
-            "artifact[0].libc: unknown variant",
-        ),
-        (
-            GOOD_SPEC.replace("entry = \"bin/tool\"\n", ""),
-            "missing field `entry`",
-        ),
-        (
-            GOOD_SPEC.replace("entry = \"bin/tool\"", "entry = \"../tool\""),
-            "entry: ",
-        ),
-        (
-            GOOD_SPEC.replace("entry = \"bin/tool\"", "entry = 5"),
-            "entry: invalid type: integer",
-        ),
-        (
-            GOOD_SPEC.replace("arch = \"x86_64\"", "arch = \"x86_64\"\nshaa = 1"),
-            "artifact[0].shaa: unknown field `shaa`",
-        ),
-        (
-            GOOD_SPEC.replace(
-                "entry = \"bin/tool\"",
-                "entry = \"bin/tool\"\nmusl_libs = [\"libfoo\"]",
-            ),
-            "musl_libs[0]: unknown library",
-        ),
-        (
-            GOOD_SPEC.replace("path = \"tool-2.0.tgz\"", "path = \"/abs/tool.tgz\""),
-            "artifact[0].path: expected a relative path",
-        ),
-        (
-            GOOD_SPEC.replace(
-                "465b40d7195b8dd0b52d8830f13cbe800858a2ee82fba4ce3c1832cd9727062b",
-                &"0".repeat(64),
-            ),
-            "artifact[0].sha256: looks like a placeholder",
-        ),
-        (
-            GOOD_SPEC.replace(
-                "name = \"tool\"",
-                &format!("name = \"{}\"", "t".repeat(240)),
-            ),
-            "name: NAME-VERSION is 244 bytes",
-        ),
-        (
-            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nmode = \"4755\""),
-            "artifact[0].mode: \"4755\" sets setuid",
-        ),
-        (
-            GOOD_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsize = 0"),
-            "artifact[0].size: ",
-        ),
-        (
-            GOOD_SPEC.replace(
-                "libc = \"any\"",
-                "libc = \"any\"\nsubdir = \"package/../x\"",
-            ),
-            "artifact[0].subdir: ",
-        ),
-        (
-            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsubdir = \"x\""),
-            "artifact[0].subdir: only an archive has a subdir",
-        ),
-        ("name = [".to_owned(), "line 1"),
-    ];
-    for (spec, want) in cases {
+    #[test]
+    fn good() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.toml");
+        fs::write(&good, GOOD_SPEC).unwrap();
+        let o = shforge(&["installer", "--spec", good.to_str().unwrap()]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        let script = String::from_utf8(o.stdout).unwrap();
+        assert!(script.starts_with("#!/usr/bin/env bash\n") || script.starts_with("#!"));
+        assert!(script.contains("name='tool'\n") && script.ends_with("main \"$@\"\n"));
+        assert!(
+            script.contains("templates/installer.sh and good.toml")
+                && script.contains("shforge installer --spec good.toml"),
+            "the header names the spec and how to regenerate: {script}"
+        );
+        let out = dir.path().join("install_tool.sh");
+        let o = shforge(&[
+            "installer",
+            "--spec",
+            good.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        assert!(o.stdout.is_empty());
+        assert_eq!(fs::read_to_string(&out).unwrap(), script);
+        assert_eq!(
+            fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
+        let sc = common::run({
+            let mut c = Command::new("shellcheck");
+            c.arg(&out);
+            c
+        });
+        assert!(sc.status.success(), "{}", text(&sc));
+    }
+
+    /// GOOD_SPEC with a second artifact whose digest is malformed.
+    fn two() -> String {
+        format!(
+            "{GOOD_SPEC}\n[[artifact]]\npath = \"b.tgz\"\nsha256 = \"abc\"\nunpack = \"tar.gz\"\narch = \"x86_64\"\nlibc = \"musl\"\n"
+        )
+    }
+
+    fn refused(spec: String, want: &str) {
+        let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("bad.toml");
         fs::write(&f, &spec).unwrap();
         let o = shforge(&["installer", "--spec", f.to_str().unwrap()]);
@@ -1362,8 +1303,70 @@ fn shforge_installer_spec_good_and_bad() {
         assert!(err.contains(want), "want {want:?} in {err:?}");
         assert_eq!(err.trim_end().lines().count(), 1, "one line: {err:?}");
     }
-    let o = shforge(&["installer", "--spec", "/nonexistent.toml"]);
-    assert_eq!(code(&o), 2);
+
+    cases! { refused;
+        second_artifact_sha256 => (two(), "artifact[1].sha256: expected 64 hex digits"),
+        unpack_zip => (
+            GOOD_SPEC.replace("tar.gz", "zip"),
+            "artifact[0].unpack: unknown variant `zip`",
+        ),
+        libc_bionic => (
+            GOOD_SPEC.replace("libc = \"any\"", "libc = \"bionic\""),
+            "artifact[0].libc: unknown variant",
+        ),
+        entry_missing => (GOOD_SPEC.replace("entry = \"bin/tool\"\n", ""), "missing field `entry`"),
+        entry_dot_dot => (
+            GOOD_SPEC.replace("entry = \"bin/tool\"", "entry = \"../tool\""),
+            "entry: ",
+        ),
+        entry_integer => (
+            GOOD_SPEC.replace("entry = \"bin/tool\"", "entry = 5"),
+            "entry: invalid type: integer",
+        ),
+        unknown_field => (
+            GOOD_SPEC.replace("arch = \"x86_64\"", "arch = \"x86_64\"\nshaa = 1"),
+            "artifact[0].shaa: unknown field `shaa`",
+        ),
+        musl_lib_unknown => (
+            GOOD_SPEC.replace("entry = \"bin/tool\"", "entry = \"bin/tool\"\nmusl_libs = [\"libfoo\"]"),
+            "musl_libs[0]: unknown library",
+        ),
+        path_absolute => (
+            GOOD_SPEC.replace("path = \"tool-2.0.tgz\"", "path = \"/abs/tool.tgz\""),
+            "artifact[0].path: expected a relative path",
+        ),
+        sha256_placeholder => (
+            GOOD_SPEC.replace("465b40d7195b8dd0b52d8830f13cbe800858a2ee82fba4ce3c1832cd9727062b", &"0".repeat(64)),
+            "artifact[0].sha256: looks like a placeholder",
+        ),
+        name_too_long => (
+            GOOD_SPEC.replace("name = \"tool\"", &format!("name = \"{}\"", "t".repeat(240))),
+            "name: NAME-VERSION is 244 bytes",
+        ),
+        mode_setuid => (
+            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nmode = \"4755\""),
+            "artifact[0].mode: \"4755\" sets setuid",
+        ),
+        size_zero => (
+            GOOD_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsize = 0"),
+            "artifact[0].size: ",
+        ),
+        subdir_dot_dot => (
+            GOOD_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsubdir = \"package/../x\""),
+            "artifact[0].subdir: ",
+        ),
+        subdir_of_a_file => (
+            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsubdir = \"x\""),
+            "artifact[0].subdir: only an archive has a subdir",
+        ),
+        not_toml => ("name = [".to_owned(), "line 1"),
+    }
+
+    #[test]
+    fn missing_file() {
+        let o = shforge(&["installer", "--spec", "/nonexistent.toml"]);
+        assert_eq!(code(&o), 2);
+    }
 }
 
 #[test]
@@ -1727,6 +1730,15 @@ struct Case {
 fn no_check(_: &World) {}
 
 fn hostile_cases(outside: &Path) -> Vec<Case> {
+    let mut cases = escaping_cases(outside);
+    cases.extend(odd_member_cases());
+    cases.extend(subdir_cases());
+    cases.extend(layered_cases());
+    cases
+}
+
+/// Hostile cases: a member name or a link that leads outside the install.
+fn escaping_cases(outside: &Path) -> Vec<Case> {
     let abs = outside.to_string_lossy().into_owned();
     let victim = format!("{abs}/victim");
     // From anywhere in the stage, 12 `..` reach / and then the victim.
@@ -1823,6 +1835,12 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
             want: 6,
             check: no_check,
         },
+    ]
+}
+
+/// Hostile cases: members that are no plain file, or come twice.
+fn odd_member_cases() -> Vec<Case> {
+    vec![
         Case {
             name: "a member given twice",
             extras: vec![tgz_extra(&[
@@ -1883,6 +1901,13 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
                 );
             },
         },
+    ]
+}
+
+/// Hostile cases: a `subdir` artifact installs only that part, and only a
+/// plain directory inside the archive.
+fn subdir_cases() -> Vec<Case> {
+    vec![
         Case {
             name: "subdir: one vendor triple of two, its own layout kept",
             extras: vec![subdir_extra(
@@ -1999,6 +2024,13 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
             want: 6,
             check: no_check,
         },
+    ]
+}
+
+/// Hostile cases: several artifacts and a launcher, none written through
+/// or over another.
+fn layered_cases() -> Vec<Case> {
+    vec![
         Case {
             name: "a later artifact's dest through an earlier symlink",
             extras: vec![

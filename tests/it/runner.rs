@@ -1221,138 +1221,159 @@ fn check_case(shell: &Shell, locale: &str, case: &Case, mode: &str) {
 }
 
 /// Bad parameters: 125 with one line naming the problem, and the CLI never
-/// starts. Also no parameter file, a missing one, two arguments.
-#[test]
-fn bad_parameters_exit_125() {
+/// starts (one test per case). Also no parameter file, a missing one, two
+/// arguments.
+mod bad_parameters_exit_125 {
+    use super::*;
+    use crate::support::cases;
     use Params::Json;
-    let argv = r#""RUNNER_ARGV": ["@PROBE@", "@MARK@", "0"]"#;
-    let with = |extra: &'static str| -> &'static str {
+
+    /// A parameter file of RUNNER_ARGV (the probe) and `extra`.
+    fn with(extra: &str) -> &'static str {
+        let argv = r#""RUNNER_ARGV": ["@PROBE@", "@MARK@", "0"]"#;
         Box::leak(format!("{{{argv}, {extra}}}").into_boxed_str())
-    };
-    let cases = [
-        refused("no argv", Json("{}"), "RUNNER_ARGV is missing or empty"),
-        refused(
+    }
+
+    fn check(name: &'static str, params: Params, message: &'static str) {
+        check_cases(
+            &format!("bad_parameters_exit_125::{name}"),
+            &[refused(name, params, message)],
+        );
+    }
+
+    cases! { check;
+        no_argv => ("no argv", Json("{}"), "RUNNER_ARGV is missing or empty"),
+        empty_argv => (
             "empty argv",
             Json(r#"{"RUNNER_ARGV": []}"#),
             "RUNNER_ARGV is missing or empty",
         ),
-        refused(
+        argv_scalar => (
             "argv scalar",
             Json(r#"{"RUNNER_ARGV": "probe"}"#),
             "RUNNER_ARGV must be an array",
         ),
-        refused(
+        mode_stream => (
             "mode stream",
             Json(with(r#""RUNNER_MODE": "stream""#)),
             "RUNNER_MODE must be direct or events",
         ),
-        refused(
+        mode_empty => (
             "mode empty",
             Json(with(r#""RUNNER_MODE": """#)),
             "RUNNER_MODE must be direct or events",
         ),
-        refused(
+        mode_array => (
             "mode array",
             Json(with(r#""RUNNER_MODE": ["events"]"#)),
             "RUNNER_MODE must be a string",
         ),
-        refused(
+        cwd_array => (
             "cwd array",
             Json(with(r#""RUNNER_CWD": ["/"]"#)),
             "RUNNER_CWD must be a string",
         ),
-        refused(
+        setup_array => (
             "setup array",
             Json(with(r#""RUNNER_SETUP": ["true"]"#)),
             "RUNNER_SETUP must be a string",
         ),
-        refused(
+        env_scalar => (
             "env scalar",
             Json(with(r#""RUNNER_ENV": "A=1""#)),
             "RUNNER_ENV must be an array",
         ),
-        refused(
+        env_1a => (
             "env 1A",
             Json(with(r#""RUNNER_ENV": ["A=1", "1A=2"]"#)),
             "RUNNER_ENV[1] is not NAME=VALUE",
         ),
-        refused(
+        env_no => (
             "env no =",
             Json(with(r#""RUNNER_ENV": ["NOEQUALS"]"#)),
             "RUNNER_ENV[0] is not NAME=VALUE",
         ),
-        refused(
+        env_a_b => (
             "env A-B",
             Json(with(r#""RUNNER_ENV": ["A-B=1"]"#)),
             "RUNNER_ENV[0] is not NAME=VALUE",
         ),
-        refused(
+        env_non_ascii => (
             "env non-ASCII",
             Json(with("\"RUNNER_ENV\": [\"\u{e9}=1\"]")),
             "RUNNER_ENV[0] is not NAME=VALUE",
         ),
-        refused(
+        env_read_only => (
             "env read-only",
             Json(with(r#""RUNNER_ENV": ["UID=0"]"#)),
             "cannot export UID",
         ),
-        refused(
+        unknown => (
             "unknown",
             Json(with(r#""RUNNER_ARGS": ["x"]"#)),
             "unknown parameter RUNNER_ARGS",
         ),
-        refused(
+        events_no_file => (
             "events no file",
             Json(with(r#""RUNNER_MODE": "events""#)),
             "events mode needs RUNNER_EVENTS",
         ),
-        refused(
+        events_stdout => (
             "events stdout",
-            Json(with(
-                r#""RUNNER_MODE": "events", "RUNNER_EVENTS": "@EV@", "RUNNER_STDOUT": "@DIR@/y""#,
-            )),
+            Json(with(r#""RUNNER_MODE": "events", "RUNNER_EVENTS": "@EV@", "RUNNER_STDOUT": "@DIR@/y""#)),
             "RUNNER_STDOUT does not apply in events mode",
         ),
-        refused(
+        stdout_empty => (
             "stdout empty",
             Json(with(r#""RUNNER_STDOUT": """#)),
             "RUNNER_STDOUT is empty",
         ),
-        refused(
-            "cwd empty",
-            Json(with(r#""RUNNER_CWD": """#)),
-            "RUNNER_CWD is empty",
-        ),
-        refused(
+        cwd_empty => ("cwd empty", Json(with(r#""RUNNER_CWD": """#)), "RUNNER_CWD is empty"),
+        cwd_missing => (
             "cwd missing",
             Json(with(r#""RUNNER_CWD": "/nonexistent/dir""#)),
             "cannot enter RUNNER_CWD",
         ),
-        refused(
+        cwd_file => (
             "cwd file",
             Json(with(r#""RUNNER_CWD": "/etc/passwd""#)),
             "cannot enter RUNNER_CWD",
         ),
-        Case {
+    }
+
+    #[test]
+    fn argv0_empty_in_both_modes() {
+        let case = Case {
             both_modes: true,
             ..refused(
                 "argv[0] empty",
                 Json(r#"{"RUNNER_ARGV": ["", "arg"]}"#),
                 "RUNNER_ARGV[0] is empty",
             )
-        },
-    ];
-    check_cases("bad_parameters_exit_125", &cases);
-    let shells = common::bashes();
-    let d = tmp();
-    for (shell, locale) in pairs(&shells) {
-        for args in [vec![], vec!["/nonexistent/params.sh"], vec!["a", "b"]] {
-            let mut cmd = shell.command(&runner_script());
-            cmd.args(&args);
-            let out = run_env(cmd, locale, &[], d.path());
-            assert_eq!(code(&out), 125, "{} {args:?}: {}", shell.name, err(&out));
-            assert_eq!(err(&out).lines().count(), 1, "{} {args:?}", shell.name);
+        };
+        check_cases(
+            "bad_parameters_exit_125::argv0_empty_in_both_modes",
+            &[case],
+        );
+    }
+
+    #[test]
+    fn no_file_a_missing_file_or_two_arguments() {
+        let shells = common::bashes();
+        let d = tmp();
+        for (shell, locale) in pairs(&shells) {
+            for args in [vec![], vec!["/nonexistent/params.sh"], vec!["a", "b"]] {
+                let mut cmd = shell.command(&runner_script());
+                cmd.args(&args);
+                let out = run_env(cmd, locale, &[], d.path());
+                assert_eq!(code(&out), 125, "{} {args:?}: {}", shell.name, err(&out));
+                assert_eq!(err(&out).lines().count(), 1, "{} {args:?}", shell.name);
+            }
         }
+        common::report(
+            "bad_parameters_exit_125::no_file_a_missing_file_or_two_arguments",
+            &shells,
+        );
     }
 }
 

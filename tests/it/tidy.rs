@@ -225,59 +225,13 @@ fn counts_of_the_shipped_specs_match_the_catalog() {
 /// Files allowed over their cap today, with the size they may not exceed
 /// (a ratchet: cut them and lower or drop their line here; never raise it).
 const OVER_THE_CAP: &[(&str, usize)] = &[
-    ("src/harness/mod.rs", 869),
-    ("src/harness/spec.rs", 973),
-    ("src/model_server/mod.rs", 847),
+    ("src/harness/mod.rs", 856),
     ("src/scripts/installer/builder.rs", 837),
 ];
 
 /// Functions allowed over the function cap today (file, function, lines).
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
-    ("examples/bench_supervisor.rs", "main", 123),
-    ("src/model_server/fail.rs", "case", 184),
-    ("src/model_server/mod.rs", "respond", 136),
-    (
-        "src/scripts/installer/spec.rs",
-        "errors_name_the_field",
-        158,
-    ),
-    ("src/smoke/mod.rs", "rollout", 167),
     ("templates/supervisor/main.bash", "main", 116),
-    ("tests/it/harness.rs", "check_profile", 181),
-    (
-        "tests/it/harness_spec.rs",
-        "bad_specs_name_their_field_and_exit_2",
-        348,
-    ),
-    (
-        "tests/it/installer.rs",
-        "shforge_installer_spec_good_and_bad",
-        124,
-    ),
-    ("tests/it/installer.rs", "no_check", 337),
-    ("tests/it/installer.rs", "hostile_cases", 335),
-    (
-        "tests/it/model_server.rs",
-        "each_harness_gets_one_call_with_its_own_argument_names",
-        162,
-    ),
-    (
-        "tests/it/model_server.rs",
-        "gemini_generate_and_stream_with_tools_and_results",
-        144,
-    ),
-    (
-        "tests/it/model_server.rs",
-        "each_failure_in_each_apis_own_shape",
-        228,
-    ),
-    ("tests/it/outcome.rs", "case", 172),
-    ("tests/it/runner.rs", "bad_parameters_exit_125", 132),
-    (
-        "tests/it/snapshot.rs",
-        "another_harnesss_data_is_refused_naming_what_was_expected",
-        126,
-    ),
     ("tests/it/supervisor.rs", "run_scenario_with", 121),
 ];
 
@@ -313,7 +267,10 @@ fn functions(text: &str, rust: bool) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let Some(c) = re.captures(line) else { continue };
-        if line.trim_end().ends_with(';') {
+        // A declaration, or a whole function on one line (`fn f() {}`),
+        // whose closing brace is not on a line of its own.
+        let end = line.trim_end();
+        if end.ends_with(';') || end.ends_with('}') {
             continue;
         }
         let close = format!("{}}}", &c[1]);

@@ -23,3 +23,20 @@ pub mod world;
 pub use matrix::*;
 pub use output::*;
 pub use world::*;
+
+/// One `#[test]` per row of a table, so that a failure's test name names
+/// its case: `cases! { check; name => (a, b), ... }` expands each row to
+/// `#[test] fn name() { check(a, b) }`. A table's rows go in a `mod`
+/// named after the test they replace (`cargo test --test it that_name::`
+/// still runs them all).
+macro_rules! cases {
+    ($check:expr; $($name:ident => ($($arg:expr),* $(,)?)),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                $check($($arg),*);
+            }
+        )*
+    };
+}
+pub(crate) use cases;
