@@ -224,10 +224,7 @@ fn counts_of_the_shipped_specs_match_the_catalog() {
 
 /// Files allowed over their cap today, with the size they may not exceed
 /// (a ratchet: cut them and lower or drop their line here; never raise it).
-const OVER_THE_CAP: &[(&str, usize)] = &[
-    ("src/harness/mod.rs", 856),
-    ("src/scripts/installer/builder.rs", 837),
-];
+const OVER_THE_CAP: &[(&str, usize)] = &[];
 
 /// Functions allowed over the function cap today (file, function, lines).
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
