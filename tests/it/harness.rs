@@ -5,7 +5,7 @@
 //! full of config references (`{file:…}`, `{env:…}`, `${…}`, `!cmd`) sent
 //! verbatim with no secret read.
 
-use crate::support as common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -16,12 +16,12 @@ use shforge::harness::{Api, Harness};
 const SECRET: &str = "sk-shforge-test-SECRET-9f8e7d";
 
 fn shforge_harness<S: AsRef<std::ffi::OsStr>>(args: &[S], envs: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.arg("harness").args(args);
     for (k, v) in envs {
         c.env(k, v);
     }
-    common::run(c)
+    support::run(c)
 }
 
 struct Made {
@@ -965,13 +965,13 @@ fn hostile_prompts() -> Vec<(&'static str, String)> {
 
 #[test]
 fn hostile_prompts_reach_the_cli_byte_for_byte_through_the_runner() {
-    let runner = common::root().join("generated/harness_runner.sh");
+    let runner = support::root().join("generated/harness_runner.sh");
     let tmp = tempfile::tempdir().unwrap();
     let cli = tmp.path().join("fake-cli");
     std::fs::write(&cli, FAKE_CLI).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let bashes = common::bashes();
+    let bashes = support::bashes();
     for (what, prompt) in hostile_prompts() {
         let prompt_file = tmp.path().join("prompt");
         std::fs::write(&prompt_file, &prompt).unwrap();
@@ -1012,7 +1012,7 @@ fn hostile_prompts_reach_the_cli_byte_for_byte_through_the_runner() {
                 let mut c = bash.command(&runner);
                 c.arg(m.dir.join("params.sh"))
                     .env("SHFORGE_TEST_OUT", &out_base);
-                let out = common::run(c);
+                let out = support::run(c);
                 assert!(
                     out.status.success(),
                     "{what} {h} {}: {}",
@@ -1030,12 +1030,12 @@ fn hostile_prompts_reach_the_cli_byte_for_byte_through_the_runner() {
         }
         assert!(!Path::new("/tmp/shforge-pwned").exists());
     }
-    common::report("hostile prompts through harness_runner.sh", &bashes);
+    support::report("hostile prompts through harness_runner.sh", &bashes);
 }
 
 #[test]
 fn claude_code_copies_another_key_variable_without_writing_it() {
-    let runner = common::root().join("generated/harness_runner.sh");
+    let runner = support::root().join("generated/harness_runner.sh");
     let tmp = tempfile::tempdir().unwrap();
     let cli = tmp.path().join("fake-cli");
     std::fs::write(&cli, FAKE_CLI).unwrap();
@@ -1084,14 +1084,14 @@ fn claude_code_copies_another_key_variable_without_writing_it() {
             f.display()
         );
     }
-    for bash in common::bashes() {
+    for bash in support::bashes() {
         let base = tmp.path().join("seen");
         let mut c = bash.command(&runner);
         c.arg(dir.join("params.sh"))
             .env("SHFORGE_TEST_OUT", &base)
             .env("MY_GATEWAY_KEY", SECRET)
             .env_remove("ANTHROPIC_API_KEY");
-        let out = common::run(c);
+        let out = support::run(c);
         assert!(
             out.status.success(),
             "{}: {}",
@@ -1110,7 +1110,7 @@ fn claude_code_copies_another_key_variable_without_writing_it() {
             .env("SHFORGE_TEST_OUT", &base)
             .env_remove("MY_GATEWAY_KEY")
             .env_remove("ANTHROPIC_API_KEY");
-        let out = common::run(c);
+        let out = support::run(c);
         assert!(
             out.status.success(),
             "{}: {}",
@@ -1138,7 +1138,7 @@ struct FakeServer {
 impl FakeServer {
     fn start(log: &Path, target: &Path) -> FakeServer {
         use std::io::BufRead as _;
-        let mut child = Command::new(common::shforge())
+        let mut child = Command::new(support::shforge())
             .arg("fake-model-server")
             .arg("--log")
             .arg(log)
@@ -1180,12 +1180,12 @@ fn hostile_model_stays_data(h: Harness) {
 /// [`hostile_model_stays_data`] with the key in `key_env` and `dotenv`
 /// written as the workdir's `.env` first.
 fn hostile_model_stays_data_with(h: Harness, key_env: &str, dotenv: &[(&str, &str)]) {
-    let Some(artifacts) = common::artifacts::artifacts_for(h, "hostile values") else {
+    let Some(artifacts) = support::artifacts::artifacts_for(h, "hostile values") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    let entry = common::artifacts::install(h, &artifacts);
+    let entry = support::artifacts::install(h, &artifacts);
     let secret = t.join("secret");
     std::fs::write(&secret, FILE_SECRET).unwrap();
     let model = format!(
@@ -1224,11 +1224,11 @@ fn hostile_model_stays_data_with(h: Harness, key_env: &str, dotenv: &[(&str, &st
         &[],
     );
     assert!(made.status.success(), "{h}: {made:?}");
-    let run = common::run({
+    let run = support::run({
         let mut c = Command::new("timeout");
         c.arg("120")
             .arg("bash")
-            .arg(common::root().join("generated/harness_runner.sh"))
+            .arg(support::root().join("generated/harness_runner.sh"))
             .arg(session.join("params.sh"))
             .env(key_env, "sk-shforge-test")
             .env("SHFORGE_TEST_SECRET", ENV_SECRET);
@@ -1362,10 +1362,10 @@ fn qwen_code_install_makes_its_vendored_rg_executable() {
     // [[artifact.chmod]] must leave it runnable (else Qwen logs `rg EACCES`
     // and falls back to its built-in grep).
     let h = Harness::QwenCode;
-    let Some(artifacts) = common::artifacts::artifacts_for(h, "vendored rg") else {
+    let Some(artifacts) = support::artifacts::artifacts_for(h, "vendored rg") else {
         return;
     };
-    let entry = common::artifacts::install(h, &artifacts);
+    let entry = support::artifacts::install(h, &artifacts);
     let install = Path::new(&entry).parent().unwrap().parent().unwrap();
     let rg = install.join("cli/package/vendor/ripgrep/x64-linux/rg");
     use std::os::unix::fs::PermissionsExt;
@@ -1374,7 +1374,7 @@ fn qwen_code_install_makes_its_vendored_rg_executable() {
     let arm = install.join("cli/package/vendor/ripgrep/arm64-linux/rg");
     let mode = std::fs::metadata(&arm).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o755, "{}", arm.display());
-    let out = common::run({
+    let out = support::run({
         let mut c = Command::new(&rg);
         c.arg("--version");
         c
@@ -1397,12 +1397,12 @@ fn hostile_model_stays_data_in_real_gemini_cli() {
 #[test]
 fn gemini_cli_ignores_a_hostile_dotenv_in_the_workdir() {
     let h = Harness::GeminiCli;
-    let Some(artifacts) = common::artifacts::artifacts_for(h, "hostile .env") else {
+    let Some(artifacts) = support::artifacts::artifacts_for(h, "hostile .env") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    let entry = common::artifacts::install(h, &artifacts);
+    let entry = support::artifacts::install(h, &artifacts);
     let work = t.join("work");
     // Inside the workdir: Gemini's write_file is confined to it.
     let out = work.join("out.txt");
@@ -1446,11 +1446,11 @@ fn gemini_cli_ignores_a_hostile_dotenv_in_the_workdir() {
         &[],
     );
     assert!(made.status.success(), "{made:?}");
-    let run = common::run({
+    let run = support::run({
         let mut c = Command::new("timeout");
         c.arg("120")
             .arg("bash")
-            .arg(common::root().join("generated/harness_runner.sh"))
+            .arg(support::root().join("generated/harness_runner.sh"))
             .arg(session.join("params.sh"))
             .env("GEMINI_API_KEY", "sk-shforge-test");
         c
@@ -1486,14 +1486,14 @@ fn gemini_cli_ignores_a_hostile_dotenv_in_the_workdir() {
 #[test]
 fn qwen_code_and_cline_get_the_key_in_the_variable_of_their_api() {
     use std::os::unix::fs::PermissionsExt;
-    let runner = common::root().join("generated/harness_runner.sh");
+    let runner = support::root().join("generated/harness_runner.sh");
     let tmp = tempfile::tempdir().unwrap();
     let cli = tmp.path().join("fake-cli");
     std::fs::write(&cli, FAKE_CLI).unwrap();
     std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
     let work = tmp.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let bash = common::bashes().remove(0);
+    let bash = support::bashes().remove(0);
     for h in [Harness::QwenCode, Harness::Cline] {
         for (api, var, other) in [
             ("chat", "openai", "anthropic"),
@@ -1547,7 +1547,7 @@ fn qwen_code_and_cline_get_the_key_in_the_variable_of_their_api() {
                     .env_remove("OPENAI_API_KEY")
                     .env_remove("ANTHROPIC_API_KEY")
                     .env(key_env, SECRET);
-                let out = common::run(c);
+                let out = support::run(c);
                 assert!(
                     out.status.success(),
                     "{ctx}: {}",

@@ -10,7 +10,7 @@
 //! byte for byte. `SHFORGE_BLESS_GOLDEN=1` rewrites them (only for an
 //! intended change of a profile; the diff then shows what changed).
 
-use crate::support as common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -22,9 +22,9 @@ fn golden_dir() -> PathBuf {
 }
 
 fn shforge(args: &[String]) -> Output {
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.args(args);
-    common::run(c)
+    support::run(c)
 }
 
 /// A model full of every config syntax the harnesses expand, and shell.
@@ -139,7 +139,7 @@ fn written(case: &Case, via_spec: bool) -> Vec<u8> {
     let out_dir = tmp.path().join("out");
     let mut args = vec!["harness".to_owned()];
     if via_spec {
-        let file = common::root().join(format!("harnesses/{}.toml", case.args[0]));
+        let file = support::root().join(format!("harnesses/{}.toml", case.args[0]));
         args.extend(["--spec".into(), file.display().to_string()]);
         args.extend(case.args[1..].iter().cloned());
     } else {
@@ -299,7 +299,7 @@ fn toy_session(case: &Path, stdin: bool, api: &str, cli: &Path, prompt_file: &Pa
     std::fs::create_dir_all(&work).unwrap();
     let spec = case.join("toy.toml");
     std::fs::write(&spec, toy(stdin)).unwrap();
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.args(["harness", "--spec"])
         .arg(&spec)
         .arg("--out")
@@ -316,7 +316,7 @@ fn toy_session(case: &Path, stdin: bool, api: &str, cli: &Path, prompt_file: &Pa
         .arg(prompt_file)
         .env("TOY_SECRET_KEY", SECRET)
         .env("OPENAI_API_KEY", SECRET);
-    common::run(c)
+    support::run(c)
 }
 
 /// The configs hold the hostile model as data in each format.
@@ -359,7 +359,7 @@ fn check_toy_configs(what: &str, session: &Path, work: &Path, url: &str, wire: &
 #[test]
 fn an_adapter_spec_keeps_every_rule_of_the_shipped_six() {
     use std::os::unix::fs::PermissionsExt;
-    let runner = common::root().join("generated/harness_runner.sh");
+    let runner = support::root().join("generated/harness_runner.sh");
     let tmp = tempfile::tempdir().unwrap();
     let cli = tmp.path().join("toy-cli");
     std::fs::write(&cli, TOY_CLI).unwrap();
@@ -372,7 +372,7 @@ fn an_adapter_spec_keeps_every_rule_of_the_shipped_six() {
         "it's \"q\"\n$(touch /tmp/shforge-toy-pwned) `id` ${HOME}\n--help @/etc/passwd\n\n";
     let prompt_file = tmp.path().join("prompt");
     std::fs::write(&prompt_file, prompt).unwrap();
-    let bashes = common::bashes();
+    let bashes = support::bashes();
     for stdin in [true, false] {
         for (api, url, wire) in [
             ("chat", "http://127.0.0.1:4321/v1", "openai"),
@@ -413,7 +413,7 @@ fn an_adapter_spec_keeps_every_rule_of_the_shipped_six() {
                     .env("SHFORGE_TEST_OUT", &seen)
                     .env("HOME", &task_home)
                     .env("TOY_SECRET_KEY", SECRET);
-                let out = common::run(c);
+                let out = support::run(c);
                 let on = format!("{what} {}", bash.name);
                 assert!(
                     out.status.success(),
@@ -439,7 +439,7 @@ fn an_adapter_spec_keeps_every_rule_of_the_shipped_six() {
     }
     assert_eq!(dump(&task_home), home_before, "the task's HOME changed");
     assert!(!Path::new("/tmp/shforge-toy-pwned").exists());
-    common::report("an adapter spec through harness_runner.sh", &bashes);
+    support::report("an adapter spec through harness_runner.sh", &bashes);
 }
 
 /// A small valid adapter spec; each row of the bad-spec table breaks one

@@ -6,7 +6,7 @@
 //! The artifacts are made here: a tar.gz holding a fake runtime whose entry
 //! prints its version. Every installer test runs under every bash of the matrix.
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::io::Write as _;
@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::chroot::{copy_with_libs, hide_glibc_loader};
-use common::http::Server;
-use common::{Shell, code, run_shforge as shforge, text, which};
 use sha2::{Digest as _, Sha256};
 use shforge::installer::{Artifact, Installer, Libc};
+use support::chroot::{copy_with_libs, hide_glibc_loader};
+use support::http::Server;
+use support::{Shell, code, run_shforge as shforge, text, which};
 
 // ---------------------------------------------------------------- fixtures
 
@@ -177,7 +177,7 @@ fn install_cmd(sh: &Shell, w: &World, path: &Path, source: &[&str], extra: &[&st
 }
 
 fn run_install(sh: &Shell, w: &World, path: &Path, source: &[&str], extra: &[&str]) -> Output {
-    common::run(install_cmd(sh, w, path, source, extra))
+    support::run(install_cmd(sh, w, path, source, extra))
 }
 
 fn last_line(o: &Output) -> String {
@@ -204,7 +204,7 @@ fn prefix_entries(w: &World) -> Vec<String> {
 fn assert_installed(sh: &Shell, w: &World, o: &Output) {
     assert_eq!(code(o), 0, "{}: {}", sh.name, text(o));
     assert_eq!(last_line(o), w.entry().to_string_lossy(), "{}", sh.name);
-    let out = common::run(Command::new(w.entry()));
+    let out = support::run(Command::new(w.entry()));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "fake 1.0\n");
     assert_eq!(
         prefix_entries(w),
@@ -231,7 +231,7 @@ fn path_of(dir: &Path) -> String {
 
 #[test]
 fn installs_from_source_dir_then_reuses() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -245,14 +245,14 @@ fn installs_from_source_dir_then_reuses() {
         assert_eq!(last_line(&o), w.entry().to_string_lossy());
         assert!(w.final_dir().join("marker").exists(), "{}", sh.name);
     }
-    common::report("installs_from_source_dir_then_reuses", &shells);
+    support::report("installs_from_source_dir_then_reuses", &shells);
 }
 
 #[test]
 fn the_printed_entry_path_is_canonical() {
     // A prefix reached through a symlink and `..` still prints the physical
     // path, on a fresh install and on a reuse.
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -271,7 +271,7 @@ fn the_printed_entry_path_is_canonical() {
             c.env("PATH", &path)
                 .env_remove("SHELLOPTS")
                 .env_remove("BASH_ENV");
-            let o = common::run(c);
+            let o = support::run(c);
             assert_eq!(code(&o), 0, "{round} {}: {}", sh.name, text(&o));
             assert_eq!(
                 last_line(&o),
@@ -281,24 +281,24 @@ fn the_printed_entry_path_is_canonical() {
             );
         }
     }
-    common::report("the_printed_entry_path_is_canonical", &shells);
+    support::report("the_printed_entry_path_is_canonical", &shells);
 }
 
 #[test]
 fn empty_check_args_under_set_u() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world_with("fake 1.0", None, &[]);
         let path = tools(w.dir.path(), &[], false);
         let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
         assert_installed(sh, &w, &o);
     }
-    common::report("empty_check_args_under_set_u", &shells);
+    support::report("empty_check_args_under_set_u", &shells);
 }
 
 #[test]
 fn installs_from_base_url_with_curl_wget_and_busybox_wget() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         for (label, without, bb) in [
@@ -325,7 +325,7 @@ fn installs_from_base_url_with_curl_wget_and_busybox_wget() {
             );
         }
     }
-    common::report(
+    support::report(
         "installs_from_base_url_with_curl_wget_and_busybox_wget",
         &shells,
     );
@@ -333,7 +333,7 @@ fn installs_from_base_url_with_curl_wget_and_busybox_wget() {
 
 #[test]
 fn digest_mismatch_exits_5_and_installs_nothing() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let wrong = "ab".repeat(32);
     for sh in &shells {
         let w = world_with("fake 1.0", Some(&wrong), &["--version"]);
@@ -343,12 +343,12 @@ fn digest_mismatch_exits_5_and_installs_nothing() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("digest mismatch"));
         assert_nothing_installed(sh, &w);
     }
-    common::report("digest_mismatch_exits_5_and_installs_nothing", &shells);
+    support::report("digest_mismatch_exits_5_and_installs_nothing", &shells);
 }
 
 #[test]
 fn no_digest_tool_exits_5() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(
@@ -361,13 +361,13 @@ fn no_digest_tool_exits_5() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("no sha256 tool"));
         assert_nothing_installed(sh, &w);
     }
-    common::report("no_digest_tool_exits_5", &shells);
+    support::report("no_digest_tool_exits_5", &shells);
 }
 
 #[test]
 fn other_digest_tools_are_used() {
     // shasum and openssl when sha256sum is missing; busybox when all are.
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         for without in [
             &["sha256sum"][..],
@@ -390,12 +390,12 @@ fn other_digest_tools_are_used() {
             assert_eq!(code(&o), 5, "{} without {without:?}: {}", sh.name, text(&o));
         }
     }
-    common::report("other_digest_tools_are_used", &shells);
+    support::report("other_digest_tools_are_used", &shells);
 }
 
 #[test]
 fn truncated_download_installs_nothing() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         for (label, without, bb) in [
@@ -418,12 +418,12 @@ fn truncated_download_installs_nothing() {
             assert_nothing_installed(sh, &w);
         }
     }
-    common::report("truncated_download_installs_nothing", &shells);
+    support::report("truncated_download_installs_nothing", &shells);
 }
 
 #[test]
 fn missing_artifact_exits_4() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         let w = world();
@@ -441,12 +441,12 @@ fn missing_artifact_exits_4() {
         assert_eq!(code(&o), 4, "{}: {}", sh.name, text(&o));
         assert_nothing_installed(sh, &w);
     }
-    common::report("missing_artifact_exits_4", &shells);
+    support::report("missing_artifact_exits_4", &shells);
 }
 
 #[test]
 fn failing_entry_check_exits_6_and_removes_the_stage() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world_with("something else", None, &["--version"]);
         let path = tools(w.dir.path(), &[], false);
@@ -454,12 +454,12 @@ fn failing_entry_check_exits_6_and_removes_the_stage() {
         assert_eq!(code(&o), 6, "{}: {}", sh.name, text(&o));
         assert_nothing_installed(sh, &w);
     }
-    common::report("failing_entry_check_exits_6_and_removes_the_stage", &shells);
+    support::report("failing_entry_check_exits_6_and_removes_the_stage", &shells);
 }
 
 #[test]
 fn broken_cached_install_is_replaced() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -482,7 +482,7 @@ fn broken_cached_install_is_replaced() {
         let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
         assert_installed(sh, &w, &o);
     }
-    common::report("broken_cached_install_is_replaced", &shells);
+    support::report("broken_cached_install_is_replaced", &shells);
 }
 
 /// An install whose entry still passes its check but that was made from
@@ -491,7 +491,7 @@ fn broken_cached_install_is_replaced() {
 /// link. The stamp records every pinned sha256.
 #[test]
 fn an_install_of_other_artifacts_is_replaced() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -549,7 +549,7 @@ fn an_install_of_other_artifacts_is_replaced() {
             c.env("PATH", &path)
                 .env_remove("SHELLOPTS")
                 .env_remove("BASH_ENV");
-            let o = common::run(c);
+            let o = support::run(c);
             assert_installed(sh, &w, &o);
             assert!(
                 !w.final_dir().join("old-marker").exists(),
@@ -578,16 +578,16 @@ fn an_install_of_other_artifacts_is_replaced() {
         c.env("PATH", &path)
             .env_remove("SHELLOPTS")
             .env_remove("BASH_ENV");
-        let o = common::run(c);
+        let o = support::run(c);
         assert_eq!(code(&o), 0, "{}", text(&o));
         assert!(w.final_dir().join("old-marker").exists(), "{}", sh.name);
     }
-    common::report("an_install_of_other_artifacts_is_replaced", &shells);
+    support::report("an_install_of_other_artifacts_is_replaced", &shells);
 }
 
 #[test]
 fn usage_errors_exit_2() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let w = world();
     let path = tools(w.dir.path(), &[], false);
     for sh in &shells {
@@ -608,18 +608,18 @@ fn usage_errors_exit_2() {
         ] {
             let mut c = sh.command(&w.script);
             c.args(args).env("PATH", &path);
-            let o = common::run(c);
+            let o = support::run(c);
             assert_eq!(code(&o), 2, "{} {args:?}: {}", sh.name, text(&o));
             assert!(o.stdout.is_empty());
         }
     }
-    common::report("usage_errors_exit_2", &shells);
+    support::report("usage_errors_exit_2", &shells);
 }
 
 /// Start 8 installers at once against the server; all must succeed with one
 /// download and one install.
 fn concurrent(hide_flock: bool, test: &str) {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         let w = world();
@@ -665,7 +665,7 @@ fn concurrent(hide_flock: bool, test: &str) {
             assert!(w.prefix().join(".fake-1.0.lock").exists(), "{}", sh.name);
         }
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 #[test]
@@ -692,7 +692,7 @@ fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
 /// kill -9 an installer mid-download (holding the lock); the next run
 /// recovers within its lock timeout and installs.
 fn killed_mid_download(hide_flock: bool, test: &str) {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         let w = world();
@@ -729,7 +729,7 @@ fn killed_mid_download(hide_flock: bool, test: &str) {
         }
         assert_installed(sh, &w, &o);
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 #[test]
@@ -745,7 +745,7 @@ fn kill_9_mid_download_with_the_ticket_queue() {
 /// kill -9 an installer while it holds the lock in its entry check (the
 /// entry hangs); the next run recovers within its lock timeout.
 fn killed_holding_the_lock(hide_flock: bool, test: &str) {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let without: &[&str] = if hide_flock { &["flock"] } else { &[] };
@@ -774,7 +774,7 @@ fn killed_holding_the_lock(hide_flock: bool, test: &str) {
         let _ = Command::new("kill").arg("-9").arg(pid.trim()).status();
         assert_installed(sh, &w, &o);
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 #[test]
@@ -796,7 +796,7 @@ fn start_time(pid: u32) -> String {
 
 #[test]
 fn stale_and_recycled_tickets_are_not_owners_but_live_ones_are() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &["flock"], false);
@@ -867,7 +867,7 @@ fn stale_and_recycled_tickets_are_not_owners_but_live_ones_are() {
         );
         assert_installed(sh, &w, &o);
     }
-    common::report(
+    support::report(
         "stale_and_recycled_tickets_are_not_owners_but_live_ones_are",
         &shells,
     );
@@ -875,7 +875,7 @@ fn stale_and_recycled_tickets_are_not_owners_but_live_ones_are() {
 
 #[test]
 fn flock_lock_held_by_another_process_times_out_with_3() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -908,7 +908,7 @@ fn flock_lock_held_by_another_process_times_out_with_3() {
         holder.wait().unwrap();
         assert_nothing_installed(sh, &w);
     }
-    common::report(
+    support::report(
         "flock_lock_held_by_another_process_times_out_with_3",
         &shells,
     );
@@ -919,7 +919,7 @@ fn lock_timeout_waits_at_least_the_time_asked_for() {
     // $SECONDS ticks on whole wall-clock seconds: a deadline of SECONDS + 1
     // could give up after a moment. A holder that lets go after 0.6 s must
     // not make a --lock-timeout 1 installer give up.
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         for _ in 0..3 {
             let w = world();
@@ -948,7 +948,7 @@ fn lock_timeout_waits_at_least_the_time_asked_for() {
             assert_installed(sh, &w, &o);
         }
     }
-    common::report("lock_timeout_waits_at_least_the_time_asked_for", &shells);
+    support::report("lock_timeout_waits_at_least_the_time_asked_for", &shells);
 }
 
 // ---------------------------------------------------------------- musl chroot
@@ -965,20 +965,20 @@ struct Chroot {
 /// SHFORGE_REQUIRE_SHELLS=1.
 fn musl_chroot_tools() -> bool {
     let test = "musl chroot tests";
-    if !common::require_root(test)
+    if !support::require_root(test)
         || !["/usr/bin/busybox", "chroot", "mknod", "ldd"]
             .iter()
-            .all(|t| common::require_tool(test, t))
+            .all(|t| support::require_tool(test, t))
     {
         return false;
     }
-    let out = common::run({
+    let out = support::run({
         let mut c = Command::new("ldd");
         c.arg("/usr/bin/busybox");
         c
     });
     let dynamic = out.status.success() && String::from_utf8_lossy(&out.stdout).contains("=>");
-    common::require(test, !dynamic, "a static /usr/bin/busybox (busybox-static)")
+    support::require(test, !dynamic, "a static /usr/bin/busybox (busybox-static)")
 }
 
 impl Chroot {
@@ -1090,7 +1090,7 @@ impl Chroot {
             .args(["/install.sh", "--prefix", "/prefix", "--source-dir", "/src"])
             .env_clear()
             .env("PATH", "/bin");
-        common::run(c)
+        support::run(c)
     }
 
     fn apk_log(&self) -> Option<String> {
@@ -1103,7 +1103,7 @@ fn musl_libraries_present_in_a_path_file_dir_install_nothing() {
     if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let c = Chroot::new(sh, true);
         fs::write(c.root().join("opt/gcc/lib/libstdc++.so.6"), "").unwrap();
@@ -1119,7 +1119,7 @@ fn musl_libraries_present_in_a_path_file_dir_install_nothing() {
             sh.name
         );
     }
-    common::report(
+    support::report(
         "musl_libraries_present_in_a_path_file_dir_install_nothing",
         &shells,
     );
@@ -1130,7 +1130,7 @@ fn missing_musl_library_is_added_with_apk_exactly() {
     if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let c = Chroot::new(sh, true);
         fs::write(c.root().join("usr/lib/libstdc++.so.6"), "").unwrap();
@@ -1153,7 +1153,7 @@ fn missing_musl_library_is_added_with_apk_exactly() {
             sh.name
         );
     }
-    common::report("missing_musl_library_is_added_with_apk_exactly", &shells);
+    support::report("missing_musl_library_is_added_with_apk_exactly", &shells);
 }
 
 #[test]
@@ -1161,7 +1161,7 @@ fn musl_library_that_cannot_be_provided_exits_7() {
     if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         // No apk at all.
         let c = Chroot::new(sh, false);
@@ -1181,7 +1181,7 @@ fn musl_library_that_cannot_be_provided_exits_7() {
         );
         assert!(!c.root().join("prefix/fake-1.0").exists());
     }
-    common::report("musl_library_that_cannot_be_provided_exits_7", &shells);
+    support::report("musl_library_that_cannot_be_provided_exits_7", &shells);
 }
 
 // ---------------------------------------------------------------- CLI and catalog
@@ -1232,7 +1232,7 @@ fn adapter_specs_with_command_like_values_are_shellcheck_clean() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let sc = common::run({
+    let sc = support::run({
         let mut c = Command::new("shellcheck");
         c.arg(&out);
         c
@@ -1277,7 +1277,7 @@ mod shforge_installer_spec_good_and_bad {
             fs::metadata(&out).unwrap().permissions().mode() & 0o777,
             0o755
         );
-        let sc = common::run({
+        let sc = support::run({
             let mut c = Command::new("shellcheck");
             c.arg(&out);
             c
@@ -1371,7 +1371,7 @@ mod shforge_installer_spec_good_and_bad {
 
 #[test]
 fn generated_installers_are_clean_and_name_no_host() {
-    let dir = common::root().join("generated/installers");
+    let dir = support::root().join("generated/installers");
     let mut names: Vec<String> = fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -1387,7 +1387,7 @@ fn generated_installers_are_clean_and_name_no_host() {
     assert_eq!(want.len(), shforge::harness::Harness::ALL.len());
     for n in &names {
         let p = dir.join(n);
-        let sc = common::run({
+        let sc = support::run({
             let mut c = Command::new("shellcheck");
             c.arg(&p);
             c
@@ -1428,7 +1428,7 @@ fn generated_installers_are_clean_and_name_no_host() {
 
 #[test]
 fn templates_pass_the_template_lint() {
-    let t = common::root().join("templates");
+    let t = support::root().join("templates");
     let mut files = vec![t.join("installer.sh")];
     for n in [
         "install_log.sh",
@@ -1452,13 +1452,13 @@ fn templates_pass_the_template_lint() {
 fn generated_harness_installers_run_and_fail_closed_on_a_wrong_artifact() {
     // The real generated scripts, under every bash: usage errors exit 2, and a
     // file with the pinned name but other bytes is refused (5), nothing installed.
-    let shells = common::bashes();
-    let dir = common::root().join("generated/installers");
+    let shells = support::bashes();
+    let dir = support::root().join("generated/installers");
     for sh in &shells {
         for (name, text_) in shforge::installer::HARNESS_SPECS {
             let inst = Installer::from_toml(text_).unwrap();
             let script = dir.join(format!("{name}.sh"));
-            let o = common::run({
+            let o = support::run({
                 let mut c = sh.command(&script);
                 c.arg("--prefix");
                 c
@@ -1474,7 +1474,7 @@ fn generated_harness_installers_run_and_fail_closed_on_a_wrong_artifact() {
                 fs::write(&p, b"not the real artifact").unwrap();
             }
             let prefix = tmp.path().join("prefix");
-            let o = common::run({
+            let o = support::run({
                 let mut c = sh.command(&script);
                 c.arg("--prefix")
                     .arg(&prefix)
@@ -1491,7 +1491,7 @@ fn generated_harness_installers_run_and_fail_closed_on_a_wrong_artifact() {
             assert!(left.is_empty(), "{} {name}: {left:?}", sh.name);
         }
     }
-    common::report(
+    support::report(
         "generated_harness_installers_run_and_fail_closed_on_a_wrong_artifact",
         &shells,
     );
@@ -2087,7 +2087,7 @@ fn layered_cases() -> Vec<Case> {
             launcher: Some("bin/launch"),
             want: 0,
             check: |w| {
-                let o = common::run(Command::new(w.final_dir().join("bin/launch")));
+                let o = support::run(Command::new(w.final_dir().join("bin/launch")));
                 assert_eq!(String::from_utf8_lossy(&o.stdout), "fake 1.0\n");
             },
         },
@@ -2096,12 +2096,12 @@ fn layered_cases() -> Vec<Case> {
 
 /// Every hostile case under one tar, on every bash.
 fn hostile_archives_under(busybox: bool, test: &str) {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let tar_name = if busybox { "busybox tar" } else { "GNU tar" };
     let present = if busybox {
-        common::require_tool(test, "/usr/bin/busybox")
+        support::require_tool(test, "/usr/bin/busybox")
     } else {
-        common::require_tool(test, "tar")
+        support::require_tool(test, "tar")
     };
     if !present {
         return;
@@ -2130,7 +2130,7 @@ fn hostile_archives_under(busybox: bool, test: &str) {
             }
         }
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 #[test]
@@ -2158,7 +2158,7 @@ fn the_entry_check_writes_nothing_outside_the_install() {
     // caller's home, TMPDIR, XDG dirs and cwd stay empty, and no check home
     // is left in the prefix or the install.
     let script = "#!/bin/sh\nfor d in \"$HOME/.cache/fake\" \"$HOME/.config/fake\" \"$HOME/.local/share/fake\" \"$HOME/.local/state/fake\" \"$XDG_CACHE_HOME/fake\" \"$XDG_CONFIG_HOME/fake\" \"$XDG_DATA_HOME/fake\" \"$XDG_STATE_HOME/fake\" \"$TMPDIR/fake\"; do mkdir -p \"$d\" && : > \"$d/x\" || exit 1; done\n: > cwd-file || exit 1\necho 'fake 1.0'\n";
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = hostile_world(
             tempfile::tempdir().unwrap(),
@@ -2184,7 +2184,7 @@ fn the_entry_check_writes_nothing_outside_the_install() {
                 .env("XDG_DATA_HOME", x.join("data"))
                 .env("XDG_STATE_HOME", x.join("state"))
                 .current_dir(&caller[3]);
-            let o = common::run(c);
+            let o = support::run(c);
             assert_eq!(code(&o), 0, "{round} {}: {}", sh.name, text(&o));
             for d in &caller {
                 let left: Vec<_> = fs::read_dir(d).unwrap().collect();
@@ -2209,7 +2209,7 @@ fn the_entry_check_writes_nothing_outside_the_install() {
             assert_eq!(top, [".shforge-artifacts", "bin"], "{round} {}", sh.name);
         }
     }
-    common::report(
+    support::report(
         "the_entry_check_writes_nothing_outside_the_install",
         &shells,
     );
@@ -2217,7 +2217,7 @@ fn the_entry_check_writes_nothing_outside_the_install() {
 
 #[test]
 fn a_launcher_works_through_symlinks_from_other_directories() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = hostile_world(
             tempfile::tempdir().unwrap(),
@@ -2241,7 +2241,7 @@ fn a_launcher_works_through_symlinks_from_other_directories() {
         ] {
             c.env("PATH", format!("{}:{}", b.display(), path.display()))
                 .current_dir(w.dir.path());
-            let o = common::run(c);
+            let o = support::run(c);
             assert_eq!(
                 String::from_utf8_lossy(&o.stdout),
                 "fake 1.0\n",
@@ -2250,7 +2250,7 @@ fn a_launcher_works_through_symlinks_from_other_directories() {
             );
         }
     }
-    common::report(
+    support::report(
         "a_launcher_works_through_symlinks_from_other_directories",
         &shells,
     );
@@ -2258,7 +2258,7 @@ fn a_launcher_works_through_symlinks_from_other_directories() {
 
 #[test]
 fn a_planted_lock_symlink_is_never_followed() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         for hide_flock in [false, true] {
             let w = world();
@@ -2288,12 +2288,12 @@ fn a_planted_lock_symlink_is_never_followed() {
             }
         }
     }
-    common::report("a_planted_lock_symlink_is_never_followed", &shells);
+    support::report("a_planted_lock_symlink_is_never_followed", &shells);
 }
 
 #[test]
 fn a_prefix_with_a_newline_is_refused() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -2303,7 +2303,7 @@ fn a_prefix_with_a_newline_is_refused() {
             .arg(&odd)
             .args(["--source-dir", &path_of(&w.src())])
             .env("PATH", &path);
-        let o = common::run(c);
+        let o = support::run(c);
         assert_eq!(code(&o), 2, "{}: {}", sh.name, text(&o));
         assert!(o.stdout.is_empty() && !odd.exists(), "{}", sh.name);
         // Through a symlink to such a directory too.
@@ -2314,11 +2314,11 @@ fn a_prefix_with_a_newline_is_refused() {
             .arg(w.dir.path().join("plain"))
             .args(["--source-dir", &path_of(&w.src())])
             .env("PATH", &path);
-        let o = common::run(c);
+        let o = support::run(c);
         assert_eq!(code(&o), 2, "{}: {}", sh.name, text(&o));
         assert_eq!(fs::read_dir(&odd).unwrap().count(), 0, "{}", sh.name);
     }
-    common::report("a_prefix_with_a_newline_is_refused", &shells);
+    support::report("a_prefix_with_a_newline_is_refused", &shells);
 }
 
 /// A world like `world()` whose artifact spec gives `size`.
@@ -2337,7 +2337,7 @@ fn sized_world(size: impl Fn(usize) -> u64) -> World {
 
 #[test]
 fn an_artifact_past_its_size_is_refused_and_its_download_stopped() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         // Exactly its size: installed, from the source dir and downloaded.
@@ -2381,7 +2381,7 @@ fn an_artifact_past_its_size_is_refused_and_its_download_stopped() {
             }
         }
     }
-    common::report(
+    support::report(
         "an_artifact_past_its_size_is_refused_and_its_download_stopped",
         &shells,
     );
@@ -2393,7 +2393,7 @@ fn an_artifact_past_its_size_is_refused_and_its_download_stopped() {
 /// (the other one is not even in the source dir).
 #[test]
 fn subdir_gives_every_arch_one_entry() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let (mine, other) = match std::env::consts::ARCH {
         "aarch64" => ("aarch64", "x86_64"),
         _ => (std::env::consts::ARCH, "aarch64"),
@@ -2466,7 +2466,7 @@ fn subdir_gives_every_arch_one_entry() {
         assert_eq!(code(&o), 0, "{}: {}", sh.name, text(&o));
         let entry = w.final_dir().join("codex/bin/fake");
         assert_eq!(last_line(&o), entry.to_string_lossy(), "{}", sh.name);
-        let out = common::run(Command::new(&entry));
+        let out = support::run(Command::new(&entry));
         assert_eq!(String::from_utf8_lossy(&out.stdout), "fake 1.0\n");
         assert_eq!(
             fs::read(w.final_dir().join("codex/codex-path/rg")).unwrap(),
@@ -2475,7 +2475,7 @@ fn subdir_gives_every_arch_one_entry() {
         assert!(!w.final_dir().join("package").exists(), "{}", sh.name);
         assert_eq!(prefix_entries(&w), ["fake-1.0"], "{}", sh.name);
     }
-    common::report("subdir_gives_every_arch_one_entry", &shells);
+    support::report("subdir_gives_every_arch_one_entry", &shells);
 }
 
 // ---------------------------------------------------------------- progress
@@ -2527,7 +2527,7 @@ fn progress_lines(o: &Output) -> Vec<String> {
 
 #[test]
 fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let (w, tgz, file) = two_artifact_world();
         let path = tools(w.dir.path(), &[], false);
@@ -2547,7 +2547,7 @@ fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
             "gzip -dc < '{}' | wc -c",
             w.src().join("pool/fake-1.0.tgz").display()
         ));
-        let tar = common::run(gz);
+        let tar = support::run(gz);
         let tar = String::from_utf8_lossy(&tar.stdout).trim().to_owned();
         let want = vec![
             format!("get pool/fake-1.0.tgz: {tgz} bytes, copied from {src}"),
@@ -2587,7 +2587,7 @@ fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
         assert_eq!(err.lines().count(), 1, "{}: {err}", sh.name);
         assert!(err.contains("digest mismatch for pool/note.txt"), "{err}");
     }
-    common::report(
+    support::report(
         "a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it",
         &shells,
     );

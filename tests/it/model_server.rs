@@ -4,7 +4,7 @@
 //! Codex against this server; README, "Fake model server"), and the shell commands it hands out are run
 //! under every POSIX shell of the matrix.
 
-use crate::support as common;
+use crate::support;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
@@ -19,7 +19,7 @@ use shforge::model_server::{Directives, Prefer, RunningServer, ServerConfig};
 
 /// curl, or a loud skip (a failure under SHFORGE_REQUIRE_SHELLS=1).
 fn have_curl(test: &str) -> bool {
-    common::require_tool(test, "curl")
+    support::require_tool(test, "curl")
 }
 
 /// A response as curl saw it.
@@ -682,7 +682,7 @@ fn run_shell_args(argv: &[String], command: &Value, dir: &Path) {
         other => panic!("command is neither string nor array: {other}"),
     };
     c.current_dir(dir);
-    let out = common::run(c);
+    let out = support::run(c);
     assert!(out.status.success(), "{argv:?} {command}: {out:?}");
 }
 
@@ -923,7 +923,7 @@ fn shell_commands_write_exactly_the_token_under_every_shell() {
             &["command"],
         ),
     )];
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     let mut calls = Vec::new();
     for (api, tools) in [
         (Api::Chat, openclaw_tools()),
@@ -966,7 +966,7 @@ fn shell_commands_write_exactly_the_token_under_every_shell() {
         .filter(|p| p.file_name().is_some_and(|n| n == "PWNED"))
         .collect();
     assert!(pwned.is_empty(), "a substitution ran: {pwned:?}");
-    common::report("fake model shell commands", &shells);
+    support::report("fake model shell commands", &shells);
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -1241,7 +1241,7 @@ fn cli_listens_serves_and_stops_on_signals() {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg("trap '' INT; exec \"$0\" fake-model-server --log \"$1\" --token tok --target /t --prefer shell")
-            .arg(common::shforge())
+            .arg(support::shforge())
             .arg(&log)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -1285,9 +1285,9 @@ fn cli_errors() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
     let run = |args: &[&str]| {
-        let mut c = Command::new(common::shforge());
+        let mut c = Command::new(support::shforge());
         c.arg("fake-model-server").args(args);
-        common::run(c)
+        support::run(c)
     };
     let out = run(&["--port", &port]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
@@ -1691,12 +1691,12 @@ impl Drop for CliServer {
 fn start_cli(prefix: &[&str], env: &[(&str, &str)], args: &[&str]) -> (CliServer, u16) {
     let (program, pre) = match prefix.split_first() {
         Some((p, rest)) => (PathBuf::from(p), rest.to_vec()),
-        None => (common::shforge(), Vec::new()),
+        None => (support::shforge(), Vec::new()),
     };
     let mut c = Command::new(program);
     c.args(pre);
     if !prefix.is_empty() {
-        c.arg(common::shforge());
+        c.arg(support::shforge());
     }
     let child = c
         .arg("fake-model-server")
@@ -1728,7 +1728,7 @@ fn start_cli(prefix: &[&str], env: &[(&str, &str)], args: &[&str]) -> (CliServer
 /// is still running.
 #[test]
 fn memory_under_prlimit_while_clients_claim_gigabytes() {
-    if !common::require_tool(
+    if !support::require_tool(
         "memory_under_prlimit_while_clients_claim_gigabytes",
         "prlimit",
     ) {
@@ -2127,10 +2127,10 @@ fn gemini_cli_writes_the_file_against_the_server() {
         if named && std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1") {
             panic!("{why}");
         }
-        common::loud(&why);
+        support::loud(&why);
         return;
     }
-    if !common::require_tool(test, "node") {
+    if !support::require_tool(test, "node") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

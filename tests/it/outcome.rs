@@ -8,7 +8,7 @@
 //! Cases of one harness run one at a time (a lock per harness), so the
 //! two cores are not flooded; each case starts its own server.
 
-use crate::support as common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -93,11 +93,11 @@ fn marked_leader(marker: &str) -> Option<i32> {
 
 /// Run one case and check its outcome.
 fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
-    let Some(artifacts) = common::artifacts::artifacts_for(h, "outcome") else {
+    let Some(artifacts) = support::artifacts::artifacts_for(h, "outcome") else {
         return;
     };
     let _one_at_a_time = lock(h);
-    let real_entry = common::artifacts::install(h, &artifacts);
+    let real_entry = support::artifacts::install(h, &artifacts);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let work = t.join("work");
@@ -216,13 +216,13 @@ fn launch(h: Harness, t: &Path, receipt: &Path, marker: &str, deadline: u64) -> 
         "bash".to_owned(),
         "--noprofile".into(),
         "--norc".into(),
-        common::root()
+        support::root()
             .join("generated/harness_runner.sh")
             .display()
             .to_string(),
         session.join("params.sh").display().to_string(),
     ];
-    let supervisor = common::root().join("generated/process_supervisor.sh");
+    let supervisor = support::root().join("generated/process_supervisor.sh");
     let argv = supervised_launch(&supervisor.display().to_string(), &sup, &command).unwrap();
     Command::new(&argv[0])
         .args(&argv[1..])
@@ -244,7 +244,7 @@ fn outcome(
     session: &Path,
     mode: Mode,
 ) -> Output {
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.args(["outcome", "--harness", h.name(), "--receipt"])
         .arg(receipt);
     if let Some(path) = capture {
@@ -255,7 +255,7 @@ fn outcome(
         Mode::Events => c.arg("--events").arg(session.join("events.log")),
         Mode::Direct => c.arg("--stdout").arg(session.join("stdout.log")),
     };
-    common::run(c)
+    support::run(c)
 }
 
 /// With the session data capture.json names added, the outcome is `got`.
@@ -418,7 +418,7 @@ fn a_foreign_or_missing_receipt_exits_2_with_one_line() {
     std::fs::write(&foreign, r#"{"status": "ok"}"#).unwrap();
     let missing = tmp.path().join("none.json");
     for r in [&foreign, &missing] {
-        let out = common::run_shforge(&[
+        let out = support::run_shforge(&[
             "outcome",
             "--harness",
             "pi",
@@ -442,7 +442,7 @@ fn a_receipt_alone_classifies_the_local_causes() {
         r#"{"cleanup_confirmed": true, "return_code": 139, "error": null, "timed_out": false}"#,
     )
     .unwrap();
-    let out = common::run_shforge(&[
+    let out = support::run_shforge(&[
         "outcome",
         "--harness",
         "codex",

@@ -10,7 +10,7 @@
 //!   (the few over a cap today are listed, with their size, and may only
 //!   shrink).
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn rel(p: &Path) -> String {
-    p.strip_prefix(common::root())
+    p.strip_prefix(support::root())
         .unwrap_or(p)
         .display()
         .to_string()
@@ -69,7 +69,7 @@ fn prose_lines(file: &Path) -> Vec<(usize, String)> {
 }
 
 fn prose_files() -> Vec<PathBuf> {
-    let root = common::root();
+    let root = support::root();
     let mut files = vec![
         root.join("README.md"),
         root.join("installers/README.md"),
@@ -116,7 +116,7 @@ fn path_exists(root: &Path, p: &str) -> bool {
 
 #[test]
 fn prose_names_only_paths_that_exist() {
-    let root = common::root();
+    let root = support::root();
     let re = Regex::new(&format!(
         r"(?:^|[\s`(\[])({TOP}/[A-Za-z0-9_./*+-]*[A-Za-z0-9_*/])"
     ))
@@ -145,7 +145,7 @@ fn prose_names_only_paths_that_exist() {
 /// The crate's modules: each `.rs` file directly under `src/` (but lib.rs,
 /// main.rs) and each directory there.
 fn modules() -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(common::root().join("src"))
+    let mut names: Vec<String> = fs::read_dir(support::root().join("src"))
         .unwrap()
         .flatten()
         .filter_map(|e| {
@@ -165,7 +165,7 @@ fn modules() -> Vec<String> {
 
 #[test]
 fn every_module_is_named_in_the_crate_docs_and_the_architecture() {
-    let root = common::root();
+    let root = support::root();
     let lib = fs::read_to_string(root.join("src/lib.rs")).unwrap();
     let lib_docs: String = lib
         .lines()
@@ -189,7 +189,7 @@ fn every_module_is_named_in_the_crate_docs_and_the_architecture() {
 
 #[test]
 fn counts_of_the_shipped_specs_match_the_catalog() {
-    let root = common::root();
+    let root = support::root();
     let specs = fs::read_dir(root.join("installers"))
         .unwrap()
         .flatten()
@@ -280,7 +280,7 @@ fn functions(text: &str, rust: bool) -> Vec<(String, usize)> {
 
 #[test]
 fn files_and_functions_stay_under_their_caps() {
-    let root = common::root();
+    let root = support::root();
     let mut files = Vec::new();
     for dir in ["src", "templates", "tests/it", "examples"] {
         files_under(&root.join(dir), &mut files);

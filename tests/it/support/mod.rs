@@ -1,6 +1,6 @@
-//! Helpers shared by the integration tests. Test files name them
-//! `common::` (`use crate::support as common;`), or a module of them
-//! (`support::http::Server`).
+//! Helpers shared by the integration tests, named by one name: test files
+//! `use crate::support;` and call `support::run`, `support::bashes()`, or a
+//! module of them (`support::http::Server`).
 //!
 //! * [`matrix`] — the shells to run under, and skipping loudly when a shell,
 //!   a tool or root is missing.
