@@ -2094,8 +2094,8 @@ fn layered_cases() -> Vec<Case> {
     ]
 }
 
-/// Every hostile case under one tar, on every bash.
-fn hostile_archives_under(busybox: bool, test: &str) {
+/// One hostile case (by name) under one tar, on every bash.
+fn hostile_archive_under(busybox: bool, test: &str, name: &str) {
     let shells = support::bashes();
     let tar_name = if busybox { "busybox tar" } else { "GNU tar" };
     let present = if busybox {
@@ -2107,46 +2107,109 @@ fn hostile_archives_under(busybox: bool, test: &str) {
         return;
     }
     for sh in &shells {
-        for i in 0..hostile_cases(Path::new("/nowhere")).len() {
-            let dir = tempfile::tempdir().unwrap();
-            let case = hostile_cases(&outside_of(dir.path())).swap_remove(i);
-            let w = hostile_world(dir, &runtime_tgz(FAKE), case.extras, case.launcher);
-            let path = tools_with_tar(w.dir.path(), busybox);
-            let before = snapshot(&w.outside());
-            let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
-            let what = format!("{} under {tar_name}, {}", case.name, sh.name);
-            assert_eq!(code(&o), case.want, "{what}: {}", text(&o));
-            assert_eq!(snapshot(&w.outside()), before, "{what}: outside changed");
-            if case.want == 0 {
-                assert_eq!(prefix_entries(&w), vec!["fake-1.0".to_owned()], "{what}");
-                (case.check)(&w);
-            } else {
-                assert!(
-                    String::from_utf8_lossy(&o.stderr).contains("refusing"),
-                    "{what}: {}",
-                    text(&o)
-                );
-                assert_nothing_installed(sh, &w);
-            }
+        let dir = tempfile::tempdir().unwrap();
+        let case = hostile_cases(&outside_of(dir.path()))
+            .into_iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no hostile case {name:?}"));
+        let w = hostile_world(dir, &runtime_tgz(FAKE), case.extras, case.launcher);
+        let path = tools_with_tar(w.dir.path(), busybox);
+        let before = snapshot(&w.outside());
+        let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+        let what = format!("{} under {tar_name}, {}", case.name, sh.name);
+        assert_eq!(code(&o), case.want, "{what}: {}", text(&o));
+        assert_eq!(snapshot(&w.outside()), before, "{what}: outside changed");
+        if case.want == 0 {
+            assert_eq!(prefix_entries(&w), vec!["fake-1.0".to_owned()], "{what}");
+            (case.check)(&w);
+        } else {
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains("refusing"),
+                "{what}: {}",
+                text(&o)
+            );
+            assert_nothing_installed(sh, &w);
         }
     }
     support::report(test, &shells);
 }
 
-#[test]
-fn hostile_archives_never_reach_outside_the_install_with_gnu_tar() {
-    hostile_archives_under(
-        false,
-        "hostile_archives_never_reach_outside_the_install_with_gnu_tar",
-    );
+/// The hostile cases by test name: `hostile_table!(m! { prefix })` is
+/// `m! { prefix name => ("case"), ... }` (one table for both tars' tests
+/// and [`every_hostile_case_is_a_test`]).
+macro_rules! hostile_table {
+    ($m:ident! { $($prefix:tt)* }) => {
+        $m! { $($prefix)*
+            absolute_member_name => ("absolute member name"),
+            dot_dot_member_name => ("../ member name"),
+            symlink_to_outside_then_a_member_through_it => ("symlink to outside, then a member through it"),
+            dot_dot_symlink_then_a_member_through_it => ("../ symlink, then a member through it"),
+            inside_symlink_then_a_member_through_it => ("inside symlink, then a member through it"),
+            symlink_to_an_absolute_path => ("symlink to an absolute path"),
+            symlink_that_leaves_through_another_symlink => ("symlink that leaves through another symlink"),
+            hard_link_to_an_absolute_path => ("hard link to an absolute path"),
+            hard_link_to_a_dot_dot_path => ("hard link to a ../ path"),
+            hard_link_to_outside_then_a_file_written_through_it => ("hard link to outside, then a file written through it"),
+            a_member_given_twice => ("a member given twice"),
+            device_node => ("device node"),
+            fifo => ("FIFO"),
+            setuid_and_setgid_bits_are_stripped => ("setuid and setgid bits are stripped"),
+            links_inside_the_archive_are_kept => ("links inside the archive are kept"),
+            subdir_one_vendor_triple_of_two_its_own_layout_kept => ("subdir: one vendor triple of two, its own layout kept"),
+            subdir_missing_from_the_archive => ("subdir missing from the archive"),
+            subdir_is_a_file => ("subdir is a file"),
+            subdir_reached_through_a_symlink_inside_the_archive => ("subdir reached through a symlink inside the archive"),
+            subdir_holding_a_symlink_to_the_part_left_out => ("subdir holding a symlink to the part left out"),
+            a_later_artifacts_dest_through_an_earlier_symlink => ("a later artifact's dest through an earlier symlink"),
+            a_file_artifacts_dest_through_an_earlier_symlink => ("a file artifact's dest through an earlier symlink"),
+            a_later_artifact_over_an_earlier_ones_file => ("a later artifact over an earlier one's file"),
+            a_symlink_planted_where_the_launcher_goes => ("a symlink planted where the launcher goes"),
+            a_launcher_next_to_the_archives_files => ("a launcher next to the archive's files"),
+        }
+    };
 }
 
+/// The cases' names, from the table.
+macro_rules! names {
+    ($($test:ident => ($name:expr)),* $(,)?) => {
+        &[$($name),*]
+    };
+}
+
+/// Every case of [`hostile_cases`] has its test under both tars.
 #[test]
-fn hostile_archives_never_reach_outside_the_install_with_busybox_tar() {
-    hostile_archives_under(
-        true,
-        "hostile_archives_never_reach_outside_the_install_with_busybox_tar",
-    );
+fn every_hostile_case_is_a_test() {
+    let names: Vec<&str> = hostile_cases(Path::new("/nowhere"))
+        .iter()
+        .map(|c| c.name)
+        .collect();
+    let tests: &[&str] = hostile_table!(names! {});
+    assert_eq!(names, tests);
+}
+
+mod hostile_archives_never_reach_outside_the_install_with_gnu_tar {
+    use super::hostile_archive_under;
+    use crate::support::cases;
+
+    fn gnu(name: &str) {
+        let test = format!("hostile_archives_never_reach_outside_the_install_with_gnu_tar::{name}");
+        hostile_archive_under(false, &test, name);
+    }
+
+    hostile_table!(cases! { gnu; });
+}
+
+mod hostile_archives_never_reach_outside_the_install_with_busybox_tar {
+    use super::hostile_archive_under;
+    use crate::support::cases;
+
+    fn busybox(name: &str) {
+        let test =
+            format!("hostile_archives_never_reach_outside_the_install_with_busybox_tar::{name}");
+        hostile_archive_under(true, &test, name);
+    }
+
+    hostile_table!(cases! { busybox; });
 }
 
 // ---------------------------------------------------------------- footprint and odd input
