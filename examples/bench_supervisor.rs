@@ -178,6 +178,65 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// The bashes to measure: `bash`, a 3.2 if one is here, and those of
+/// `SHFORGE_TEST_BASHES`.
+fn bashes_to_bench() -> Vec<String> {
+    let mut bashes = vec!["bash".to_owned()];
+    for b in [
+        "/work/shared/bashes/3.2.48/bash",
+        "/opt/bashes/3.2.48/bin/bash",
+    ] {
+        if std::path::Path::new(b).exists() {
+            bashes.push(b.to_owned());
+            break;
+        }
+    }
+    if let Ok(extra) = std::env::var("SHFORGE_TEST_BASHES") {
+        for b in extra.split(':').filter(|b| !b.is_empty()) {
+            if !bashes.iter().any(|x| x == b) {
+                bashes.push(b.to_owned());
+            }
+        }
+    }
+    bashes
+}
+
+/// The driver's report: each run's stop and ps times, the idle CPU share
+/// and the process count; other lines are printed as they come.
+fn read_driver(bash: &str, text: &str) -> (Vec<f64>, Vec<f64>, String, String) {
+    let (mut stops, mut pss) = (Vec::new(), Vec::new());
+    let mut idle = String::from("?");
+    let mut procs = String::from("?");
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.as_slice() {
+            ["RUN", s, p] => {
+                stops.push(s.parse::<f64>().unwrap_or(f64::NAN));
+                pss.push(p.parse::<f64>().unwrap_or(f64::NAN));
+            }
+            ["CHILDCPU", cpu, wall] => {
+                let cpu: f64 = cpu.parse().unwrap_or(f64::NAN);
+                let wall: f64 = wall.parse().unwrap_or(f64::NAN);
+                idle = format!("{:.3}%", 100.0 * cpu / wall);
+            }
+            ["PROCS", n] => procs = n.to_string(),
+            ["WAITTICKS", ticks, ms] => {
+                let ticks: f64 = ticks.parse().unwrap_or(f64::NAN);
+                let ms: f64 = ms.parse().unwrap_or(f64::NAN);
+                println!(
+                    "  {bash}: while the harness sleeps: {ticks} ticks (10 ms) in {ms} ms = {:.3}% of a core",
+                    100.0 * ticks * 10.0 / ms
+                );
+            }
+            ["FIXEDCPU", ms] => {
+                println!("  {bash}: start + sweep of an instant harness: {ms} ms CPU")
+            }
+            _ => println!("  {line}"),
+        }
+    }
+    (stops, pss, idle, procs)
+}
+
 fn main() {
     if std::env::args().nth(2).as_deref() == Some("reader") {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -196,23 +255,7 @@ fn main() {
         .max(5);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let sup = root.join("generated/process_supervisor.sh");
-    let mut bashes = vec!["bash".to_owned()];
-    for b in [
-        "/work/shared/bashes/3.2.48/bash",
-        "/opt/bashes/3.2.48/bin/bash",
-    ] {
-        if std::path::Path::new(b).exists() {
-            bashes.push(b.to_owned());
-            break;
-        }
-    }
-    if let Ok(extra) = std::env::var("SHFORGE_TEST_BASHES") {
-        for b in extra.split(':').filter(|b| !b.is_empty()) {
-            if !bashes.iter().any(|x| x == b) {
-                bashes.push(b.to_owned());
-            }
-        }
-    }
+    let bashes = bashes_to_bench();
     println!(
         "{:<34} {:>9} {:>9} {:>7} {:>9} {:>6}",
         "bash", "stop ms", "ps ms", "ratio", "idle cpu", "procs"
@@ -242,37 +285,8 @@ fn main() {
             .arg(mode)
             .output()
             .expect("unshare runs (needs root)");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let (mut stops, mut pss) = (Vec::new(), Vec::new());
-        let mut idle = String::from("?");
-        let mut procs = String::from("?");
-        for line in text.lines() {
-            let w: Vec<&str> = line.split_whitespace().collect();
-            match w.as_slice() {
-                ["RUN", s, p] => {
-                    stops.push(s.parse::<f64>().unwrap_or(f64::NAN));
-                    pss.push(p.parse::<f64>().unwrap_or(f64::NAN));
-                }
-                ["CHILDCPU", cpu, wall] => {
-                    let cpu: f64 = cpu.parse().unwrap_or(f64::NAN);
-                    let wall: f64 = wall.parse().unwrap_or(f64::NAN);
-                    idle = format!("{:.3}%", 100.0 * cpu / wall);
-                }
-                ["PROCS", n] => procs = n.to_string(),
-                ["WAITTICKS", ticks, ms] => {
-                    let ticks: f64 = ticks.parse().unwrap_or(f64::NAN);
-                    let ms: f64 = ms.parse().unwrap_or(f64::NAN);
-                    println!(
-                        "  {bash}: while the harness sleeps: {ticks} ticks (10 ms) in {ms} ms = {:.3}% of a core",
-                        100.0 * ticks * 10.0 / ms
-                    );
-                }
-                ["FIXEDCPU", ms] => {
-                    println!("  {bash}: start + sweep of an instant harness: {ms} ms CPU")
-                }
-                _ => println!("  {line}"),
-            }
-        }
+        let (mut stops, mut pss, idle, procs) =
+            read_driver(bash, &String::from_utf8_lossy(&out.stdout));
         let _ = std::fs::remove_dir_all(&dir);
         if stops.is_empty() {
             println!(

@@ -213,8 +213,9 @@ impl Failure {
         })
     }
 
-    fn case(&self, wire: Wire, model: &str) -> Option<Case> {
-        let status = match self.kind {
+    /// The HTTP status of this failure on `wire` (none for a cut stream).
+    fn status(&self, wire: Wire) -> Option<u16> {
+        Some(match self.kind {
             Fault::Cut => return None,
             Fault::Status(s) => s,
             Fault::Context => 400,
@@ -225,7 +226,11 @@ impl Failure {
             Fault::Quota => 429,
             Fault::Auth if wire == Wire::Gemini => 400,
             Fault::Auth => 401,
-        };
+        })
+    }
+
+    fn case(&self, wire: Wire, model: &str) -> Option<Case> {
+        let status = self.status(wire)?;
         let case = |openai_type, openai_code, anthropic_type, message: String| Case {
             status,
             openai_type,
@@ -237,31 +242,7 @@ impl Failure {
         let gemini = wire == Wire::Gemini;
         Some(match (self.kind, status) {
             (Fault::Context, _) => {
-                let (param, message) = match wire {
-                    Wire::Chat => (
-                        Some("messages"),
-                        "This model's maximum context length is 128000 tokens. However, your \
-                         messages resulted in 131072 tokens. Please reduce the length of the \
-                         messages."
-                            .to_owned(),
-                    ),
-                    Wire::Responses => (
-                        Some("input"),
-                        "Your input exceeds the context window of this model. Please adjust \
-                         your input and try again."
-                            .to_owned(),
-                    ),
-                    Wire::Anthropic => (
-                        None,
-                        "prompt is too long: 210000 tokens > 200000 maximum".to_owned(),
-                    ),
-                    Wire::Gemini => (
-                        None,
-                        "The input token count (1200000) exceeds the maximum number of tokens \
-                         allowed (1048576)."
-                            .to_owned(),
-                    ),
-                };
+                let (param, message) = context_message(wire);
                 Case {
                     openai_param: param,
                     ..case(
@@ -276,18 +257,7 @@ impl Failure {
                 "insufficient_quota",
                 Some("insufficient_quota"),
                 "invalid_request_error",
-                match wire {
-                    Wire::Anthropic => "Your credit balance is too low to access the Anthropic \
-                                        API. Please go to Plans & Billing to upgrade or purchase \
-                                        credits."
-                        .to_owned(),
-                    Wire::Gemini => "You exceeded your current quota, please check your plan \
-                                     and billing details."
-                        .to_owned(),
-                    _ => "You exceeded your current quota, please check your plan and billing \
-                          details."
-                        .to_owned(),
-                },
+                quota_message(wire),
             ),
             (Fault::Auth, _) if gemini => case(
                 "invalid_request_error",
@@ -299,16 +269,7 @@ impl Failure {
                 "invalid_request_error",
                 Some("invalid_api_key"),
                 "authentication_error",
-                match wire {
-                    Wire::Anthropic => "invalid x-api-key".to_owned(),
-                    Wire::Gemini => "Request had invalid authentication credentials. Expected \
-                                     OAuth 2 access token, login cookie or other valid \
-                                     authentication credential."
-                        .to_owned(),
-                    _ => "Incorrect API key provided: sk-shfor*****. You can find your API key \
-                          at https://platform.openai.com/account/api-keys."
-                        .to_owned(),
-                },
+                key_message(wire),
             ),
             (_, 403) => case(
                 "invalid_request_error",
@@ -325,17 +286,7 @@ impl Failure {
                 "invalid_request_error",
                 Some("model_not_found"),
                 "not_found_error",
-                match wire {
-                    Wire::Anthropic => format!("model: {model}"),
-                    Wire::Gemini => format!(
-                        "models/{model} is not found for API version v1beta, or is not \
-                         supported for generateContent. Call ListModels to see the list of \
-                         available models and their supported methods."
-                    ),
-                    _ => format!(
-                        "The model `{model}` does not exist or you do not have access to it."
-                    ),
-                },
+                model_message(wire, model),
             ),
             (_, 413) => case(
                 "invalid_request_error",
@@ -347,41 +298,14 @@ impl Failure {
                 "requests",
                 Some("rate_limit_exceeded"),
                 "rate_limit_error",
-                match wire {
-                    Wire::Anthropic => "This request would exceed the rate limit for your \
-                                        organization of 50 requests per minute. Please try again \
-                                        later."
-                        .to_owned(),
-                    Wire::Gemini => "Resource has been exhausted (e.g. check quota).".to_owned(),
-                    _ => format!(
-                        "Rate limit reached for {model} on requests per min (RPM): Limit 3, \
-                         Used 3, Requested 1. Please try again in 20s."
-                    ),
-                },
+                rate_message(wire, model),
             ),
-            (_, 500) => case(
-                "server_error",
-                None,
-                "api_error",
-                match wire {
-                    Wire::Gemini => "An internal error has occurred. Please retry or report in \
-                                     https://developers.generativeai.google/guide/troubleshooting"
-                        .to_owned(),
-                    Wire::Anthropic => "Internal server error".to_owned(),
-                    _ => "The server had an error while processing your request. Sorry about \
-                          that!"
-                        .to_owned(),
-                },
-            ),
+            (_, 500) => case("server_error", None, "api_error", server_message(wire)),
             (_, 503 | 529) => case(
                 "server_error",
                 None,
                 "overloaded_error",
-                match wire {
-                    Wire::Anthropic => "Overloaded".to_owned(),
-                    Wire::Gemini => "The model is overloaded. Please try again later.".to_owned(),
-                    _ => "The server is overloaded or not ready yet.".to_owned(),
-                },
+                overloaded_message(wire),
             ),
             (_, s) if s >= 500 => case(
                 "server_error",
@@ -428,6 +352,115 @@ impl Failure {
             }
         }
         details
+    }
+}
+
+/// The context-length message on `wire`, and the parameter OpenAI names.
+fn context_message(wire: Wire) -> (Option<&'static str>, String) {
+    match wire {
+        Wire::Chat => (
+            Some("messages"),
+            "This model's maximum context length is 128000 tokens. However, your \
+             messages resulted in 131072 tokens. Please reduce the length of the \
+             messages."
+                .to_owned(),
+        ),
+        Wire::Responses => (
+            Some("input"),
+            "Your input exceeds the context window of this model. Please adjust \
+             your input and try again."
+                .to_owned(),
+        ),
+        Wire::Anthropic => (
+            None,
+            "prompt is too long: 210000 tokens > 200000 maximum".to_owned(),
+        ),
+        Wire::Gemini => (
+            None,
+            "The input token count (1200000) exceeds the maximum number of tokens \
+             allowed (1048576)."
+                .to_owned(),
+        ),
+    }
+}
+
+/// The quota message on `wire`.
+fn quota_message(wire: Wire) -> String {
+    match wire {
+        Wire::Anthropic => "Your credit balance is too low to access the Anthropic \
+                            API. Please go to Plans & Billing to upgrade or purchase \
+                            credits."
+            .to_owned(),
+        Wire::Gemini => "You exceeded your current quota, please check your plan \
+                         and billing details."
+            .to_owned(),
+        _ => "You exceeded your current quota, please check your plan and billing \
+              details."
+            .to_owned(),
+    }
+}
+
+/// The bad-key message on `wire`.
+fn key_message(wire: Wire) -> String {
+    match wire {
+        Wire::Anthropic => "invalid x-api-key".to_owned(),
+        Wire::Gemini => "Request had invalid authentication credentials. Expected \
+                         OAuth 2 access token, login cookie or other valid \
+                         authentication credential."
+            .to_owned(),
+        _ => "Incorrect API key provided: sk-shfor*****. You can find your API key \
+              at https://platform.openai.com/account/api-keys."
+            .to_owned(),
+    }
+}
+
+/// The unknown-model message on `wire`.
+fn model_message(wire: Wire, model: &str) -> String {
+    match wire {
+        Wire::Anthropic => format!("model: {model}"),
+        Wire::Gemini => format!(
+            "models/{model} is not found for API version v1beta, or is not \
+             supported for generateContent. Call ListModels to see the list of \
+             available models and their supported methods."
+        ),
+        _ => format!("The model `{model}` does not exist or you do not have access to it."),
+    }
+}
+
+/// The rate-limit message on `wire`.
+fn rate_message(wire: Wire, model: &str) -> String {
+    match wire {
+        Wire::Anthropic => "This request would exceed the rate limit for your \
+                            organization of 50 requests per minute. Please try again \
+                            later."
+            .to_owned(),
+        Wire::Gemini => "Resource has been exhausted (e.g. check quota).".to_owned(),
+        _ => format!(
+            "Rate limit reached for {model} on requests per min (RPM): Limit 3, \
+             Used 3, Requested 1. Please try again in 20s."
+        ),
+    }
+}
+
+/// The internal-error message on `wire`.
+fn server_message(wire: Wire) -> String {
+    match wire {
+        Wire::Gemini => "An internal error has occurred. Please retry or report in \
+                         https://developers.generativeai.google/guide/troubleshooting"
+            .to_owned(),
+        Wire::Anthropic => "Internal server error".to_owned(),
+        _ => "The server had an error while processing your request. Sorry about \
+              that!"
+            .to_owned(),
+    }
+}
+
+/// The overloaded message on `wire`.
+fn overloaded_message(wire: Wire) -> String {
+    match wire {
+        Wire::Anthropic => "Overloaded".to_owned(),
+        Wire::Gemini => "The model is overloaded. Please try again later.".to_owned(),
+        _ => "The server is overloaded or not ready yet.".to_owned(),
     }
 }
 

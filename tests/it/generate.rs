@@ -1,16 +1,16 @@
 //! generated/ is exactly what `shforge generate` writes; `check` reports
 //! stale, missing and extra files; output is deterministic.
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
 fn shforge(args: &[&str], dir: &Path) -> std::process::Output {
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.args(args).arg("--out").arg(dir);
-    common::run(c)
+    support::run(c)
 }
 
 fn stdout(o: &std::process::Output) -> String {
@@ -22,7 +22,8 @@ fn golden_generated_dir_is_fresh() {
     let outputs =
         shforge::generate::render_all(&shforge::catalog::catalog().expect("catalog builds"))
             .expect("catalog renders");
-    let report = shforge::generate::check_dir(&common::root().join("generated"), &outputs).unwrap();
+    let report =
+        shforge::generate::check_dir(&support::root().join("generated"), &outputs).unwrap();
     assert!(
         report.is_clean(),
         "generated/ is stale: run `cargo run -- generate`\nmissing {:?} extra {:?}\n{}",
@@ -85,7 +86,7 @@ fn manifest_lists_file_dialect_and_sha256() {
     for f in files {
         let path = f["file"].as_str().unwrap();
         let content = fs::read(dir.path().join(path)).unwrap();
-        let out = common::run({
+        let out = support::run({
             let mut c = Command::new("sha256sum");
             c.arg(dir.path().join(path));
             c
@@ -168,8 +169,8 @@ fn generate_removes_only_files_its_old_manifest_listed() {
 
 #[test]
 fn list_prints_every_entry() {
-    let out = common::run({
-        let mut c = Command::new(common::shforge());
+    let out = support::run({
+        let mut c = Command::new(support::shforge());
         c.arg("list");
         c
     });

@@ -5,7 +5,7 @@
 //! full of config references (`{file:…}`, `{env:…}`, `${…}`, `!cmd`) sent
 //! verbatim with no secret read.
 
-use crate::support as common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -16,12 +16,12 @@ use shforge::harness::{Api, Harness};
 const SECRET: &str = "sk-shforge-test-SECRET-9f8e7d";
 
 fn shforge_harness<S: AsRef<std::ffi::OsStr>>(args: &[S], envs: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.arg("harness").args(args);
     for (k, v) in envs {
         c.env(k, v);
     }
-    common::run(c)
+    support::run(c)
 }
 
 struct Made {
@@ -335,163 +335,14 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
     let argv = var(vars, "RUNNER_ARGV").unwrap();
     let capture = json(&dir.join("capture.json"));
     assert_eq!(capture["harness"], h.name(), "{ctx}");
-    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
-    let key = api.default_key_env();
     match h {
-        Harness::ClaudeCode => {
-            assert!(
-                has(&["-p", "--output-format", "stream-json", "--verbose"]),
-                "{ctx}"
-            );
-            // The variadic --allowedTools is followed by another option.
-            let i = argv.iter().position(|a| a == "--allowedTools").unwrap();
-            assert!(argv[i + 2].starts_with("--"), "{ctx}");
-            assert_eq!(
-                env_of(vars, "ANTHROPIC_BASE_URL").unwrap(),
-                "http://127.0.0.1:4321"
-            );
-            assert_eq!(
-                env_of(vars, "CLAUDE_CONFIG_DIR").unwrap(),
-                format!("{d}/claude")
-            );
-            assert_eq!(env_of(vars, "DISABLE_TELEMETRY").unwrap(), "1");
-            let settings = json(&dir.join("claude/settings.json"));
-            assert!(
-                settings["permissions"]["allow"]
-                    .as_array()
-                    .unwrap()
-                    .contains(&"Write".into())
-            );
-            assert_eq!(capture["kind"], "claude-code");
-            assert_eq!(capture["dir"], format!("{d}/claude"));
-        }
+        Harness::ClaudeCode => check_claude_code(dir, vars, &capture, ctx),
         Harness::OpenCode | Harness::Kilo => {
-            let (name, up) = if h == Harness::Kilo {
-                ("kilo", "KILO")
-            } else {
-                ("opencode", "OPENCODE")
-            };
-            assert!(has(&["run", "--format", "json"]), "{ctx}");
-            assert!(has(&["-m", "shforge/fake-model"]), "{ctx}");
-            assert_eq!(
-                env_of(vars, &format!("{up}_CONFIG")).unwrap(),
-                format!("{d}/{name}.json")
-            );
-            let db = format!("{d}/xdg/data/{name}/{name}.db");
-            assert_eq!(env_of(vars, &format!("{up}_DB")).unwrap(), db);
-            assert_eq!(
-                env_of(vars, &format!("{up}_DISABLE_AUTOUPDATE")).unwrap(),
-                "1"
-            );
-            assert_eq!(
-                env_of(vars, &format!("{up}_DISABLE_MODELS_FETCH")).unwrap(),
-                "1"
-            );
-            let cfg = json(&dir.join(format!("{name}.json")));
-            let p = &cfg["provider"]["shforge"];
-            let npm = match api {
-                Api::Chat => "@ai-sdk/openai-compatible",
-                Api::Responses => "@ai-sdk/openai",
-                Api::Anthropic => "@ai-sdk/anthropic",
-                Api::Gemini => unreachable!("{ctx}"),
-            };
-            assert_eq!(p["npm"], npm, "{ctx}");
-            assert_eq!(p["options"]["baseURL"], "http://127.0.0.1:4321/v1");
-            assert_eq!(p["options"]["apiKey"], format!("{{env:{key}}}"));
-            assert!(p["models"]["fake-model"].is_object());
-            assert_eq!(cfg["permission"]["external_directory"], "allow");
-            assert_eq!(cfg["permission"]["bash"], "allow");
-            assert_eq!(cfg["permission"]["edit"], "allow");
-            assert_eq!(cfg["autoupdate"], false);
-            if h == Harness::Kilo {
-                assert_eq!(env_of(vars, "KILO_TELEMETRY_LEVEL").unwrap(), "off");
-            }
-            assert_eq!(capture["kind"], name);
-            assert_eq!(capture["db"], db);
+            check_opencode_or_kilo(h, api, dir, vars, &capture, ctx)
         }
-        Harness::Pi => {
-            assert!(
-                has(&[
-                    "--provider",
-                    "shforge",
-                    "--model",
-                    "fake-model",
-                    "--mode",
-                    "json",
-                    "-p"
-                ]),
-                "{ctx}"
-            );
-            assert_eq!(
-                env_of(vars, "PI_CODING_AGENT_DIR").unwrap(),
-                format!("{d}/pi-agent")
-            );
-            assert_eq!(env_of(vars, "PI_OFFLINE").unwrap(), "1");
-            let models = json(&dir.join("pi-agent/models.json"));
-            let p = &models["providers"]["shforge"];
-            let (wire, base) = pi_wire(api);
-            assert_eq!(p["api"], wire, "{ctx}");
-            assert_eq!(p["baseUrl"], base, "{ctx}");
-            assert_eq!(p["apiKey"], key);
-            assert_eq!(p["models"][0]["id"], "fake-model");
-            assert_eq!(capture["kind"], "pi");
-            assert_eq!(capture["dir"], format!("{d}/pi-agent"));
-        }
-        Harness::OpenClaw => {
-            assert!(
-                has(&["agent", "exec", "--config", &format!("{d}/openclaw.json")]),
-                "{ctx}"
-            );
-            assert!(
-                has(&["--state-dir", &format!("{d}/openclaw-state")]),
-                "{ctx}"
-            );
-            assert!(dir.join("openclaw-state").is_dir());
-            let cfg = json(&dir.join("openclaw.json"));
-            let p = &cfg["models"]["providers"]["shforge"];
-            let (wire, base) = pi_wire(api);
-            assert_eq!(p["api"], wire, "{ctx}");
-            assert_eq!(p["baseUrl"], base, "{ctx}");
-            assert_eq!(p["apiKey"], format!("${{{key}}}"));
-            assert_eq!(cfg["models"]["mode"], "replace");
-            assert_eq!(
-                cfg["agents"]["defaults"]["model"]["primary"],
-                "shforge/fake-model"
-            );
-            assert_eq!(capture["kind"], Value::Null);
-            assert_eq!(capture["dir"], format!("{d}/openclaw-state"));
-        }
-        Harness::Codex => {
-            assert!(
-                has(&[
-                    "exec",
-                    "--json",
-                    "--dangerously-bypass-approvals-and-sandbox"
-                ]),
-                "{ctx}"
-            );
-            assert_eq!(argv.last().unwrap(), "-");
-            assert_eq!(env_of(vars, "CODEX_HOME").unwrap(), format!("{d}/codex"));
-            let cfg: toml::Table =
-                toml::from_str(&std::fs::read_to_string(dir.join("codex/config.toml")).unwrap())
-                    .unwrap();
-            assert_eq!(cfg["model"].as_str(), Some("fake-model"));
-            assert_eq!(cfg["model_provider"].as_str(), Some("shforge"));
-            let p = &cfg["model_providers"]["shforge"];
-            assert_eq!(p["base_url"].as_str(), Some("http://127.0.0.1:4321/v1"));
-            assert_eq!(p["wire_api"].as_str(), Some("responses"));
-            assert_eq!(p["env_key"].as_str(), Some(key));
-            // Retries written down (keys Codex 0.171 accepts without its
-            // "unrecognized configuration setting" warning).
-            assert_eq!(p["stream_max_retries"].as_integer(), Some(10));
-            assert_eq!(p["request_max_retries"].as_integer(), Some(4));
-            assert_eq!(p["stream_idle_timeout_ms"].as_integer(), Some(300_000));
-            assert_eq!(cfg["analytics"]["enabled"].as_bool(), Some(false));
-            assert_eq!(cfg["check_for_update_on_startup"].as_bool(), Some(false));
-            assert!(has(&["--disable", "plugins"]), "{ctx}");
-            assert_eq!(capture["kind"], "codex");
-            assert_eq!(capture["dir"], format!("{d}/codex"));
-        }
+        Harness::Pi => check_pi(api, dir, vars, &capture, ctx),
+        Harness::OpenClaw => check_openclaw(api, dir, vars, &capture, ctx),
+        Harness::Codex => check_codex(api, dir, vars, &capture, ctx),
         Harness::QwenCode => check_qwen_code(api, dir, vars, ctx),
         Harness::GeminiCli => check_gemini_cli(dir, vars, &capture, ctx),
         Harness::Cline => check_cline(api, dir, vars, &capture, ctx),
@@ -499,6 +350,201 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
         Harness::Stirrup => check_stirrup(&d, argv, vars, &capture, ctx),
     }
     no_secret_written(dir, ctx);
+}
+
+/// Claude Code's part of [`check_profile`].
+fn check_claude_code(dir: &Path, vars: &[(String, Vec<String>)], capture: &Value, ctx: &str) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    assert!(
+        has(&["-p", "--output-format", "stream-json", "--verbose"]),
+        "{ctx}"
+    );
+    // The variadic --allowedTools is followed by another option.
+    let i = argv.iter().position(|a| a == "--allowedTools").unwrap();
+    assert!(argv[i + 2].starts_with("--"), "{ctx}");
+    assert_eq!(
+        env_of(vars, "ANTHROPIC_BASE_URL").unwrap(),
+        "http://127.0.0.1:4321"
+    );
+    assert_eq!(
+        env_of(vars, "CLAUDE_CONFIG_DIR").unwrap(),
+        format!("{d}/claude")
+    );
+    assert_eq!(env_of(vars, "DISABLE_TELEMETRY").unwrap(), "1");
+    let settings = json(&dir.join("claude/settings.json"));
+    assert!(
+        settings["permissions"]["allow"]
+            .as_array()
+            .unwrap()
+            .contains(&"Write".into())
+    );
+    assert_eq!(capture["kind"], "claude-code");
+    assert_eq!(capture["dir"], format!("{d}/claude"));
+}
+
+/// OpenCode's and Kilo's part of [`check_profile`].
+fn check_opencode_or_kilo(
+    h: Harness,
+    api: Api,
+    dir: &Path,
+    vars: &[(String, Vec<String>)],
+    capture: &Value,
+    ctx: &str,
+) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    let key = api.default_key_env();
+    let (name, up) = if h == Harness::Kilo {
+        ("kilo", "KILO")
+    } else {
+        ("opencode", "OPENCODE")
+    };
+    assert!(has(&["run", "--format", "json"]), "{ctx}");
+    assert!(has(&["-m", "shforge/fake-model"]), "{ctx}");
+    assert_eq!(
+        env_of(vars, &format!("{up}_CONFIG")).unwrap(),
+        format!("{d}/{name}.json")
+    );
+    let db = format!("{d}/xdg/data/{name}/{name}.db");
+    assert_eq!(env_of(vars, &format!("{up}_DB")).unwrap(), db);
+    assert_eq!(
+        env_of(vars, &format!("{up}_DISABLE_AUTOUPDATE")).unwrap(),
+        "1"
+    );
+    assert_eq!(
+        env_of(vars, &format!("{up}_DISABLE_MODELS_FETCH")).unwrap(),
+        "1"
+    );
+    let cfg = json(&dir.join(format!("{name}.json")));
+    let p = &cfg["provider"]["shforge"];
+    let npm = match api {
+        Api::Chat => "@ai-sdk/openai-compatible",
+        Api::Responses => "@ai-sdk/openai",
+        Api::Anthropic => "@ai-sdk/anthropic",
+        Api::Gemini => unreachable!("{ctx}"),
+    };
+    assert_eq!(p["npm"], npm, "{ctx}");
+    assert_eq!(p["options"]["baseURL"], "http://127.0.0.1:4321/v1");
+    assert_eq!(p["options"]["apiKey"], format!("{{env:{key}}}"));
+    assert!(p["models"]["fake-model"].is_object());
+    assert_eq!(cfg["permission"]["external_directory"], "allow");
+    assert_eq!(cfg["permission"]["bash"], "allow");
+    assert_eq!(cfg["permission"]["edit"], "allow");
+    assert_eq!(cfg["autoupdate"], false);
+    if h == Harness::Kilo {
+        assert_eq!(env_of(vars, "KILO_TELEMETRY_LEVEL").unwrap(), "off");
+    }
+    assert_eq!(capture["kind"], name);
+    assert_eq!(capture["db"], db);
+}
+
+/// Pi's part of [`check_profile`].
+fn check_pi(api: Api, dir: &Path, vars: &[(String, Vec<String>)], capture: &Value, ctx: &str) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    let key = api.default_key_env();
+    assert!(
+        has(&[
+            "--provider",
+            "shforge",
+            "--model",
+            "fake-model",
+            "--mode",
+            "json",
+            "-p"
+        ]),
+        "{ctx}"
+    );
+    assert_eq!(
+        env_of(vars, "PI_CODING_AGENT_DIR").unwrap(),
+        format!("{d}/pi-agent")
+    );
+    assert_eq!(env_of(vars, "PI_OFFLINE").unwrap(), "1");
+    let models = json(&dir.join("pi-agent/models.json"));
+    let p = &models["providers"]["shforge"];
+    let (wire, base) = pi_wire(api);
+    assert_eq!(p["api"], wire, "{ctx}");
+    assert_eq!(p["baseUrl"], base, "{ctx}");
+    assert_eq!(p["apiKey"], key);
+    assert_eq!(p["models"][0]["id"], "fake-model");
+    assert_eq!(capture["kind"], "pi");
+    assert_eq!(capture["dir"], format!("{d}/pi-agent"));
+}
+
+/// OpenClaw's part of [`check_profile`].
+fn check_openclaw(
+    api: Api,
+    dir: &Path,
+    vars: &[(String, Vec<String>)],
+    capture: &Value,
+    ctx: &str,
+) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    let key = api.default_key_env();
+    assert!(
+        has(&["agent", "exec", "--config", &format!("{d}/openclaw.json")]),
+        "{ctx}"
+    );
+    assert!(
+        has(&["--state-dir", &format!("{d}/openclaw-state")]),
+        "{ctx}"
+    );
+    assert!(dir.join("openclaw-state").is_dir());
+    let cfg = json(&dir.join("openclaw.json"));
+    let p = &cfg["models"]["providers"]["shforge"];
+    let (wire, base) = pi_wire(api);
+    assert_eq!(p["api"], wire, "{ctx}");
+    assert_eq!(p["baseUrl"], base, "{ctx}");
+    assert_eq!(p["apiKey"], format!("${{{key}}}"));
+    assert_eq!(cfg["models"]["mode"], "replace");
+    assert_eq!(
+        cfg["agents"]["defaults"]["model"]["primary"],
+        "shforge/fake-model"
+    );
+    assert_eq!(capture["kind"], Value::Null);
+    assert_eq!(capture["dir"], format!("{d}/openclaw-state"));
+}
+
+/// Codex's part of [`check_profile`].
+fn check_codex(api: Api, dir: &Path, vars: &[(String, Vec<String>)], capture: &Value, ctx: &str) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    let key = api.default_key_env();
+    assert!(
+        has(&[
+            "exec",
+            "--json",
+            "--dangerously-bypass-approvals-and-sandbox"
+        ]),
+        "{ctx}"
+    );
+    assert_eq!(argv.last().unwrap(), "-");
+    assert_eq!(env_of(vars, "CODEX_HOME").unwrap(), format!("{d}/codex"));
+    let cfg: toml::Table =
+        toml::from_str(&std::fs::read_to_string(dir.join("codex/config.toml")).unwrap()).unwrap();
+    assert_eq!(cfg["model"].as_str(), Some("fake-model"));
+    assert_eq!(cfg["model_provider"].as_str(), Some("shforge"));
+    let p = &cfg["model_providers"]["shforge"];
+    assert_eq!(p["base_url"].as_str(), Some("http://127.0.0.1:4321/v1"));
+    assert_eq!(p["wire_api"].as_str(), Some("responses"));
+    assert_eq!(p["env_key"].as_str(), Some(key));
+    // Retries written down (keys Codex 0.171 accepts without its
+    // "unrecognized configuration setting" warning).
+    assert_eq!(p["stream_max_retries"].as_integer(), Some(10));
+    assert_eq!(p["request_max_retries"].as_integer(), Some(4));
+    assert_eq!(p["stream_idle_timeout_ms"].as_integer(), Some(300_000));
+    assert_eq!(cfg["analytics"]["enabled"].as_bool(), Some(false));
+    assert_eq!(cfg["check_for_update_on_startup"].as_bool(), Some(false));
+    assert!(has(&["--disable", "plugins"]), "{ctx}");
+    assert_eq!(capture["kind"], "codex");
+    assert_eq!(capture["dir"], format!("{d}/codex"));
 }
 
 /// The key's value is in no written file (it was in shforge's env).
@@ -919,13 +965,13 @@ fn hostile_prompts() -> Vec<(&'static str, String)> {
 
 #[test]
 fn hostile_prompts_reach_the_cli_byte_for_byte_through_the_runner() {
-    let runner = common::root().join("generated/harness_runner.sh");
+    let runner = support::root().join("generated/harness_runner.sh");
     let tmp = tempfile::tempdir().unwrap();
     let cli = tmp.path().join("fake-cli");
     std::fs::write(&cli, FAKE_CLI).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let bashes = common::bashes();
+    let bashes = support::bashes();
     for (what, prompt) in hostile_prompts() {
         let prompt_file = tmp.path().join("prompt");
         std::fs::write(&prompt_file, &prompt).unwrap();
@@ -966,7 +1012,7 @@ fn hostile_prompts_reach_the_cli_byte_for_byte_through_the_runner() {
                 let mut c = bash.command(&runner);
                 c.arg(m.dir.join("params.sh"))
                     .env("SHFORGE_TEST_OUT", &out_base);
-                let out = common::run(c);
+                let out = support::run(c);
                 assert!(
                     out.status.success(),
                     "{what} {h} {}: {}",
@@ -984,12 +1030,12 @@ fn hostile_prompts_reach_the_cli_byte_for_byte_through_the_runner() {
         }
         assert!(!Path::new("/tmp/shforge-pwned").exists());
     }
-    common::report("hostile prompts through harness_runner.sh", &bashes);
+    support::report("hostile prompts through harness_runner.sh", &bashes);
 }
 
 #[test]
 fn claude_code_copies_another_key_variable_without_writing_it() {
-    let runner = common::root().join("generated/harness_runner.sh");
+    let runner = support::root().join("generated/harness_runner.sh");
     let tmp = tempfile::tempdir().unwrap();
     let cli = tmp.path().join("fake-cli");
     std::fs::write(&cli, FAKE_CLI).unwrap();
@@ -1038,14 +1084,14 @@ fn claude_code_copies_another_key_variable_without_writing_it() {
             f.display()
         );
     }
-    for bash in common::bashes() {
+    for bash in support::bashes() {
         let base = tmp.path().join("seen");
         let mut c = bash.command(&runner);
         c.arg(dir.join("params.sh"))
             .env("SHFORGE_TEST_OUT", &base)
             .env("MY_GATEWAY_KEY", SECRET)
             .env_remove("ANTHROPIC_API_KEY");
-        let out = common::run(c);
+        let out = support::run(c);
         assert!(
             out.status.success(),
             "{}: {}",
@@ -1064,7 +1110,7 @@ fn claude_code_copies_another_key_variable_without_writing_it() {
             .env("SHFORGE_TEST_OUT", &base)
             .env_remove("MY_GATEWAY_KEY")
             .env_remove("ANTHROPIC_API_KEY");
-        let out = common::run(c);
+        let out = support::run(c);
         assert!(
             out.status.success(),
             "{}: {}",
@@ -1092,7 +1138,7 @@ struct FakeServer {
 impl FakeServer {
     fn start(log: &Path, target: &Path) -> FakeServer {
         use std::io::BufRead as _;
-        let mut child = Command::new(common::shforge())
+        let mut child = Command::new(support::shforge())
             .arg("fake-model-server")
             .arg("--log")
             .arg(log)
@@ -1134,12 +1180,12 @@ fn hostile_model_stays_data(h: Harness) {
 /// [`hostile_model_stays_data`] with the key in `key_env` and `dotenv`
 /// written as the workdir's `.env` first.
 fn hostile_model_stays_data_with(h: Harness, key_env: &str, dotenv: &[(&str, &str)]) {
-    let Some(artifacts) = common::artifacts::artifacts_for(h, "hostile values") else {
+    let Some(artifacts) = support::artifacts::artifacts_for(h, "hostile values") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    let entry = common::artifacts::install(h, &artifacts);
+    let entry = support::artifacts::install(h, &artifacts);
     let secret = t.join("secret");
     std::fs::write(&secret, FILE_SECRET).unwrap();
     let model = format!(
@@ -1178,11 +1224,11 @@ fn hostile_model_stays_data_with(h: Harness, key_env: &str, dotenv: &[(&str, &st
         &[],
     );
     assert!(made.status.success(), "{h}: {made:?}");
-    let run = common::run({
+    let run = support::run({
         let mut c = Command::new("timeout");
         c.arg("120")
             .arg("bash")
-            .arg(common::root().join("generated/harness_runner.sh"))
+            .arg(support::root().join("generated/harness_runner.sh"))
             .arg(session.join("params.sh"))
             .env(key_env, "sk-shforge-test")
             .env("SHFORGE_TEST_SECRET", ENV_SECRET);
@@ -1316,10 +1362,10 @@ fn qwen_code_install_makes_its_vendored_rg_executable() {
     // [[artifact.chmod]] must leave it runnable (else Qwen logs `rg EACCES`
     // and falls back to its built-in grep).
     let h = Harness::QwenCode;
-    let Some(artifacts) = common::artifacts::artifacts_for(h, "vendored rg") else {
+    let Some(artifacts) = support::artifacts::artifacts_for(h, "vendored rg") else {
         return;
     };
-    let entry = common::artifacts::install(h, &artifacts);
+    let entry = support::artifacts::install(h, &artifacts);
     let install = Path::new(&entry).parent().unwrap().parent().unwrap();
     let rg = install.join("cli/package/vendor/ripgrep/x64-linux/rg");
     use std::os::unix::fs::PermissionsExt;
@@ -1328,7 +1374,7 @@ fn qwen_code_install_makes_its_vendored_rg_executable() {
     let arm = install.join("cli/package/vendor/ripgrep/arm64-linux/rg");
     let mode = std::fs::metadata(&arm).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o755, "{}", arm.display());
-    let out = common::run({
+    let out = support::run({
         let mut c = Command::new(&rg);
         c.arg("--version");
         c
@@ -1351,12 +1397,12 @@ fn hostile_model_stays_data_in_real_gemini_cli() {
 #[test]
 fn gemini_cli_ignores_a_hostile_dotenv_in_the_workdir() {
     let h = Harness::GeminiCli;
-    let Some(artifacts) = common::artifacts::artifacts_for(h, "hostile .env") else {
+    let Some(artifacts) = support::artifacts::artifacts_for(h, "hostile .env") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
-    let entry = common::artifacts::install(h, &artifacts);
+    let entry = support::artifacts::install(h, &artifacts);
     let work = t.join("work");
     // Inside the workdir: Gemini's write_file is confined to it.
     let out = work.join("out.txt");
@@ -1400,11 +1446,11 @@ fn gemini_cli_ignores_a_hostile_dotenv_in_the_workdir() {
         &[],
     );
     assert!(made.status.success(), "{made:?}");
-    let run = common::run({
+    let run = support::run({
         let mut c = Command::new("timeout");
         c.arg("120")
             .arg("bash")
-            .arg(common::root().join("generated/harness_runner.sh"))
+            .arg(support::root().join("generated/harness_runner.sh"))
             .arg(session.join("params.sh"))
             .env("GEMINI_API_KEY", "sk-shforge-test");
         c
@@ -1440,14 +1486,14 @@ fn gemini_cli_ignores_a_hostile_dotenv_in_the_workdir() {
 #[test]
 fn qwen_code_and_cline_get_the_key_in_the_variable_of_their_api() {
     use std::os::unix::fs::PermissionsExt;
-    let runner = common::root().join("generated/harness_runner.sh");
+    let runner = support::root().join("generated/harness_runner.sh");
     let tmp = tempfile::tempdir().unwrap();
     let cli = tmp.path().join("fake-cli");
     std::fs::write(&cli, FAKE_CLI).unwrap();
     std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
     let work = tmp.path().join("w");
     std::fs::create_dir(&work).unwrap();
-    let bash = common::bashes().remove(0);
+    let bash = support::bashes().remove(0);
     for h in [Harness::QwenCode, Harness::Cline] {
         for (api, var, other) in [
             ("chat", "openai", "anthropic"),
@@ -1501,7 +1547,7 @@ fn qwen_code_and_cline_get_the_key_in_the_variable_of_their_api() {
                     .env_remove("OPENAI_API_KEY")
                     .env_remove("ANTHROPIC_API_KEY")
                     .env(key_env, SECRET);
-                let out = common::run(c);
+                let out = support::run(c);
                 assert!(
                     out.status.success(),
                     "{ctx}: {}",

@@ -10,7 +10,7 @@
 //! byte for byte. `SHFORGE_BLESS_GOLDEN=1` rewrites them (only for an
 //! intended change of a profile; the diff then shows what changed).
 
-use crate::support as common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -22,9 +22,9 @@ fn golden_dir() -> PathBuf {
 }
 
 fn shforge(args: &[String]) -> Output {
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.args(args);
-    common::run(c)
+    support::run(c)
 }
 
 /// A model full of every config syntax the harnesses expand, and shell.
@@ -139,7 +139,7 @@ fn written(case: &Case, via_spec: bool) -> Vec<u8> {
     let out_dir = tmp.path().join("out");
     let mut args = vec!["harness".to_owned()];
     if via_spec {
-        let file = common::root().join(format!("harnesses/{}.toml", case.args[0]));
+        let file = support::root().join(format!("harnesses/{}.toml", case.args[0]));
         args.extend(["--spec".into(), file.display().to_string()]);
         args.extend(case.args[1..].iter().cloned());
     } else {
@@ -299,7 +299,7 @@ fn toy_session(case: &Path, stdin: bool, api: &str, cli: &Path, prompt_file: &Pa
     std::fs::create_dir_all(&work).unwrap();
     let spec = case.join("toy.toml");
     std::fs::write(&spec, toy(stdin)).unwrap();
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.args(["harness", "--spec"])
         .arg(&spec)
         .arg("--out")
@@ -316,7 +316,7 @@ fn toy_session(case: &Path, stdin: bool, api: &str, cli: &Path, prompt_file: &Pa
         .arg(prompt_file)
         .env("TOY_SECRET_KEY", SECRET)
         .env("OPENAI_API_KEY", SECRET);
-    common::run(c)
+    support::run(c)
 }
 
 /// The configs hold the hostile model as data in each format.
@@ -359,7 +359,7 @@ fn check_toy_configs(what: &str, session: &Path, work: &Path, url: &str, wire: &
 #[test]
 fn an_adapter_spec_keeps_every_rule_of_the_shipped_six() {
     use std::os::unix::fs::PermissionsExt;
-    let runner = common::root().join("generated/harness_runner.sh");
+    let runner = support::root().join("generated/harness_runner.sh");
     let tmp = tempfile::tempdir().unwrap();
     let cli = tmp.path().join("toy-cli");
     std::fs::write(&cli, TOY_CLI).unwrap();
@@ -372,7 +372,7 @@ fn an_adapter_spec_keeps_every_rule_of_the_shipped_six() {
         "it's \"q\"\n$(touch /tmp/shforge-toy-pwned) `id` ${HOME}\n--help @/etc/passwd\n\n";
     let prompt_file = tmp.path().join("prompt");
     std::fs::write(&prompt_file, prompt).unwrap();
-    let bashes = common::bashes();
+    let bashes = support::bashes();
     for stdin in [true, false] {
         for (api, url, wire) in [
             ("chat", "http://127.0.0.1:4321/v1", "openai"),
@@ -413,7 +413,7 @@ fn an_adapter_spec_keeps_every_rule_of_the_shipped_six() {
                     .env("SHFORGE_TEST_OUT", &seen)
                     .env("HOME", &task_home)
                     .env("TOY_SECRET_KEY", SECRET);
-                let out = common::run(c);
+                let out = support::run(c);
                 let on = format!("{what} {}", bash.name);
                 assert!(
                     out.status.success(),
@@ -439,7 +439,7 @@ fn an_adapter_spec_keeps_every_rule_of_the_shipped_six() {
     }
     assert_eq!(dump(&task_home), home_before, "the task's HOME changed");
     assert!(!Path::new("/tmp/shforge-toy-pwned").exists());
-    common::report("an adapter spec through harness_runner.sh", &bashes);
+    support::report("an adapter spec through harness_runner.sh", &bashes);
 }
 
 /// A small valid adapter spec; each row of the bad-spec table breaks one
@@ -522,355 +522,188 @@ fn the_mini_spec_is_valid() {
     );
 }
 
-/// One row per field: the spec broken there is refused with exit 2, one
-/// line on stderr naming the field, and nothing written.
-#[test]
-fn bad_specs_name_their_field_and_exit_2() {
-    // (what, text in MINI, replacement, the field named)
-    let rows: &[(&str, &str, &str, &str)] = &[
-        ("not TOML", "[run]", "[run", "(file): line 5"),
-        (
-            "unknown field",
-            "name = \"mini\"",
-            "name = \"mini\"\ncolour = \"red\"",
-            "colour:",
-        ),
-        ("name missing", "name = \"mini\"\n", "", "name: is missing"),
-        (
-            "name malformed",
-            "name = \"mini\"",
-            "name = \"Mini Harness\"",
-            "name:",
-        ),
-        (
-            "name not a string",
-            "name = \"mini\"",
-            "name = 3",
-            "name: must be a string",
-        ),
-        (
-            "installer not .toml",
-            "installers/mini.toml",
-            "installers/mini.sh",
-            "installer:",
-        ),
-        (
-            "installer absolute",
-            "installers/mini.toml",
-            "/etc/mini.toml",
-            "installer:",
-        ),
-        (
-            "apis missing",
-            "apis = [\"chat\", \"anthropic\"]",
-            "",
-            "apis: is missing",
-        ),
-        (
-            "apis empty",
-            "apis = [\"chat\", \"anthropic\"]",
-            "apis = []",
-            "apis: names no API",
-        ),
-        (
-            "apis unknown",
+/// One case per field: the spec broken there (the first `from` in MINI
+/// replaced by `to`) is refused with exit 2, one line on stderr naming the
+/// field, and nothing written.
+mod bad_specs_name_their_field_and_exit_2 {
+    use super::{MINI, run_spec};
+    use crate::support::cases;
+
+    fn refused(from: &str, to: &str, field: &str) {
+        assert!(MINI.contains(from), "{from:?} is not in MINI");
+        let text = MINI.replacen(from, to, 1);
+        let tmp = tempfile::tempdir().unwrap();
+        let (out, dir) = run_spec(tmp.path(), &text, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("harness spec: {field}")),
+            "wanted {field:?} in {err}"
+        );
+        assert!(!dir.exists(), "wrote {}", dir.display());
+    }
+
+    cases! { refused;
+        not_toml => ("[run]", "[run", "(file): line 5"),
+        unknown_field => ("name = \"mini\"", "name = \"mini\"\ncolour = \"red\"", "colour:"),
+        name_missing => ("name = \"mini\"\n", "", "name: is missing"),
+        name_malformed => ("name = \"mini\"", "name = \"Mini Harness\"", "name:"),
+        name_not_a_string => ("name = \"mini\"", "name = 3", "name: must be a string"),
+        installer_not_toml => ("installers/mini.toml", "installers/mini.sh", "installer:"),
+        installer_absolute => ("installers/mini.toml", "/etc/mini.toml", "installer:"),
+        apis_missing => ("apis = [\"chat\", \"anthropic\"]", "", "apis: is missing"),
+        apis_empty => ("apis = [\"chat\", \"anthropic\"]", "apis = []", "apis: names no API"),
+        apis_unknown => (
             "[\"chat\", \"anthropic\"]",
             "[\"bard\", \"chat\", \"anthropic\"]",
             "apis[0]:",
         ),
-        (
-            "apis twice",
+        apis_twice => (
             "[\"chat\", \"anthropic\"]",
             "[\"chat\", \"chat\", \"anthropic\"]",
             "apis[1]:",
         ),
-        (
-            "run missing",
+        run_missing => (
             "[run]\nprompt = \"stdin\"\nargs = [\"--model\", \"{{model}}\"]\nenv = [[\"MINI_HOME\", \"{{session}}/mini\"]]\ndirs = [\"mini\"]\n",
             "",
             "run: is missing",
         ),
-        (
-            "run unknown field",
+        run_unknown_field => (
             "dirs = [\"mini\"]",
             "dirs = [\"mini\"]\nshell = \"rm -rf /\"",
             "run.shell:",
         ),
-        (
-            "args missing",
-            "args = [\"--model\", \"{{model}}\"]\n",
-            "",
-            "run.args: is missing",
-        ),
-        (
-            "args not strings",
-            "[\"--model\", \"{{model}}\"]",
-            "[\"--model\", 7]",
-            "run.args[1]:",
-        ),
-        (
-            "unknown placeholder",
-            "\"{{model}}\"]",
-            "\"{{secret}}\"]",
-            "run.args[1]:",
-        ),
-        (
-            "unclosed placeholder",
-            "\"{{model}}\"]",
-            "\"{{model\"]",
-            "run.args[1]:",
-        ),
-        (
-            "key_ref in argv",
-            "\"{{model}}\"]",
-            "\"{{key_ref}}\"]",
-            "run.args[1]:",
-        ),
-        (
-            "control character",
-            "\"{{model}}\"]",
-            "\"a\\u0007b\"]",
-            "run.args[1]:",
-        ),
-        (
-            "prompt unknown",
-            "prompt = \"stdin\"",
-            "prompt = \"argv\"",
-            "run.prompt:",
-        ),
-        (
-            "prompt file not named",
-            "prompt = \"stdin\"",
-            "prompt = \"file\"",
-            "run.args:",
-        ),
-        (
-            "prompt_file with stdin",
+        args_missing => ("args = [\"--model\", \"{{model}}\"]\n", "", "run.args: is missing"),
+        args_not_strings => ("[\"--model\", \"{{model}}\"]", "[\"--model\", 7]", "run.args[1]:"),
+        unknown_placeholder => ("\"{{model}}\"]", "\"{{secret}}\"]", "run.args[1]:"),
+        unclosed_placeholder => ("\"{{model}}\"]", "\"{{model\"]", "run.args[1]:"),
+        key_ref_in_argv => ("\"{{model}}\"]", "\"{{key_ref}}\"]", "run.args[1]:"),
+        control_character => ("\"{{model}}\"]", "\"a\\u0007b\"]", "run.args[1]:"),
+        prompt_unknown => ("prompt = \"stdin\"", "prompt = \"argv\"", "run.prompt:"),
+        prompt_file_not_named => ("prompt = \"stdin\"", "prompt = \"file\"", "run.args:"),
+        prompt_file_with_stdin => (
             "\"{{model}}\"]",
             "\"{{model}}\", \"{{prompt_file}}\"]",
             "run.args:",
         ),
-        (
-            "mode unknown field",
+        mode_unknown_field => (
             "dirs = [\"mini\"]",
             "dirs = [\"mini\"]\nmode = { direct = { argv = [] } }",
             "run.mode.direct.argv:",
         ),
-        (
-            "env not a pair",
-            "[\"MINI_HOME\", \"{{session}}/mini\"]",
-            "\"MINI_HOME\"",
-            "run.env[0]:",
-        ),
-        ("env bad name", "\"MINI_HOME\"", "\"1MINI\"", "run.env[0]:"),
-        ("env sets HOME", "\"MINI_HOME\"", "\"HOME\"", "run.env[0]:"),
-        (
-            "env sets RUNNER_*",
-            "\"MINI_HOME\"",
-            "\"RUNNER_ARGV\"",
-            "run.env[0]:",
-        ),
-        (
-            "env key_ref",
-            "\"{{session}}/mini\"]",
-            "\"{{key_ref}}\"]",
-            "run.env[0]:",
-        ),
-        (
-            "env twice",
+        env_not_a_pair => ("[\"MINI_HOME\", \"{{session}}/mini\"]", "\"MINI_HOME\"", "run.env[0]:"),
+        env_bad_name => ("\"MINI_HOME\"", "\"1MINI\"", "run.env[0]:"),
+        env_sets_home => ("\"MINI_HOME\"", "\"HOME\"", "run.env[0]:"),
+        env_sets_runner => ("\"MINI_HOME\"", "\"RUNNER_ARGV\"", "run.env[0]:"),
+        env_key_ref => ("\"{{session}}/mini\"]", "\"{{key_ref}}\"]", "run.env[0]:"),
+        env_twice => (
             "[[\"MINI_HOME\", \"{{session}}/mini\"]]",
             "[[\"MINI_HOME\", \"a\"], [\"MINI_HOME\", \"b\"]]",
             "run.env:",
         ),
-        (
-            "env sets key.reads",
-            "\"MINI_HOME\"",
-            "\"MINI_KEY\"",
-            "run.env:",
-        ),
-        (
-            "dirs absolute",
-            "dirs = [\"mini\"]",
-            "dirs = [\"/etc\"]",
-            "run.dirs[0]:",
-        ),
-        (
-            "dirs dot-dot",
-            "dirs = [\"mini\"]",
-            "dirs = [\"mini/../..\"]",
-            "run.dirs[0]:",
-        ),
-        (
-            "api not listed",
-            "[api.anthropic]",
-            "[api.responses]\n[api.anthropic]",
-            "api.responses:",
-        ),
-        (
-            "api unknown",
-            "[api.anthropic]",
-            "[api.gemini]\n[api.anthropic]",
-            "api.gemini:",
-        ),
-        (
-            "url_path malformed",
-            "url_path = \"/v1\"",
-            "url_path = \"v1?x\"",
-            "api.chat.url_path:",
-        ),
-        (
-            "api unknown field",
+        env_sets_key_reads => ("\"MINI_HOME\"", "\"MINI_KEY\"", "run.env:"),
+        dirs_absolute => ("dirs = [\"mini\"]", "dirs = [\"/etc\"]", "run.dirs[0]:"),
+        dirs_dot_dot => ("dirs = [\"mini\"]", "dirs = [\"mini/../..\"]", "run.dirs[0]:"),
+        api_not_listed => ("[api.anthropic]", "[api.responses]\n[api.anthropic]", "api.responses:"),
+        api_unknown => ("[api.anthropic]", "[api.gemini]\n[api.anthropic]", "api.gemini:"),
+        url_path_malformed => ("url_path = \"/v1\"", "url_path = \"v1?x\"", "api.chat.url_path:"),
+        api_unknown_field => (
             "url_path = \"/v1\"",
             "url_path = \"/v1\"\nbase = 1",
             "api.chat.base:",
         ),
-        (
-            "api value with placeholder",
+        api_value_with_placeholder => (
             "wire = \"openai\"",
             "wire = \"{{model}}\"",
             "api.chat.values.wire:",
         ),
-        (
-            "api value missing for one api",
+        api_value_missing_for_one_api => (
             "values = { wire = \"anthropic\" }",
             "",
             "file[0].content:",
         ),
-        (
-            "api table unknown",
-            "[api.anthropic]",
-            "[api.chat.x]\n[api.anthropic]",
-            "api.chat.x:",
-        ),
-        (
-            "argv per mode and per api",
+        api_table_unknown => ("[api.anthropic]", "[api.chat.x]\n[api.anthropic]", "api.chat.x:"),
+        argv_per_mode_and_per_api => (
             "dirs = [\"mini\"]\n\n[api.chat]\nurl_path = \"/v1\"",
             "dirs = [\"mini\"]\nmode.direct.args = [\"-d\"]\n\n[api.chat]\nurl_path = \"/v1\"\nargs = [\"-c\"]",
             "run.mode:",
         ),
-        (
-            "key unknown field",
+        key_unknown_field => (
             "reads = \"MINI_KEY\"",
             "reads = \"MINI_KEY\"\ncopy = true",
             "key.copy:",
         ),
-        (
-            "key.reads malformed",
-            "reads = \"MINI_KEY\"",
-            "reads = \"MINI-KEY\"",
-            "key.reads:",
-        ),
-        (
-            "file path absolute",
+        key_reads_malformed => ("reads = \"MINI_KEY\"", "reads = \"MINI-KEY\"", "key.reads:"),
+        file_path_absolute => (
             "path = \"mini/config.json\"",
             "path = \"/etc/passwd\"",
             "file[0].path:",
         ),
-        (
-            "file path dot-dot",
+        file_path_dot_dot => (
             "path = \"mini/config.json\"",
             "path = \"../x.json\"",
             "file[0].path:",
         ),
-        (
-            "file path reserved",
+        file_path_reserved => (
             "path = \"mini/config.json\"",
             "path = \"params.sh\"",
             "file[0].path:",
         ),
-        (
-            "file format unknown",
+        file_format_unknown => (
             "format = \"opencode-json\"",
             "format = \"yaml\"",
             "file[0].format:",
         ),
-        (
-            "file format missing",
-            "format = \"opencode-json\"\n",
-            "",
-            "file[0].format: is missing",
-        ),
-        (
-            "file content not JSON",
-            "content = '{\"model\"",
-            "content = '{model",
-            "file[0].content:",
-        ),
-        (
-            "file content placeholder",
+        file_format_missing => ("format = \"opencode-json\"\n", "", "file[0].format: is missing"),
+        file_content_not_json => ("content = '{\"model\"", "content = '{model", "file[0].content:"),
+        file_content_placeholder => (
             "\"key\": \"{{key_ref}}\"",
             "\"key\": \"{{nope}}\"",
             "file[0].content:",
         ),
-        (
-            "key_ref not whole",
+        key_ref_not_whole => (
             "\"key\": \"{{key_ref}}\"",
             "\"key\": \"Bearer {{key_ref}}\"",
             "file[0].content:",
         ),
-        (
-            "key_ref in plain json",
+        key_ref_in_plain_json => (
             "format = \"opencode-json\"",
             "format = \"json\"",
             "file[0].content:",
         ),
-        (
-            "file unknown field",
+        file_unknown_field => (
             "format = \"opencode-json\"",
             "format = \"opencode-json\"\nmode = \"0755\"",
             "file[0].mode:",
         ),
-        (
-            "file twice",
+        file_twice => (
             "[capture]",
             "[[file]]\npath = \"mini/config.json\"\nformat = \"json\"\ncontent = '{}'\n\n[capture]",
             "file[1].path:",
         ),
-        (
-            "capture missing",
+        capture_missing => (
             "[capture]\nreader = \"claude-code\"\ndir = \"mini\"\n",
             "",
             "capture: is missing",
         ),
-        (
-            "capture reader unknown",
+        capture_reader_unknown => (
             "reader = \"claude-code\"",
             "reader = \"gemini\"",
             "capture.reader:",
         ),
-        (
-            "capture reader takes a db",
+        capture_reader_takes_a_db => (
             "reader = \"claude-code\"",
             "reader = \"opencode\"",
             "capture.dir:",
         ),
-        (
-            "capture db and dir",
+        capture_db_and_dir => (
             "dir = \"mini\"\n",
             "dir = \"mini\"\ndb = \"mini/x.db\"\n",
             "capture:",
         ),
-        ("capture neither", "dir = \"mini\"\n", "", "capture:"),
-        (
-            "capture dir absolute",
-            "dir = \"mini\"",
-            "dir = \"/var/lib\"",
-            "capture.dir:",
-        ),
-    ];
-    let tmp = tempfile::tempdir().unwrap();
-    for &(what, from, to, field) in rows {
-        assert!(MINI.contains(from), "{what}: {from:?} is not in MINI");
-        let text = MINI.replacen(from, to, 1);
-        let (out, dir) = run_spec(tmp.path(), &text, &[]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
-        assert_eq!(err.lines().count(), 1, "{what}: {err}");
-        assert!(
-            err.contains(&format!("harness spec: {field}")),
-            "{what}: wanted {field:?} in {err}"
-        );
-        assert!(!dir.exists(), "{what}: wrote {}", dir.display());
+        capture_neither => ("dir = \"mini\"\n", "", "capture:"),
+        capture_dir_absolute => ("dir = \"mini\"", "dir = \"/var/lib\"", "capture.dir:"),
     }
 }
 

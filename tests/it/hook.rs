@@ -2,9 +2,9 @@
 //! (generated scripts against `shforge check`, templates against the
 //! template lint), under every POSIX shell of the matrix.
 
-use crate::support as common;
+use crate::support;
 
-use common::{copy_tree, text};
+use support::{copy_tree, text};
 
 use std::fs;
 use std::path::Path;
@@ -17,7 +17,7 @@ fn git(repo: &Path, args: &[&str]) {
         .args(args)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", repo);
-    let out = common::run(c);
+    let out = support::run(c);
     assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
@@ -27,11 +27,11 @@ fn consumer() -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
     git(repo.path(), &["init", "-q"]);
     copy_tree(
-        &common::root().join("generated"),
+        &support::root().join("generated"),
         &repo.path().join("generated"),
     );
     copy_tree(
-        &common::root().join("templates"),
+        &support::root().join("templates"),
         &repo.path().join("templates"),
     );
     git(repo.path(), &["add", "-A"]);
@@ -42,13 +42,13 @@ fn consumer() -> tempfile::TempDir {
     repo
 }
 
-fn hook(shell: &common::Shell, repo: &Path, command: &Path) -> Output {
-    let mut c = shell.command(&common::root().join("hooks/pre-commit"));
+fn hook(shell: &support::Shell, repo: &Path, command: &Path) -> Output {
+    let mut c = shell.command(&support::root().join("hooks/pre-commit"));
     c.current_dir(repo)
         .env("SHFORGE", command)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", repo);
-    common::run(c)
+    support::run(c)
 }
 
 /// The whole story under the first shell of the matrix (dash where it is
@@ -56,14 +56,14 @@ fn hook(shell: &common::Shell, repo: &Path, command: &Path) -> Output {
 /// command that cannot run.
 #[test]
 fn pre_commit_checks_the_index() {
-    if !common::require_tool("pre_commit_checks_the_index", "git") {
+    if !support::require_tool("pre_commit_checks_the_index", "git") {
         return;
     }
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     let shell = &shells[0];
     let repo = consumer();
     let r = repo.path();
-    let bin = common::shforge();
+    let bin = support::shforge();
     let out = hook(shell, r, &bin);
     assert_eq!(out.status.code(), Some(0), "{}: {}", shell.name, text(&out));
 
@@ -96,7 +96,7 @@ fn pre_commit_checks_the_index() {
     // A command that cannot run is exit 2, not a pass.
     let out = hook(shell, r, Path::new("/nonexistent/shforge"));
     assert_eq!(out.status.code(), Some(2), "{}: {}", shell.name, text(&out));
-    common::report("pre_commit_checks_the_index", &shells[..1]);
+    support::report("pre_commit_checks_the_index", &shells[..1]);
 }
 
 const BAD_TEMPLATE_FINDING: &str = "\ntemplates/lib/bad.sh:1: `{{ v }}` inside a quoted string";
@@ -109,12 +109,12 @@ fn stage_bad_template(repo: &Path) {
 /// Every other POSIX shell runs the hook to the same verdicts.
 #[test]
 fn pre_commit_runs_under_every_posix_shell() {
-    if !common::require_tool("pre_commit_runs_under_every_posix_shell", "git") {
+    if !support::require_tool("pre_commit_runs_under_every_posix_shell", "git") {
         return;
     }
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     let repo = consumer();
-    let bin = common::shforge();
+    let bin = support::shforge();
     for shell in &shells {
         let out = hook(shell, repo.path(), &bin);
         assert_eq!(out.status.code(), Some(0), "{}: {}", shell.name, text(&out));
@@ -126,7 +126,7 @@ fn pre_commit_runs_under_every_posix_shell() {
         assert_eq!(out.status.code(), Some(1), "{}: {t}", shell.name);
         assert!(t.contains(BAD_TEMPLATE_FINDING), "{}: {t}", shell.name);
     }
-    common::report("pre_commit_runs_under_every_posix_shell", &shells);
+    support::report("pre_commit_runs_under_every_posix_shell", &shells);
 }
 
 /// A copy of this crate's sources: Cargo.toml and every directory whose
@@ -134,12 +134,12 @@ fn pre_commit_runs_under_every_posix_shell() {
 fn source_tree_copy() -> tempfile::TempDir {
     let tree = tempfile::tempdir().unwrap();
     fs::copy(
-        common::root().join("Cargo.toml"),
+        support::root().join("Cargo.toml"),
         tree.path().join("Cargo.toml"),
     )
     .unwrap();
     for dir in ["templates", "installers", "harnesses", "src", "generated"] {
-        copy_tree(&common::root().join(dir), &tree.path().join(dir));
+        copy_tree(&support::root().join(dir), &tree.path().join(dir));
     }
     tree
 }
@@ -152,9 +152,9 @@ fn source_tree_copy() -> tempfile::TempDir {
 fn a_binary_built_from_other_sources_is_refused_inside_the_tree() {
     let tree = source_tree_copy();
     let run = |args: &[&str]| {
-        let mut c = Command::new(common::shforge());
+        let mut c = Command::new(support::shforge());
         c.current_dir(tree.path()).args(args);
-        common::run(c)
+        support::run(c)
     };
     let same = run(&["check"]);
     assert_eq!(
@@ -188,7 +188,7 @@ fn a_binary_built_from_other_sources_is_refused_inside_the_tree() {
 /// tree (`cargo run`), even with a `shforge` on PATH.
 #[test]
 fn pre_commit_in_shforge_itself_builds_from_source() {
-    if !common::require_tool("pre_commit_in_shforge_itself_builds_from_source", "git") {
+    if !support::require_tool("pre_commit_in_shforge_itself_builds_from_source", "git") {
         return;
     }
     let repo = source_tree_copy();
@@ -215,13 +215,13 @@ fn pre_commit_in_shforge_itself_builds_from_source() {
         std::env::var("PATH").unwrap()
     );
     let mut c = Command::new("sh");
-    c.arg(common::root().join("hooks/pre-commit"))
+    c.arg(support::root().join("hooks/pre-commit"))
         .current_dir(repo.path())
         .env("PATH", path)
         .env_remove("SHFORGE")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", repo.path());
-    let out = common::run(c);
+    let out = support::run(c);
     let calls = fs::read_to_string(&log).unwrap_or_default();
     assert!(
         calls
@@ -238,33 +238,33 @@ fn pre_commit_in_shforge_itself_builds_from_source() {
 /// regenerated installer is refused.
 #[test]
 fn pre_commit_checks_an_adapters_specs() {
-    if !common::require_tool("pre_commit_checks_an_adapters_specs", "git") {
+    if !support::require_tool("pre_commit_checks_an_adapters_specs", "git") {
         return;
     }
     let repo = tempfile::tempdir().unwrap();
     let r = repo.path();
     git(r, &["init", "-q"]);
     fs::create_dir(r.join("specs")).unwrap();
-    let pi = fs::read_to_string(common::root().join("installers/pi.toml")).unwrap();
+    let pi = fs::read_to_string(support::root().join("installers/pi.toml")).unwrap();
     let spec = r.join("specs/my-pi.toml");
     fs::write(&spec, pi.replacen("name = \"pi\"", "name = \"my-pi\"", 1)).unwrap();
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.current_dir(r)
         .args(["generate", "--out", "vendor", "--spec", "specs"]);
-    let out = common::run(c);
+    let out = support::run(c);
     assert!(out.status.success(), "{}", text(&out));
     git(r, &["add", "-A"]);
     git(r, &["commit", "-q", "--no-verify", "-m", "vendor"]);
     let hook = || {
         let mut c = Command::new("sh");
-        c.arg(common::root().join("hooks/pre-commit"))
+        c.arg(support::root().join("hooks/pre-commit"))
             .current_dir(r)
-            .env("SHFORGE", common::shforge())
+            .env("SHFORGE", support::shforge())
             .env("SHFORGE_OUT", "vendor")
             .env("SHFORGE_SPECS", "specs")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("HOME", r);
-        common::run(c)
+        support::run(c)
     };
     let clean = hook();
     assert_eq!(clean.status.code(), Some(0), "{}", text(&clean));

@@ -9,7 +9,7 @@
 //! the path once. Every input must be a regular file within its bound:
 //! anything else is exit 2 at once (a FIFO without a writer must not hang).
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _, symlink};
@@ -34,7 +34,7 @@ struct Writer {
 }
 
 fn writers() -> Vec<Writer> {
-    let root = common::root();
+    let root = support::root();
     let s = |v: &[&str]| v.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
     vec![
         Writer {
@@ -109,7 +109,7 @@ fn run_bounded(mut c: Command, what: &str) -> Output {
 }
 
 fn shforge(args: &[String], what: &str) -> Output {
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.args(args);
     run_bounded(c, what)
 }
@@ -128,7 +128,7 @@ fn stderr(o: &Output) -> String {
 /// Exit `code` with exactly one line on stderr.
 fn assert_one_line(o: &Output, code: i32, what: &str) -> String {
     let err = stderr(o);
-    assert_eq!(common::code(o), code, "{what}: {}", common::text(o));
+    assert_eq!(support::code(o), code, "{what}: {}", support::text(o));
     assert_eq!(err.lines().count(), 1, "{what}: {err}");
     err
 }
@@ -193,10 +193,10 @@ fn a_link_at_the_old_temp_name_is_never_followed() {
             .arg("sh")
             .arg(&victim.path)
             .arg(&beside)
-            .arg(common::shforge())
+            .arg(support::shforge())
             .args(with_out(&w, &out));
         let o = run_bounded(c, w.name);
-        assert_eq!(common::code(&o), 0, "{}: {}", w.name, common::text(&o));
+        assert_eq!(support::code(&o), 0, "{}: {}", w.name, support::text(&o));
         victim.assert_untouched(w.name);
         let written = if w.dir {
             out.join("prompt.txt")
@@ -240,7 +240,7 @@ fn a_link_at_the_target_never_writes_the_victim() {
             assert!(err.contains("refusing to replace a symlink"), "{err}");
             assert_eq!(fs::read_link(&link_at).unwrap(), victim.path);
         } else {
-            assert_eq!(common::code(&o), 0, "{}: {}", w.name, common::text(&o));
+            assert_eq!(support::code(&o), 0, "{}: {}", w.name, support::text(&o));
             let meta = fs::symlink_metadata(&link_at).unwrap();
             assert!(meta.is_file(), "{}: the link is still there", w.name);
         }
@@ -292,7 +292,7 @@ fn specials(dir: &Path) -> (Vec<(PathBuf, &'static str)>, UnixListener) {
         (sock, "a socket"),
         (null_link, "a symlink to a character device"),
     ];
-    if common::require_root("hostile_files: a device node as a target") {
+    if support::require_root("hostile_files: a device node as a target") {
         let node = dir.join("null");
         assert!(mknod_null(&node), "mknod {}", node.display());
         out.push((node, "a character device"));
@@ -360,9 +360,9 @@ fn a_read_only_directory_is_exit_1_naming_the_path_once() {
     fs::set_permissions(&ro, fs::Permissions::from_mode(0o555)).unwrap();
     for w in writers() {
         let out = ro.join("out");
-        let mut c = Command::new(common::shforge());
+        let mut c = Command::new(support::shforge());
         c.args(with_out(&w, &out));
-        if common::is_root() {
+        if support::is_root() {
             c.uid(65534).gid(65534);
         }
         let o = run_bounded(c, w.name);
@@ -583,7 +583,7 @@ fn an_input_one_byte_over_its_bound_is_refused() {
 /// standard input is read only to its bound: exit 2, not an abort.
 #[test]
 fn huge_inputs_are_refused_under_a_memory_limit() {
-    if !common::require_tool("huge_inputs_are_refused_under_a_memory_limit", "prlimit") {
+    if !support::require_tool("huge_inputs_are_refused_under_a_memory_limit", "prlimit") {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -593,7 +593,7 @@ fn huge_inputs_are_refused_under_a_memory_limit() {
         let mut c = Command::new("prlimit");
         c.arg(format!("--as={limit}"))
             .arg("--")
-            .arg(common::shforge())
+            .arg(support::shforge())
             .args(args);
         c
     };
@@ -633,7 +633,7 @@ fn a_prompt_file_of_dash_is_standard_input() {
             }
         })
         .collect();
-    let mut child = Command::new(common::shforge())
+    let mut child = Command::new(support::shforge())
         .args(&args)
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
@@ -647,7 +647,7 @@ fn a_prompt_file_of_dash_is_standard_input() {
         .write_all(b"it's $(not) run\n")
         .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert_eq!(common::code(&o), 0, "{}", common::text(&o));
+    assert_eq!(support::code(&o), 0, "{}", support::text(&o));
     assert_eq!(
         fs::read(out.join("prompt.txt")).unwrap(),
         b"it's $(not) run\n"

@@ -6,7 +6,7 @@
 //! The artifacts are made here: a tar.gz holding a fake runtime whose entry
 //! prints its version. Every installer test runs under every bash of the matrix.
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::io::Write as _;
@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::chroot::{copy_with_libs, hide_glibc_loader};
-use common::http::Server;
-use common::{Shell, code, run_shforge as shforge, text, which};
 use sha2::{Digest as _, Sha256};
 use shforge::installer::{Artifact, Installer, Libc};
+use support::chroot::{copy_with_libs, hide_glibc_loader};
+use support::http::Server;
+use support::{Shell, code, run_shforge as shforge, text, which};
 
 // ---------------------------------------------------------------- fixtures
 
@@ -177,7 +177,7 @@ fn install_cmd(sh: &Shell, w: &World, path: &Path, source: &[&str], extra: &[&st
 }
 
 fn run_install(sh: &Shell, w: &World, path: &Path, source: &[&str], extra: &[&str]) -> Output {
-    common::run(install_cmd(sh, w, path, source, extra))
+    support::run(install_cmd(sh, w, path, source, extra))
 }
 
 fn last_line(o: &Output) -> String {
@@ -204,7 +204,7 @@ fn prefix_entries(w: &World) -> Vec<String> {
 fn assert_installed(sh: &Shell, w: &World, o: &Output) {
     assert_eq!(code(o), 0, "{}: {}", sh.name, text(o));
     assert_eq!(last_line(o), w.entry().to_string_lossy(), "{}", sh.name);
-    let out = common::run(Command::new(w.entry()));
+    let out = support::run(Command::new(w.entry()));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "fake 1.0\n");
     assert_eq!(
         prefix_entries(w),
@@ -231,7 +231,7 @@ fn path_of(dir: &Path) -> String {
 
 #[test]
 fn installs_from_source_dir_then_reuses() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -245,14 +245,14 @@ fn installs_from_source_dir_then_reuses() {
         assert_eq!(last_line(&o), w.entry().to_string_lossy());
         assert!(w.final_dir().join("marker").exists(), "{}", sh.name);
     }
-    common::report("installs_from_source_dir_then_reuses", &shells);
+    support::report("installs_from_source_dir_then_reuses", &shells);
 }
 
 #[test]
 fn the_printed_entry_path_is_canonical() {
     // A prefix reached through a symlink and `..` still prints the physical
     // path, on a fresh install and on a reuse.
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -271,7 +271,7 @@ fn the_printed_entry_path_is_canonical() {
             c.env("PATH", &path)
                 .env_remove("SHELLOPTS")
                 .env_remove("BASH_ENV");
-            let o = common::run(c);
+            let o = support::run(c);
             assert_eq!(code(&o), 0, "{round} {}: {}", sh.name, text(&o));
             assert_eq!(
                 last_line(&o),
@@ -281,24 +281,24 @@ fn the_printed_entry_path_is_canonical() {
             );
         }
     }
-    common::report("the_printed_entry_path_is_canonical", &shells);
+    support::report("the_printed_entry_path_is_canonical", &shells);
 }
 
 #[test]
 fn empty_check_args_under_set_u() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world_with("fake 1.0", None, &[]);
         let path = tools(w.dir.path(), &[], false);
         let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
         assert_installed(sh, &w, &o);
     }
-    common::report("empty_check_args_under_set_u", &shells);
+    support::report("empty_check_args_under_set_u", &shells);
 }
 
 #[test]
 fn installs_from_base_url_with_curl_wget_and_busybox_wget() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         for (label, without, bb) in [
@@ -325,7 +325,7 @@ fn installs_from_base_url_with_curl_wget_and_busybox_wget() {
             );
         }
     }
-    common::report(
+    support::report(
         "installs_from_base_url_with_curl_wget_and_busybox_wget",
         &shells,
     );
@@ -333,7 +333,7 @@ fn installs_from_base_url_with_curl_wget_and_busybox_wget() {
 
 #[test]
 fn digest_mismatch_exits_5_and_installs_nothing() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let wrong = "ab".repeat(32);
     for sh in &shells {
         let w = world_with("fake 1.0", Some(&wrong), &["--version"]);
@@ -343,12 +343,12 @@ fn digest_mismatch_exits_5_and_installs_nothing() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("digest mismatch"));
         assert_nothing_installed(sh, &w);
     }
-    common::report("digest_mismatch_exits_5_and_installs_nothing", &shells);
+    support::report("digest_mismatch_exits_5_and_installs_nothing", &shells);
 }
 
 #[test]
 fn no_digest_tool_exits_5() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(
@@ -361,13 +361,13 @@ fn no_digest_tool_exits_5() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("no sha256 tool"));
         assert_nothing_installed(sh, &w);
     }
-    common::report("no_digest_tool_exits_5", &shells);
+    support::report("no_digest_tool_exits_5", &shells);
 }
 
 #[test]
 fn other_digest_tools_are_used() {
     // shasum and openssl when sha256sum is missing; busybox when all are.
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         for without in [
             &["sha256sum"][..],
@@ -390,12 +390,12 @@ fn other_digest_tools_are_used() {
             assert_eq!(code(&o), 5, "{} without {without:?}: {}", sh.name, text(&o));
         }
     }
-    common::report("other_digest_tools_are_used", &shells);
+    support::report("other_digest_tools_are_used", &shells);
 }
 
 #[test]
 fn truncated_download_installs_nothing() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         for (label, without, bb) in [
@@ -418,12 +418,12 @@ fn truncated_download_installs_nothing() {
             assert_nothing_installed(sh, &w);
         }
     }
-    common::report("truncated_download_installs_nothing", &shells);
+    support::report("truncated_download_installs_nothing", &shells);
 }
 
 #[test]
 fn missing_artifact_exits_4() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         let w = world();
@@ -441,12 +441,12 @@ fn missing_artifact_exits_4() {
         assert_eq!(code(&o), 4, "{}: {}", sh.name, text(&o));
         assert_nothing_installed(sh, &w);
     }
-    common::report("missing_artifact_exits_4", &shells);
+    support::report("missing_artifact_exits_4", &shells);
 }
 
 #[test]
 fn failing_entry_check_exits_6_and_removes_the_stage() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world_with("something else", None, &["--version"]);
         let path = tools(w.dir.path(), &[], false);
@@ -454,12 +454,12 @@ fn failing_entry_check_exits_6_and_removes_the_stage() {
         assert_eq!(code(&o), 6, "{}: {}", sh.name, text(&o));
         assert_nothing_installed(sh, &w);
     }
-    common::report("failing_entry_check_exits_6_and_removes_the_stage", &shells);
+    support::report("failing_entry_check_exits_6_and_removes_the_stage", &shells);
 }
 
 #[test]
 fn broken_cached_install_is_replaced() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -482,7 +482,7 @@ fn broken_cached_install_is_replaced() {
         let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
         assert_installed(sh, &w, &o);
     }
-    common::report("broken_cached_install_is_replaced", &shells);
+    support::report("broken_cached_install_is_replaced", &shells);
 }
 
 /// An install whose entry still passes its check but that was made from
@@ -491,7 +491,7 @@ fn broken_cached_install_is_replaced() {
 /// link. The stamp records every pinned sha256.
 #[test]
 fn an_install_of_other_artifacts_is_replaced() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -549,7 +549,7 @@ fn an_install_of_other_artifacts_is_replaced() {
             c.env("PATH", &path)
                 .env_remove("SHELLOPTS")
                 .env_remove("BASH_ENV");
-            let o = common::run(c);
+            let o = support::run(c);
             assert_installed(sh, &w, &o);
             assert!(
                 !w.final_dir().join("old-marker").exists(),
@@ -578,16 +578,16 @@ fn an_install_of_other_artifacts_is_replaced() {
         c.env("PATH", &path)
             .env_remove("SHELLOPTS")
             .env_remove("BASH_ENV");
-        let o = common::run(c);
+        let o = support::run(c);
         assert_eq!(code(&o), 0, "{}", text(&o));
         assert!(w.final_dir().join("old-marker").exists(), "{}", sh.name);
     }
-    common::report("an_install_of_other_artifacts_is_replaced", &shells);
+    support::report("an_install_of_other_artifacts_is_replaced", &shells);
 }
 
 #[test]
 fn usage_errors_exit_2() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let w = world();
     let path = tools(w.dir.path(), &[], false);
     for sh in &shells {
@@ -608,18 +608,18 @@ fn usage_errors_exit_2() {
         ] {
             let mut c = sh.command(&w.script);
             c.args(args).env("PATH", &path);
-            let o = common::run(c);
+            let o = support::run(c);
             assert_eq!(code(&o), 2, "{} {args:?}: {}", sh.name, text(&o));
             assert!(o.stdout.is_empty());
         }
     }
-    common::report("usage_errors_exit_2", &shells);
+    support::report("usage_errors_exit_2", &shells);
 }
 
 /// Start 8 installers at once against the server; all must succeed with one
 /// download and one install.
 fn concurrent(hide_flock: bool, test: &str) {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         let w = world();
@@ -665,7 +665,7 @@ fn concurrent(hide_flock: bool, test: &str) {
             assert!(w.prefix().join(".fake-1.0.lock").exists(), "{}", sh.name);
         }
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 #[test]
@@ -692,7 +692,7 @@ fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
 /// kill -9 an installer mid-download (holding the lock); the next run
 /// recovers within its lock timeout and installs.
 fn killed_mid_download(hide_flock: bool, test: &str) {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         let w = world();
@@ -729,7 +729,7 @@ fn killed_mid_download(hide_flock: bool, test: &str) {
         }
         assert_installed(sh, &w, &o);
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 #[test]
@@ -745,7 +745,7 @@ fn kill_9_mid_download_with_the_ticket_queue() {
 /// kill -9 an installer while it holds the lock in its entry check (the
 /// entry hangs); the next run recovers within its lock timeout.
 fn killed_holding_the_lock(hide_flock: bool, test: &str) {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let without: &[&str] = if hide_flock { &["flock"] } else { &[] };
@@ -774,7 +774,7 @@ fn killed_holding_the_lock(hide_flock: bool, test: &str) {
         let _ = Command::new("kill").arg("-9").arg(pid.trim()).status();
         assert_installed(sh, &w, &o);
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 #[test]
@@ -796,7 +796,7 @@ fn start_time(pid: u32) -> String {
 
 #[test]
 fn stale_and_recycled_tickets_are_not_owners_but_live_ones_are() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &["flock"], false);
@@ -867,7 +867,7 @@ fn stale_and_recycled_tickets_are_not_owners_but_live_ones_are() {
         );
         assert_installed(sh, &w, &o);
     }
-    common::report(
+    support::report(
         "stale_and_recycled_tickets_are_not_owners_but_live_ones_are",
         &shells,
     );
@@ -875,7 +875,7 @@ fn stale_and_recycled_tickets_are_not_owners_but_live_ones_are() {
 
 #[test]
 fn flock_lock_held_by_another_process_times_out_with_3() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -908,7 +908,7 @@ fn flock_lock_held_by_another_process_times_out_with_3() {
         holder.wait().unwrap();
         assert_nothing_installed(sh, &w);
     }
-    common::report(
+    support::report(
         "flock_lock_held_by_another_process_times_out_with_3",
         &shells,
     );
@@ -919,7 +919,7 @@ fn lock_timeout_waits_at_least_the_time_asked_for() {
     // $SECONDS ticks on whole wall-clock seconds: a deadline of SECONDS + 1
     // could give up after a moment. A holder that lets go after 0.6 s must
     // not make a --lock-timeout 1 installer give up.
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         for _ in 0..3 {
             let w = world();
@@ -948,7 +948,7 @@ fn lock_timeout_waits_at_least_the_time_asked_for() {
             assert_installed(sh, &w, &o);
         }
     }
-    common::report("lock_timeout_waits_at_least_the_time_asked_for", &shells);
+    support::report("lock_timeout_waits_at_least_the_time_asked_for", &shells);
 }
 
 // ---------------------------------------------------------------- musl chroot
@@ -965,20 +965,20 @@ struct Chroot {
 /// SHFORGE_REQUIRE_SHELLS=1.
 fn musl_chroot_tools() -> bool {
     let test = "musl chroot tests";
-    if !common::require_root(test)
+    if !support::require_root(test)
         || !["/usr/bin/busybox", "chroot", "mknod", "ldd"]
             .iter()
-            .all(|t| common::require_tool(test, t))
+            .all(|t| support::require_tool(test, t))
     {
         return false;
     }
-    let out = common::run({
+    let out = support::run({
         let mut c = Command::new("ldd");
         c.arg("/usr/bin/busybox");
         c
     });
     let dynamic = out.status.success() && String::from_utf8_lossy(&out.stdout).contains("=>");
-    common::require(test, !dynamic, "a static /usr/bin/busybox (busybox-static)")
+    support::require(test, !dynamic, "a static /usr/bin/busybox (busybox-static)")
 }
 
 impl Chroot {
@@ -1090,7 +1090,7 @@ impl Chroot {
             .args(["/install.sh", "--prefix", "/prefix", "--source-dir", "/src"])
             .env_clear()
             .env("PATH", "/bin");
-        common::run(c)
+        support::run(c)
     }
 
     fn apk_log(&self) -> Option<String> {
@@ -1103,7 +1103,7 @@ fn musl_libraries_present_in_a_path_file_dir_install_nothing() {
     if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let c = Chroot::new(sh, true);
         fs::write(c.root().join("opt/gcc/lib/libstdc++.so.6"), "").unwrap();
@@ -1119,7 +1119,7 @@ fn musl_libraries_present_in_a_path_file_dir_install_nothing() {
             sh.name
         );
     }
-    common::report(
+    support::report(
         "musl_libraries_present_in_a_path_file_dir_install_nothing",
         &shells,
     );
@@ -1130,7 +1130,7 @@ fn missing_musl_library_is_added_with_apk_exactly() {
     if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let c = Chroot::new(sh, true);
         fs::write(c.root().join("usr/lib/libstdc++.so.6"), "").unwrap();
@@ -1153,7 +1153,7 @@ fn missing_musl_library_is_added_with_apk_exactly() {
             sh.name
         );
     }
-    common::report("missing_musl_library_is_added_with_apk_exactly", &shells);
+    support::report("missing_musl_library_is_added_with_apk_exactly", &shells);
 }
 
 #[test]
@@ -1161,7 +1161,7 @@ fn musl_library_that_cannot_be_provided_exits_7() {
     if std::env::consts::ARCH != "x86_64" || !musl_chroot_tools() {
         return;
     }
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         // No apk at all.
         let c = Chroot::new(sh, false);
@@ -1181,7 +1181,7 @@ fn musl_library_that_cannot_be_provided_exits_7() {
         );
         assert!(!c.root().join("prefix/fake-1.0").exists());
     }
-    common::report("musl_library_that_cannot_be_provided_exits_7", &shells);
+    support::report("musl_library_that_cannot_be_provided_exits_7", &shells);
 }
 
 // ---------------------------------------------------------------- CLI and catalog
@@ -1232,7 +1232,7 @@ fn adapter_specs_with_command_like_values_are_shellcheck_clean() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let sc = common::run({
+    let sc = support::run({
         let mut c = Command::new("shellcheck");
         c.arg(&out);
         c
@@ -1240,119 +1240,60 @@ fn adapter_specs_with_command_like_values_are_shellcheck_clean() {
     assert!(sc.status.success(), "{}", text(&sc));
 }
 
-#[test]
-fn shforge_installer_spec_good_and_bad() {
-    let dir = tempfile::tempdir().unwrap();
-    let good = dir.path().join("good.toml");
-    fs::write(&good, GOOD_SPEC).unwrap();
-    let o = shforge(&["installer", "--spec", good.to_str().unwrap()]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    let script = String::from_utf8(o.stdout).unwrap();
-    assert!(script.starts_with("#!/usr/bin/env bash\n") || script.starts_with("#!"));
-    assert!(script.contains("name='tool'\n") && script.ends_with("main \"$@\"\n"));
-    assert!(
-        script.contains("templates/installer.sh and good.toml")
-            && script.contains("shforge installer --spec good.toml"),
-        "the header names the spec and how to regenerate: {script}"
-    );
-    let out = dir.path().join("install_tool.sh");
-    let o = shforge(&[
-        "installer",
-        "--spec",
-        good.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(o.stdout.is_empty());
-    assert_eq!(fs::read_to_string(&out).unwrap(), script);
-    assert_eq!(
-        fs::metadata(&out).unwrap().permissions().mode() & 0o777,
-        0o755
-    );
-    let sc = common::run({
-        let mut c = Command::new("shellcheck");
-        c.arg(&out);
-        c
-    });
-    assert!(sc.status.success(), "{}", text(&sc));
+/// `shforge installer --spec`: a good spec makes a script (on stdout or
+/// `--out`, shellcheck clean); each bad one is refused with exit 2 and one
+/// line naming the field.
+mod shforge_installer_spec_good_and_bad {
+    use super::*;
+    use crate::support::cases;
 
-    let two = format!(
-        "{GOOD_SPEC}\n[[artifact]]\npath = \"b.tgz\"\nsha256 = \"abc\"\nunpack = \"tar.gz\"\narch = \"x86_64\"\nlibc = \"musl\"\n"
-    );
-    let cases: Vec<(String, &str)> = vec![
-        (two, "artifact[1].sha256: expected 64 hex digits"),
-        (
-            GOOD_SPEC.replace("tar.gz", "zip"),
-            "artifact[0].unpack: unknown variant `zip`",
-        ),
-        (
-            GOOD_SPEC.replace("libc = \"any\"", "libc = \"bionic\""),
-            "artifact[0].libc: unknown variant",
-        ),
-        (
-            GOOD_SPEC.replace("entry = \"bin/tool\"\n", ""),
-            "missing field `entry`",
-        ),
-        (
-            GOOD_SPEC.replace("entry = \"bin/tool\"", "entry = \"../tool\""),
-            "entry: ",
-        ),
-        (
-            GOOD_SPEC.replace("entry = \"bin/tool\"", "entry = 5"),
-            "entry: invalid type: integer",
-        ),
-        (
-            GOOD_SPEC.replace("arch = \"x86_64\"", "arch = \"x86_64\"\nshaa = 1"),
-            "artifact[0].shaa: unknown field `shaa`",
-        ),
-        (
-            GOOD_SPEC.replace(
-                "entry = \"bin/tool\"",
-                "entry = \"bin/tool\"\nmusl_libs = [\"libfoo\"]",
-            ),
-            "musl_libs[0]: unknown library",
-        ),
-        (
-            GOOD_SPEC.replace("path = \"tool-2.0.tgz\"", "path = \"/abs/tool.tgz\""),
-            "artifact[0].path: expected a relative path",
-        ),
-        (
-            GOOD_SPEC.replace(
-                "465b40d7195b8dd0b52d8830f13cbe800858a2ee82fba4ce3c1832cd9727062b",
-                &"0".repeat(64),
-            ),
-            "artifact[0].sha256: looks like a placeholder",
-        ),
-        (
-            GOOD_SPEC.replace(
-                "name = \"tool\"",
-                &format!("name = \"{}\"", "t".repeat(240)),
-            ),
-            "name: NAME-VERSION is 244 bytes",
-        ),
-        (
-            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nmode = \"4755\""),
-            "artifact[0].mode: \"4755\" sets setuid",
-        ),
-        (
-            GOOD_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsize = 0"),
-            "artifact[0].size: ",
-        ),
-        (
-            GOOD_SPEC.replace(
-                "libc = \"any\"",
-                "libc = \"any\"\nsubdir = \"package/../x\"",
-            ),
-            "artifact[0].subdir: ",
-        ),
-        (
-            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsubdir = \"x\""),
-            "artifact[0].subdir: only an archive has a subdir",
-        ),
-        ("name = [".to_owned(), "line 1"),
-    ];
-    for (spec, want) in cases {
+    #[test]
+    fn good() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.toml");
+        fs::write(&good, GOOD_SPEC).unwrap();
+        let o = shforge(&["installer", "--spec", good.to_str().unwrap()]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        let script = String::from_utf8(o.stdout).unwrap();
+        assert!(script.starts_with("#!/usr/bin/env bash\n") || script.starts_with("#!"));
+        assert!(script.contains("name='tool'\n") && script.ends_with("main \"$@\"\n"));
+        assert!(
+            script.contains("templates/installer.sh and good.toml")
+                && script.contains("shforge installer --spec good.toml"),
+            "the header names the spec and how to regenerate: {script}"
+        );
+        let out = dir.path().join("install_tool.sh");
+        let o = shforge(&[
+            "installer",
+            "--spec",
+            good.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        assert!(o.stdout.is_empty());
+        assert_eq!(fs::read_to_string(&out).unwrap(), script);
+        assert_eq!(
+            fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
+        let sc = support::run({
+            let mut c = Command::new("shellcheck");
+            c.arg(&out);
+            c
+        });
+        assert!(sc.status.success(), "{}", text(&sc));
+    }
+
+    /// GOOD_SPEC with a second artifact whose digest is malformed.
+    fn two() -> String {
+        format!(
+            "{GOOD_SPEC}\n[[artifact]]\npath = \"b.tgz\"\nsha256 = \"abc\"\nunpack = \"tar.gz\"\narch = \"x86_64\"\nlibc = \"musl\"\n"
+        )
+    }
+
+    fn refused(spec: String, want: &str) {
+        let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("bad.toml");
         fs::write(&f, &spec).unwrap();
         let o = shforge(&["installer", "--spec", f.to_str().unwrap()]);
@@ -1362,13 +1303,75 @@ fn shforge_installer_spec_good_and_bad() {
         assert!(err.contains(want), "want {want:?} in {err:?}");
         assert_eq!(err.trim_end().lines().count(), 1, "one line: {err:?}");
     }
-    let o = shforge(&["installer", "--spec", "/nonexistent.toml"]);
-    assert_eq!(code(&o), 2);
+
+    cases! { refused;
+        second_artifact_sha256 => (two(), "artifact[1].sha256: expected 64 hex digits"),
+        unpack_zip => (
+            GOOD_SPEC.replace("tar.gz", "zip"),
+            "artifact[0].unpack: unknown variant `zip`",
+        ),
+        libc_bionic => (
+            GOOD_SPEC.replace("libc = \"any\"", "libc = \"bionic\""),
+            "artifact[0].libc: unknown variant",
+        ),
+        entry_missing => (GOOD_SPEC.replace("entry = \"bin/tool\"\n", ""), "missing field `entry`"),
+        entry_dot_dot => (
+            GOOD_SPEC.replace("entry = \"bin/tool\"", "entry = \"../tool\""),
+            "entry: ",
+        ),
+        entry_integer => (
+            GOOD_SPEC.replace("entry = \"bin/tool\"", "entry = 5"),
+            "entry: invalid type: integer",
+        ),
+        unknown_field => (
+            GOOD_SPEC.replace("arch = \"x86_64\"", "arch = \"x86_64\"\nshaa = 1"),
+            "artifact[0].shaa: unknown field `shaa`",
+        ),
+        musl_lib_unknown => (
+            GOOD_SPEC.replace("entry = \"bin/tool\"", "entry = \"bin/tool\"\nmusl_libs = [\"libfoo\"]"),
+            "musl_libs[0]: unknown library",
+        ),
+        path_absolute => (
+            GOOD_SPEC.replace("path = \"tool-2.0.tgz\"", "path = \"/abs/tool.tgz\""),
+            "artifact[0].path: expected a relative path",
+        ),
+        sha256_placeholder => (
+            GOOD_SPEC.replace("465b40d7195b8dd0b52d8830f13cbe800858a2ee82fba4ce3c1832cd9727062b", &"0".repeat(64)),
+            "artifact[0].sha256: looks like a placeholder",
+        ),
+        name_too_long => (
+            GOOD_SPEC.replace("name = \"tool\"", &format!("name = \"{}\"", "t".repeat(240))),
+            "name: NAME-VERSION is 244 bytes",
+        ),
+        mode_setuid => (
+            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nmode = \"4755\""),
+            "artifact[0].mode: \"4755\" sets setuid",
+        ),
+        size_zero => (
+            GOOD_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsize = 0"),
+            "artifact[0].size: ",
+        ),
+        subdir_dot_dot => (
+            GOOD_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsubdir = \"package/../x\""),
+            "artifact[0].subdir: ",
+        ),
+        subdir_of_a_file => (
+            COMMAND_LIKE_SPEC.replace("libc = \"any\"", "libc = \"any\"\nsubdir = \"x\""),
+            "artifact[0].subdir: only an archive has a subdir",
+        ),
+        not_toml => ("name = [".to_owned(), "line 1"),
+    }
+
+    #[test]
+    fn missing_file() {
+        let o = shforge(&["installer", "--spec", "/nonexistent.toml"]);
+        assert_eq!(code(&o), 2);
+    }
 }
 
 #[test]
 fn generated_installers_are_clean_and_name_no_host() {
-    let dir = common::root().join("generated/installers");
+    let dir = support::root().join("generated/installers");
     let mut names: Vec<String> = fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -1384,7 +1387,7 @@ fn generated_installers_are_clean_and_name_no_host() {
     assert_eq!(want.len(), shforge::harness::Harness::ALL.len());
     for n in &names {
         let p = dir.join(n);
-        let sc = common::run({
+        let sc = support::run({
             let mut c = Command::new("shellcheck");
             c.arg(&p);
             c
@@ -1425,7 +1428,7 @@ fn generated_installers_are_clean_and_name_no_host() {
 
 #[test]
 fn templates_pass_the_template_lint() {
-    let t = common::root().join("templates");
+    let t = support::root().join("templates");
     let mut files = vec![t.join("installer.sh")];
     for n in [
         "install_log.sh",
@@ -1449,13 +1452,13 @@ fn templates_pass_the_template_lint() {
 fn generated_harness_installers_run_and_fail_closed_on_a_wrong_artifact() {
     // The real generated scripts, under every bash: usage errors exit 2, and a
     // file with the pinned name but other bytes is refused (5), nothing installed.
-    let shells = common::bashes();
-    let dir = common::root().join("generated/installers");
+    let shells = support::bashes();
+    let dir = support::root().join("generated/installers");
     for sh in &shells {
         for (name, text_) in shforge::installer::HARNESS_SPECS {
             let inst = Installer::from_toml(text_).unwrap();
             let script = dir.join(format!("{name}.sh"));
-            let o = common::run({
+            let o = support::run({
                 let mut c = sh.command(&script);
                 c.arg("--prefix");
                 c
@@ -1471,7 +1474,7 @@ fn generated_harness_installers_run_and_fail_closed_on_a_wrong_artifact() {
                 fs::write(&p, b"not the real artifact").unwrap();
             }
             let prefix = tmp.path().join("prefix");
-            let o = common::run({
+            let o = support::run({
                 let mut c = sh.command(&script);
                 c.arg("--prefix")
                     .arg(&prefix)
@@ -1488,7 +1491,7 @@ fn generated_harness_installers_run_and_fail_closed_on_a_wrong_artifact() {
             assert!(left.is_empty(), "{} {name}: {left:?}", sh.name);
         }
     }
-    common::report(
+    support::report(
         "generated_harness_installers_run_and_fail_closed_on_a_wrong_artifact",
         &shells,
     );
@@ -1727,6 +1730,15 @@ struct Case {
 fn no_check(_: &World) {}
 
 fn hostile_cases(outside: &Path) -> Vec<Case> {
+    let mut cases = escaping_cases(outside);
+    cases.extend(odd_member_cases());
+    cases.extend(subdir_cases());
+    cases.extend(layered_cases());
+    cases
+}
+
+/// Hostile cases: a member name or a link that leads outside the install.
+fn escaping_cases(outside: &Path) -> Vec<Case> {
     let abs = outside.to_string_lossy().into_owned();
     let victim = format!("{abs}/victim");
     // From anywhere in the stage, 12 `..` reach / and then the victim.
@@ -1823,6 +1835,12 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
             want: 6,
             check: no_check,
         },
+    ]
+}
+
+/// Hostile cases: members that are no plain file, or come twice.
+fn odd_member_cases() -> Vec<Case> {
+    vec![
         Case {
             name: "a member given twice",
             extras: vec![tgz_extra(&[
@@ -1883,6 +1901,13 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
                 );
             },
         },
+    ]
+}
+
+/// Hostile cases: a `subdir` artifact installs only that part, and only a
+/// plain directory inside the archive.
+fn subdir_cases() -> Vec<Case> {
+    vec![
         Case {
             name: "subdir: one vendor triple of two, its own layout kept",
             extras: vec![subdir_extra(
@@ -1999,6 +2024,13 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
             want: 6,
             check: no_check,
         },
+    ]
+}
+
+/// Hostile cases: several artifacts and a launcher, none written through
+/// or over another.
+fn layered_cases() -> Vec<Case> {
+    vec![
         Case {
             name: "a later artifact's dest through an earlier symlink",
             extras: vec![
@@ -2055,66 +2087,129 @@ fn hostile_cases(outside: &Path) -> Vec<Case> {
             launcher: Some("bin/launch"),
             want: 0,
             check: |w| {
-                let o = common::run(Command::new(w.final_dir().join("bin/launch")));
+                let o = support::run(Command::new(w.final_dir().join("bin/launch")));
                 assert_eq!(String::from_utf8_lossy(&o.stdout), "fake 1.0\n");
             },
         },
     ]
 }
 
-/// Every hostile case under one tar, on every bash.
-fn hostile_archives_under(busybox: bool, test: &str) {
-    let shells = common::bashes();
+/// One hostile case (by name) under one tar, on every bash.
+fn hostile_archive_under(busybox: bool, test: &str, name: &str) {
+    let shells = support::bashes();
     let tar_name = if busybox { "busybox tar" } else { "GNU tar" };
     let present = if busybox {
-        common::require_tool(test, "/usr/bin/busybox")
+        support::require_tool(test, "/usr/bin/busybox")
     } else {
-        common::require_tool(test, "tar")
+        support::require_tool(test, "tar")
     };
     if !present {
         return;
     }
     for sh in &shells {
-        for i in 0..hostile_cases(Path::new("/nowhere")).len() {
-            let dir = tempfile::tempdir().unwrap();
-            let case = hostile_cases(&outside_of(dir.path())).swap_remove(i);
-            let w = hostile_world(dir, &runtime_tgz(FAKE), case.extras, case.launcher);
-            let path = tools_with_tar(w.dir.path(), busybox);
-            let before = snapshot(&w.outside());
-            let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
-            let what = format!("{} under {tar_name}, {}", case.name, sh.name);
-            assert_eq!(code(&o), case.want, "{what}: {}", text(&o));
-            assert_eq!(snapshot(&w.outside()), before, "{what}: outside changed");
-            if case.want == 0 {
-                assert_eq!(prefix_entries(&w), vec!["fake-1.0".to_owned()], "{what}");
-                (case.check)(&w);
-            } else {
-                assert!(
-                    String::from_utf8_lossy(&o.stderr).contains("refusing"),
-                    "{what}: {}",
-                    text(&o)
-                );
-                assert_nothing_installed(sh, &w);
-            }
+        let dir = tempfile::tempdir().unwrap();
+        let case = hostile_cases(&outside_of(dir.path()))
+            .into_iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no hostile case {name:?}"));
+        let w = hostile_world(dir, &runtime_tgz(FAKE), case.extras, case.launcher);
+        let path = tools_with_tar(w.dir.path(), busybox);
+        let before = snapshot(&w.outside());
+        let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+        let what = format!("{} under {tar_name}, {}", case.name, sh.name);
+        assert_eq!(code(&o), case.want, "{what}: {}", text(&o));
+        assert_eq!(snapshot(&w.outside()), before, "{what}: outside changed");
+        if case.want == 0 {
+            assert_eq!(prefix_entries(&w), vec!["fake-1.0".to_owned()], "{what}");
+            (case.check)(&w);
+        } else {
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains("refusing"),
+                "{what}: {}",
+                text(&o)
+            );
+            assert_nothing_installed(sh, &w);
         }
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
-#[test]
-fn hostile_archives_never_reach_outside_the_install_with_gnu_tar() {
-    hostile_archives_under(
-        false,
-        "hostile_archives_never_reach_outside_the_install_with_gnu_tar",
-    );
+/// The hostile cases by test name: `hostile_table!(m! { prefix })` is
+/// `m! { prefix name => ("case"), ... }` (one table for both tars' tests
+/// and [`every_hostile_case_is_a_test`]).
+macro_rules! hostile_table {
+    ($m:ident! { $($prefix:tt)* }) => {
+        $m! { $($prefix)*
+            absolute_member_name => ("absolute member name"),
+            dot_dot_member_name => ("../ member name"),
+            symlink_to_outside_then_a_member_through_it => ("symlink to outside, then a member through it"),
+            dot_dot_symlink_then_a_member_through_it => ("../ symlink, then a member through it"),
+            inside_symlink_then_a_member_through_it => ("inside symlink, then a member through it"),
+            symlink_to_an_absolute_path => ("symlink to an absolute path"),
+            symlink_that_leaves_through_another_symlink => ("symlink that leaves through another symlink"),
+            hard_link_to_an_absolute_path => ("hard link to an absolute path"),
+            hard_link_to_a_dot_dot_path => ("hard link to a ../ path"),
+            hard_link_to_outside_then_a_file_written_through_it => ("hard link to outside, then a file written through it"),
+            a_member_given_twice => ("a member given twice"),
+            device_node => ("device node"),
+            fifo => ("FIFO"),
+            setuid_and_setgid_bits_are_stripped => ("setuid and setgid bits are stripped"),
+            links_inside_the_archive_are_kept => ("links inside the archive are kept"),
+            subdir_one_vendor_triple_of_two_its_own_layout_kept => ("subdir: one vendor triple of two, its own layout kept"),
+            subdir_missing_from_the_archive => ("subdir missing from the archive"),
+            subdir_is_a_file => ("subdir is a file"),
+            subdir_reached_through_a_symlink_inside_the_archive => ("subdir reached through a symlink inside the archive"),
+            subdir_holding_a_symlink_to_the_part_left_out => ("subdir holding a symlink to the part left out"),
+            a_later_artifacts_dest_through_an_earlier_symlink => ("a later artifact's dest through an earlier symlink"),
+            a_file_artifacts_dest_through_an_earlier_symlink => ("a file artifact's dest through an earlier symlink"),
+            a_later_artifact_over_an_earlier_ones_file => ("a later artifact over an earlier one's file"),
+            a_symlink_planted_where_the_launcher_goes => ("a symlink planted where the launcher goes"),
+            a_launcher_next_to_the_archives_files => ("a launcher next to the archive's files"),
+        }
+    };
 }
 
+/// The cases' names, from the table.
+macro_rules! names {
+    ($($test:ident => ($name:expr)),* $(,)?) => {
+        &[$($name),*]
+    };
+}
+
+/// Every case of [`hostile_cases`] has its test under both tars.
 #[test]
-fn hostile_archives_never_reach_outside_the_install_with_busybox_tar() {
-    hostile_archives_under(
-        true,
-        "hostile_archives_never_reach_outside_the_install_with_busybox_tar",
-    );
+fn every_hostile_case_is_a_test() {
+    let names: Vec<&str> = hostile_cases(Path::new("/nowhere"))
+        .iter()
+        .map(|c| c.name)
+        .collect();
+    let tests: &[&str] = hostile_table!(names! {});
+    assert_eq!(names, tests);
+}
+
+mod hostile_archives_never_reach_outside_the_install_with_gnu_tar {
+    use super::hostile_archive_under;
+    use crate::support::cases;
+
+    fn gnu(name: &str) {
+        let test = format!("hostile_archives_never_reach_outside_the_install_with_gnu_tar::{name}");
+        hostile_archive_under(false, &test, name);
+    }
+
+    hostile_table!(cases! { gnu; });
+}
+
+mod hostile_archives_never_reach_outside_the_install_with_busybox_tar {
+    use super::hostile_archive_under;
+    use crate::support::cases;
+
+    fn busybox(name: &str) {
+        let test =
+            format!("hostile_archives_never_reach_outside_the_install_with_busybox_tar::{name}");
+        hostile_archive_under(true, &test, name);
+    }
+
+    hostile_table!(cases! { busybox; });
 }
 
 // ---------------------------------------------------------------- footprint and odd input
@@ -2126,7 +2221,7 @@ fn the_entry_check_writes_nothing_outside_the_install() {
     // caller's home, TMPDIR, XDG dirs and cwd stay empty, and no check home
     // is left in the prefix or the install.
     let script = "#!/bin/sh\nfor d in \"$HOME/.cache/fake\" \"$HOME/.config/fake\" \"$HOME/.local/share/fake\" \"$HOME/.local/state/fake\" \"$XDG_CACHE_HOME/fake\" \"$XDG_CONFIG_HOME/fake\" \"$XDG_DATA_HOME/fake\" \"$XDG_STATE_HOME/fake\" \"$TMPDIR/fake\"; do mkdir -p \"$d\" && : > \"$d/x\" || exit 1; done\n: > cwd-file || exit 1\necho 'fake 1.0'\n";
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = hostile_world(
             tempfile::tempdir().unwrap(),
@@ -2152,7 +2247,7 @@ fn the_entry_check_writes_nothing_outside_the_install() {
                 .env("XDG_DATA_HOME", x.join("data"))
                 .env("XDG_STATE_HOME", x.join("state"))
                 .current_dir(&caller[3]);
-            let o = common::run(c);
+            let o = support::run(c);
             assert_eq!(code(&o), 0, "{round} {}: {}", sh.name, text(&o));
             for d in &caller {
                 let left: Vec<_> = fs::read_dir(d).unwrap().collect();
@@ -2177,7 +2272,7 @@ fn the_entry_check_writes_nothing_outside_the_install() {
             assert_eq!(top, [".shforge-artifacts", "bin"], "{round} {}", sh.name);
         }
     }
-    common::report(
+    support::report(
         "the_entry_check_writes_nothing_outside_the_install",
         &shells,
     );
@@ -2185,7 +2280,7 @@ fn the_entry_check_writes_nothing_outside_the_install() {
 
 #[test]
 fn a_launcher_works_through_symlinks_from_other_directories() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = hostile_world(
             tempfile::tempdir().unwrap(),
@@ -2209,7 +2304,7 @@ fn a_launcher_works_through_symlinks_from_other_directories() {
         ] {
             c.env("PATH", format!("{}:{}", b.display(), path.display()))
                 .current_dir(w.dir.path());
-            let o = common::run(c);
+            let o = support::run(c);
             assert_eq!(
                 String::from_utf8_lossy(&o.stdout),
                 "fake 1.0\n",
@@ -2218,7 +2313,7 @@ fn a_launcher_works_through_symlinks_from_other_directories() {
             );
         }
     }
-    common::report(
+    support::report(
         "a_launcher_works_through_symlinks_from_other_directories",
         &shells,
     );
@@ -2226,7 +2321,7 @@ fn a_launcher_works_through_symlinks_from_other_directories() {
 
 #[test]
 fn a_planted_lock_symlink_is_never_followed() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         for hide_flock in [false, true] {
             let w = world();
@@ -2256,12 +2351,12 @@ fn a_planted_lock_symlink_is_never_followed() {
             }
         }
     }
-    common::report("a_planted_lock_symlink_is_never_followed", &shells);
+    support::report("a_planted_lock_symlink_is_never_followed", &shells);
 }
 
 #[test]
 fn a_prefix_with_a_newline_is_refused() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let w = world();
         let path = tools(w.dir.path(), &[], false);
@@ -2271,7 +2366,7 @@ fn a_prefix_with_a_newline_is_refused() {
             .arg(&odd)
             .args(["--source-dir", &path_of(&w.src())])
             .env("PATH", &path);
-        let o = common::run(c);
+        let o = support::run(c);
         assert_eq!(code(&o), 2, "{}: {}", sh.name, text(&o));
         assert!(o.stdout.is_empty() && !odd.exists(), "{}", sh.name);
         // Through a symlink to such a directory too.
@@ -2282,11 +2377,11 @@ fn a_prefix_with_a_newline_is_refused() {
             .arg(w.dir.path().join("plain"))
             .args(["--source-dir", &path_of(&w.src())])
             .env("PATH", &path);
-        let o = common::run(c);
+        let o = support::run(c);
         assert_eq!(code(&o), 2, "{}: {}", sh.name, text(&o));
         assert_eq!(fs::read_dir(&odd).unwrap().count(), 0, "{}", sh.name);
     }
-    common::report("a_prefix_with_a_newline_is_refused", &shells);
+    support::report("a_prefix_with_a_newline_is_refused", &shells);
 }
 
 /// A world like `world()` whose artifact spec gives `size`.
@@ -2305,7 +2400,7 @@ fn sized_world(size: impl Fn(usize) -> u64) -> World {
 
 #[test]
 fn an_artifact_past_its_size_is_refused_and_its_download_stopped() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let server = Server::start();
     for sh in &shells {
         // Exactly its size: installed, from the source dir and downloaded.
@@ -2349,7 +2444,7 @@ fn an_artifact_past_its_size_is_refused_and_its_download_stopped() {
             }
         }
     }
-    common::report(
+    support::report(
         "an_artifact_past_its_size_is_refused_and_its_download_stopped",
         &shells,
     );
@@ -2361,7 +2456,7 @@ fn an_artifact_past_its_size_is_refused_and_its_download_stopped() {
 /// (the other one is not even in the source dir).
 #[test]
 fn subdir_gives_every_arch_one_entry() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let (mine, other) = match std::env::consts::ARCH {
         "aarch64" => ("aarch64", "x86_64"),
         _ => (std::env::consts::ARCH, "aarch64"),
@@ -2434,7 +2529,7 @@ fn subdir_gives_every_arch_one_entry() {
         assert_eq!(code(&o), 0, "{}: {}", sh.name, text(&o));
         let entry = w.final_dir().join("codex/bin/fake");
         assert_eq!(last_line(&o), entry.to_string_lossy(), "{}", sh.name);
-        let out = common::run(Command::new(&entry));
+        let out = support::run(Command::new(&entry));
         assert_eq!(String::from_utf8_lossy(&out.stdout), "fake 1.0\n");
         assert_eq!(
             fs::read(w.final_dir().join("codex/codex-path/rg")).unwrap(),
@@ -2443,7 +2538,7 @@ fn subdir_gives_every_arch_one_entry() {
         assert!(!w.final_dir().join("package").exists(), "{}", sh.name);
         assert_eq!(prefix_entries(&w), ["fake-1.0"], "{}", sh.name);
     }
-    common::report("subdir_gives_every_arch_one_entry", &shells);
+    support::report("subdir_gives_every_arch_one_entry", &shells);
 }
 
 // ---------------------------------------------------------------- progress
@@ -2495,7 +2590,7 @@ fn progress_lines(o: &Output) -> Vec<String> {
 
 #[test]
 fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let (w, tgz, file) = two_artifact_world();
         let path = tools(w.dir.path(), &[], false);
@@ -2515,7 +2610,7 @@ fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
             "gzip -dc < '{}' | wc -c",
             w.src().join("pool/fake-1.0.tgz").display()
         ));
-        let tar = common::run(gz);
+        let tar = support::run(gz);
         let tar = String::from_utf8_lossy(&tar.stdout).trim().to_owned();
         let want = vec![
             format!("get pool/fake-1.0.tgz: {tgz} bytes, copied from {src}"),
@@ -2555,7 +2650,7 @@ fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
         assert_eq!(err.lines().count(), 1, "{}: {err}", sh.name);
         assert!(err.contains("digest mismatch for pool/note.txt"), "{err}");
     }
-    common::report(
+    support::report(
         "a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it",
         &shells,
     );

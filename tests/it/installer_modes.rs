@@ -5,7 +5,7 @@
 //! tree is refused with exit 6 and nothing placed, a bad path or mode is
 //! refused with exit 2 when the installer is generated.
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::io::Write as _;
@@ -13,8 +13,8 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{code, run_shforge as shforge, text};
 use sha2::{Digest as _, Sha256};
+use support::{code, run_shforge as shforge, text};
 
 const TOOL: &[u8] = b"#!/bin/sh\necho 'tool 1.0'\n";
 
@@ -151,14 +151,14 @@ fn generate_with_entry(
     (w, o)
 }
 
-fn install(sh: &common::Shell, w: &World) -> Output {
+fn install(sh: &support::Shell, w: &World) -> Output {
     let mut c = sh.command(&w.script());
     c.arg("--prefix")
         .arg(w.prefix())
         .arg("--source-dir")
         .arg(w.src());
     c.env_remove("SHELLOPTS").env_remove("BASH_ENV");
-    common::run(c)
+    support::run(c)
 }
 
 fn mode_of(p: &Path) -> u32 {
@@ -182,7 +182,7 @@ const RUNNABLE: &[M<'static>] = &[
 fn refused_at_install(chmod_path: &str, why: &str) {
     let (w, o) = generate(RUNNABLE, "", &[(chmod_path, "755")]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let o = install(sh, &w);
         let err = String::from_utf8_lossy(&o.stderr);
@@ -200,7 +200,7 @@ fn refused_at_install(chmod_path: &str, why: &str) {
             sh.name
         );
     }
-    common::report(&format!("installer_modes::refused({chmod_path})"), &shells);
+    support::report(&format!("installer_modes::refused({chmod_path})"), &shells);
 }
 
 /// Generation is refused with exit 2 naming `field`; no script is written.
@@ -225,7 +225,7 @@ fn a_0644_entry_is_installed_0755() {
     assert_eq!(code(&o), 0, "{}", text(&o));
     let (w, o) = generate(&members, "", &[("bin/tool", "755"), ("bin/notes", "0640")]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let sc = common::run({
+    let sc = support::run({
         let mut c = Command::new("shellcheck");
         c.arg(w.script());
         c
@@ -235,7 +235,7 @@ fn a_0644_entry_is_installed_0755() {
         "the chmod code is shellcheck clean: {}",
         text(&sc)
     );
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let o = install(sh, &plain);
         assert_eq!(code(&o), 6, "{}: {}", sh.name, text(&o));
@@ -259,7 +259,7 @@ fn a_0644_entry_is_installed_0755() {
         );
         fs::remove_dir_all(w.prefix()).unwrap();
     }
-    common::report("installer_modes::a_0644_entry_is_installed_0755", &shells);
+    support::report("installer_modes::a_0644_entry_is_installed_0755", &shells);
 }
 
 #[test]
@@ -280,7 +280,7 @@ fn chmod_paths_are_inside_the_kept_subdir_at_dest() {
         &[("bin/tool", "755")],
     );
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let o = install(sh, &w);
         assert_eq!(code(&o), 0, "{}: {}", sh.name, text(&o));
@@ -292,7 +292,7 @@ fn chmod_paths_are_inside_the_kept_subdir_at_dest() {
         );
         fs::remove_dir_all(w.prefix()).unwrap();
     }
-    common::report(
+    support::report(
         "installer_modes::chmod_paths_are_inside_the_kept_subdir_at_dest",
         &shells,
     );

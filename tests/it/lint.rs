@@ -2,7 +2,7 @@
 //! a clean twin (often the same text inside a string or a comment), through
 //! the real `shforge lint` command.
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::process::Command;
@@ -248,9 +248,9 @@ fn lint(dialect: &str, text: &str) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("sample.sh");
     fs::write(&file, format!("{text}\n")).unwrap();
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.args(["lint", "--dialect", dialect]).arg(&file);
-    let out = common::run(c);
+    let out = support::run(c);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -333,15 +333,15 @@ fn allow_comment_with_reason_silences_one_rule_on_one_line() {
 
 #[test]
 fn unreadable_file_is_a_usage_error() {
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.args(["lint", "--dialect", "posix", "/nonexistent/x.sh"]);
-    let out = common::run(c);
+    let out = support::run(c);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.args(["lint", "--dialect", "csh", "x.sh"]);
-    assert_eq!(common::run(c).status.code(), Some(2));
+    assert_eq!(support::run(c).status.code(), Some(2));
 }
 
 #[test]

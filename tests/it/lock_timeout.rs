@@ -1,19 +1,19 @@
 //! `--lock-timeout S` of every generated installer: a number the lock's
 //! bash arithmetic can hold, read as decimal (a leading zero is not octal).
 
-use crate::support as common;
+use crate::support;
 
 use std::process::Output;
 
-fn installer(shell: &common::Shell, timeout: &str) -> Output {
+fn installer(shell: &support::Shell, timeout: &str) -> Output {
     let d = tempfile::tempdir().unwrap();
     let empty = d.path().join("source");
     std::fs::create_dir(&empty).unwrap();
-    let mut c = shell.command(&common::root().join("generated/installers/codex.sh"));
+    let mut c = shell.command(&support::root().join("generated/installers/codex.sh"));
     c.args(["--prefix", d.path().join("prefix").to_str().unwrap()])
         .args(["--source-dir", empty.to_str().unwrap()])
         .args(["--lock-timeout", timeout]);
-    common::run(c)
+    support::run(c)
 }
 
 /// Accepted values get past the arguments (the empty source dir then fails
@@ -21,11 +21,11 @@ fn installer(shell: &common::Shell, timeout: &str) -> Output {
 /// flag, before anything is made.
 #[test]
 fn lock_timeout_is_decimal_and_bounded() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for shell in &shells {
         for ok in ["0", "08", "010", "1.5", "999999999"] {
             let out = installer(shell, ok);
-            assert_ne!(out.status.code(), Some(2), "{ok}: {}", common::text(&out));
+            assert_ne!(out.status.code(), Some(2), "{ok}: {}", support::text(&out));
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(
                 !err.contains("value too great") && !err.contains("--lock-timeout"),
@@ -46,7 +46,7 @@ fn lock_timeout_is_decimal_and_bounded() {
                 out.status.code(),
                 Some(2),
                 "{bad:?}: {}",
-                common::text(&out)
+                support::text(&out)
             );
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(
@@ -55,5 +55,5 @@ fn lock_timeout_is_decimal_and_bounded() {
             );
         }
     }
-    common::report("lock_timeout_is_decimal_and_bounded", &shells);
+    support::report("lock_timeout_is_decimal_and_bounded", &shells);
 }

@@ -4,7 +4,7 @@
 //! Codex against this server; README, "Fake model server"), and the shell commands it hands out are run
 //! under every POSIX shell of the matrix.
 
-use crate::support as common;
+use crate::support;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
@@ -19,7 +19,7 @@ use shforge::model_server::{Directives, Prefer, RunningServer, ServerConfig};
 
 /// curl, or a loud skip (a failure under SHFORGE_REQUIRE_SHELLS=1).
 fn have_curl(test: &str) -> bool {
-    common::require_tool(test, "curl")
+    support::require_tool(test, "curl")
 }
 
 /// A response as curl saw it.
@@ -682,150 +682,36 @@ fn run_shell_args(argv: &[String], command: &Value, dir: &Path) {
         other => panic!("command is neither string nor array: {other}"),
     };
     c.current_dir(dir);
-    let out = common::run(c);
+    let out = support::run(c);
     assert!(out.status.success(), "{argv:?} {command}: {out:?}");
 }
 
 // ------------------------------------------------------------------ tests
 
 /// Every harness's request shape, each API, streaming and not: exactly one
-/// call of the right tool with the argument names of its own schema.
-#[test]
-fn each_harness_gets_one_call_with_its_own_argument_names() {
-    if !have_curl("each_harness_gets_one_call_with_its_own_argument_names") {
-        return;
-    }
-    let server = RunningServer::start(ServerConfig::default()).unwrap();
-    let user = |prefer: &str| {
-        format!(
-            "Create the file. shforge-token=tok-1 shforge-target=/out/d.txt shforge-prefer={prefer}"
-        )
-    };
-    type Case = (
-        &'static str,
-        Api,
-        fn() -> Vec<ToolDef>,
-        &'static str,
-        &'static str,
-        &'static [&'static str],
-    );
-    let cases: &[Case] = &[
-        (
-            "pi",
-            Api::Chat,
-            pi_tools,
-            "write",
-            "write",
-            &["content", "path"],
-        ),
-        ("pi", Api::Chat, pi_tools, "shell", "bash", &["command"]),
-        (
-            "pi",
-            Api::Responses,
-            pi_tools,
-            "write",
-            "write",
-            &["content", "path"],
-        ),
-        (
-            "pi",
-            Api::Anthropic,
-            pi_tools,
-            "shell",
-            "bash",
-            &["command"],
-        ),
-        (
-            "opencode",
-            Api::Chat,
-            opencode_tools,
-            "write",
-            "write",
-            &["content", "filePath"],
-        ),
-        (
-            "opencode",
-            Api::Responses,
-            opencode_tools,
-            "shell",
-            "bash",
-            &["command"],
-        ),
-        (
-            "opencode",
-            Api::Anthropic,
-            opencode_tools,
-            "write",
-            "write",
-            &["content", "filePath"],
-        ),
-        (
-            "kilo",
-            Api::Chat,
-            kilo_tools,
-            "write",
-            "write",
-            &["content", "filePath"],
-        ),
-        (
-            "kilo",
-            Api::Chat,
-            kilo_tools,
-            "shell",
-            "bash",
-            &["command", "description"],
-        ),
-        (
-            "claude",
-            Api::Anthropic,
-            claude_tools,
-            "write",
-            "Write",
-            &["content", "file_path"],
-        ),
-        (
-            "claude",
-            Api::Anthropic,
-            claude_tools,
-            "shell",
-            "Bash",
-            &["command"],
-        ),
-        (
-            "openclaw",
-            Api::Chat,
-            openclaw_tools,
-            "shell",
-            "exec",
-            &["command"],
-        ),
-        (
-            "openclaw",
-            Api::Chat,
-            openclaw_tools,
-            "write",
-            "write",
-            &["content", "path"],
-        ),
-        // No write tool: a write preference falls back to the shell tool.
-        (
-            "codex",
-            Api::Responses,
-            codex_tools,
-            "write",
-            "exec_command",
-            &["cmd"],
-        ),
-        (
-            "codex",
-            Api::Responses,
-            codex_tools,
-            "shell",
-            "exec_command",
-            &["cmd"],
-        ),
-    ];
-    for &(harness, api, tools, prefer, want_tool, want_keys) in cases {
+/// call of the right tool with the argument names of its own schema (one
+/// test per harness, API and preference).
+mod each_harness_gets_one_call_with_its_own_argument_names {
+    use super::*;
+    use crate::support::cases;
+
+    fn one_call(
+        harness: &str,
+        api: Api,
+        tools: fn() -> Vec<ToolDef>,
+        prefer: &str,
+        want_tool: &str,
+        want_keys: &[&str],
+    ) {
+        if !have_curl("each_harness_gets_one_call_with_its_own_argument_names") {
+            return;
+        }
+        let server = RunningServer::start(ServerConfig::default()).unwrap();
+        let user = |prefer: &str| {
+            format!(
+                "Create the file. shforge-token=tok-1 shforge-target=/out/d.txt shforge-prefer={prefer}"
+            )
+        };
         for stream in [true, false] {
             // OpenCode 1.17 sends its prompt wrapped in double quotes.
             let text = match harness {
@@ -850,8 +736,111 @@ fn each_harness_gets_one_call_with_its_own_argument_names() {
                 assert!(args["description"].as_str().is_some_and(|d| !d.is_empty()));
             }
         }
+        assert_eq!(server.requests(), 2);
     }
-    assert_eq!(server.requests(), cases.len() * 2);
+
+    cases! { one_call;
+        pi_chat_write => ("pi", Api::Chat, pi_tools, "write", "write", &["content", "path"]),
+        pi_chat_shell => ("pi", Api::Chat, pi_tools, "shell", "bash", &["command"]),
+        pi_responses_write => (
+            "pi",
+            Api::Responses,
+            pi_tools,
+            "write",
+            "write",
+            &["content", "path"],
+        ),
+        pi_anthropic_shell => ("pi", Api::Anthropic, pi_tools, "shell", "bash", &["command"]),
+        opencode_chat_write => (
+            "opencode",
+            Api::Chat,
+            opencode_tools,
+            "write",
+            "write",
+            &["content", "filePath"],
+        ),
+        opencode_responses_shell => (
+            "opencode",
+            Api::Responses,
+            opencode_tools,
+            "shell",
+            "bash",
+            &["command"],
+        ),
+        opencode_anthropic_write => (
+            "opencode",
+            Api::Anthropic,
+            opencode_tools,
+            "write",
+            "write",
+            &["content", "filePath"],
+        ),
+        kilo_chat_write => (
+            "kilo",
+            Api::Chat,
+            kilo_tools,
+            "write",
+            "write",
+            &["content", "filePath"],
+        ),
+        kilo_chat_shell => (
+            "kilo",
+            Api::Chat,
+            kilo_tools,
+            "shell",
+            "bash",
+            &["command", "description"],
+        ),
+        claude_anthropic_write => (
+            "claude",
+            Api::Anthropic,
+            claude_tools,
+            "write",
+            "Write",
+            &["content", "file_path"],
+        ),
+        claude_anthropic_shell => (
+            "claude",
+            Api::Anthropic,
+            claude_tools,
+            "shell",
+            "Bash",
+            &["command"],
+        ),
+        openclaw_chat_shell => (
+            "openclaw",
+            Api::Chat,
+            openclaw_tools,
+            "shell",
+            "exec",
+            &["command"],
+        ),
+        openclaw_chat_write => (
+            "openclaw",
+            Api::Chat,
+            openclaw_tools,
+            "write",
+            "write",
+            &["content", "path"],
+        ),
+        // No write tool: a write preference falls back to the shell tool.
+        codex_responses_write => (
+            "codex",
+            Api::Responses,
+            codex_tools,
+            "write",
+            "exec_command",
+            &["cmd"],
+        ),
+        codex_responses_shell => (
+            "codex",
+            Api::Responses,
+            codex_tools,
+            "shell",
+            "exec_command",
+            &["cmd"],
+        ),
+    }
 }
 
 /// Once the conversation holds a tool result the answer is `done`, in every
@@ -934,7 +923,7 @@ fn shell_commands_write_exactly_the_token_under_every_shell() {
             &["command"],
         ),
     )];
-    let shells = common::posix_shells();
+    let shells = support::posix_shells();
     let mut calls = Vec::new();
     for (api, tools) in [
         (Api::Chat, openclaw_tools()),
@@ -977,7 +966,7 @@ fn shell_commands_write_exactly_the_token_under_every_shell() {
         .filter(|p| p.file_name().is_some_and(|n| n == "PWNED"))
         .collect();
     assert!(pwned.is_empty(), "a substitution ran: {pwned:?}");
-    common::report("fake model shell commands", &shells);
+    support::report("fake model shell commands", &shells);
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -1252,7 +1241,7 @@ fn cli_listens_serves_and_stops_on_signals() {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg("trap '' INT; exec \"$0\" fake-model-server --log \"$1\" --token tok --target /t --prefer shell")
-            .arg(common::shforge())
+            .arg(support::shforge())
             .arg(&log)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -1296,9 +1285,9 @@ fn cli_errors() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
     let run = |args: &[&str]| {
-        let mut c = Command::new(common::shforge());
+        let mut c = Command::new(support::shforge());
         c.arg("fake-model-server").args(args);
-        common::run(c)
+        support::run(c)
     };
     let out = run(&["--port", &port]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
@@ -1702,12 +1691,12 @@ impl Drop for CliServer {
 fn start_cli(prefix: &[&str], env: &[(&str, &str)], args: &[&str]) -> (CliServer, u16) {
     let (program, pre) = match prefix.split_first() {
         Some((p, rest)) => (PathBuf::from(p), rest.to_vec()),
-        None => (common::shforge(), Vec::new()),
+        None => (support::shforge(), Vec::new()),
     };
     let mut c = Command::new(program);
     c.args(pre);
     if !prefix.is_empty() {
-        c.arg(common::shforge());
+        c.arg(support::shforge());
     }
     let child = c
         .arg("fake-model-server")
@@ -1739,7 +1728,7 @@ fn start_cli(prefix: &[&str], env: &[(&str, &str)], args: &[&str]) -> (CliServer
 /// is still running.
 #[test]
 fn memory_under_prlimit_while_clients_claim_gigabytes() {
-    if !common::require_tool(
+    if !support::require_tool(
         "memory_under_prlimit_while_clients_claim_gigabytes",
         "prlimit",
     ) {
@@ -1949,6 +1938,30 @@ fn gemini_generate_and_stream_with_tools_and_results() {
     let model = "gemini-2.5-pro";
     let base = format!("/v1beta/models/{model}");
 
+    gemini_writes_by_default(port, &base, model, &target);
+    gemini_streams_the_shell_on_request(port, &base, model, &target);
+    gemini_done_after_the_result(port, &base, model);
+    gemini_text_without_tools(port, &base, model);
+    gemini_own_schema_dialect(port);
+    gemini_tokens_models_and_bad_json(port, &base);
+
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(json_of)
+        .collect();
+    assert_eq!(lines[0]["api"], "gemini");
+    assert_eq!(lines[0]["model"], model);
+    assert_eq!(lines[0]["stream"], false);
+    assert_eq!(lines[1]["stream"], true);
+    assert_eq!(lines[1]["tool"], "run_shell_command");
+    assert_eq!(lines[2]["decision"], "done");
+    assert_eq!(lines[3]["decision"], "text");
+}
+
+/// Not streamed, the default preference: one `write_file` call with the
+/// declared schema's argument names.
+fn gemini_writes_by_default(port: u16, base: &str, model: &str, target: &Path) {
     let (head, body) = gemini_post(
         port,
         &format!("{base}:generateContent"),
@@ -1965,7 +1978,11 @@ fn gemini_generate_and_stream_with_tools_and_results() {
         call["args"],
         json!({"file_path": target.display().to_string(), "content": "gem-tok"})
     );
+}
 
+/// Streamed, shell preferred: one chunk with the call, finished; the
+/// command really writes the token.
+fn gemini_streams_the_shell_on_request(port: u16, base: &str, model: &str, target: &Path) {
     // Streamed, shell preferred: one chunk with the call, finished.
     let (head, body) = gemini_post(
         port,
@@ -1990,8 +2007,11 @@ fn gemini_generate_and_stream_with_tools_and_results() {
     let command = call["args"]["command"].as_str().unwrap();
     let ran = Command::new("sh").arg("-c").arg(command).status().unwrap();
     assert!(ran.success());
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "gem-tok");
+    assert_eq!(std::fs::read_to_string(target).unwrap(), "gem-tok");
+}
 
+/// After the function's result: `done`, streamed as text then the end.
+fn gemini_done_after_the_result(port: u16, base: &str, model: &str) {
     // After the function's result: `done`, streamed as text then the end.
     let (_, body) = gemini_post(
         port,
@@ -2007,7 +2027,10 @@ fn gemini_generate_and_stream_with_tools_and_results() {
         .collect();
     assert_eq!(text, "done");
     gemini_finished(events.last().unwrap());
+}
 
+/// No tools: the plain text; streamed without alt=sse: a JSON array.
+fn gemini_text_without_tools(port: u16, base: &str, model: &str) {
     // No tools: the plain text; streamed without alt=sse: a JSON array.
     let (head, body) = gemini_post(
         port,
@@ -2023,7 +2046,10 @@ fn gemini_generate_and_stream_with_tools_and_results() {
         .filter_map(|p| p["text"].as_str().map(str::to_owned))
         .collect();
     assert_eq!(text, PLAIN_TEXT);
+}
 
+/// Gemini's own schema dialect: upper-case types, a required integer.
+fn gemini_own_schema_dialect(port: u16) {
     // Gemini's own schema dialect: upper-case types, a required integer.
     let old = json!([{"functionDeclarations": [{"name": "write_file", "parameters": {
         "type": "OBJECT",
@@ -2039,7 +2065,11 @@ fn gemini_generate_and_stream_with_tools_and_results() {
     let args = &gemini_parts(&resp, "m")[0]["functionCall"]["args"];
     assert_eq!(args["content"], "gem-tok");
     assert!(args["mode"].is_number(), "{args}");
+}
 
+/// countTokens, the model list, and a body that is not JSON (400 in
+/// Gemini's error shape).
+fn gemini_tokens_models_and_bad_json(port: u16, base: &str) {
     let (_, body) = gemini_post(
         port,
         &format!("{base}:countTokens"),
@@ -2061,19 +2091,6 @@ fn gemini_generate_and_stream_with_tools_and_results() {
     assert!(got.starts_with("HTTP/1.1 400"), "{got}");
     let err = json_of(got.split_once("\r\n\r\n").unwrap().1);
     assert_eq!(err["error"]["status"], "INVALID_ARGUMENT", "{err}");
-
-    let lines: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(json_of)
-        .collect();
-    assert_eq!(lines[0]["api"], "gemini");
-    assert_eq!(lines[0]["model"], model);
-    assert_eq!(lines[0]["stream"], false);
-    assert_eq!(lines[1]["stream"], true);
-    assert_eq!(lines[1]["tool"], "run_shell_command");
-    assert_eq!(lines[2]["decision"], "done");
-    assert_eq!(lines[3]["decision"], "text");
 }
 
 /// The pinned Gemini CLI tarball: `SHFORGE_GEMINI_CLI_TGZ`, else
@@ -2110,10 +2127,10 @@ fn gemini_cli_writes_the_file_against_the_server() {
         if named && std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1") {
             panic!("{why}");
         }
-        common::loud(&why);
+        support::loud(&why);
         return;
     }
-    if !common::require_tool(test, "node") {
+    if !support::require_tool(test, "node") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -2255,187 +2272,16 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 /// `{type:"error",error:{type,message},request_id}`, Gemini
 /// `{error:{code,message,status}}`), the type/code/status names and the
 /// wording clients match on, and Retry-After where asked; the request after
-/// the failure gets the usual answer.
-#[test]
-fn each_failure_in_each_apis_own_shape() {
-    let server = RunningServer::start(ServerConfig::default()).unwrap();
-    let port = server.port();
-    // (directive, API, status, OpenAI type/code | Anthropic type | Gemini status, words in the message)
-    let table: &[(&str, &str, u16, &str, &str)] = &[
-        (
-            "429:retry-after=5",
-            "chat",
-            429,
-            "rate_limit_exceeded",
-            "Rate limit reached",
-        ),
-        (
-            "429:retry-after=5",
-            "responses",
-            429,
-            "rate_limit_exceeded",
-            "Rate limit reached",
-        ),
-        (
-            "429:retry-after=5",
-            "anthropic",
-            429,
-            "rate_limit_error",
-            "rate limit",
-        ),
-        (
-            "429:retry-after=5",
-            "gemini",
-            429,
-            "RESOURCE_EXHAUSTED",
-            "Resource has been exhausted",
-        ),
-        (
-            "quota",
-            "chat",
-            429,
-            "insufficient_quota",
-            "exceeded your current quota",
-        ),
-        (
-            "quota",
-            "anthropic",
-            400,
-            "invalid_request_error",
-            "credit balance is too low",
-        ),
-        (
-            "quota",
-            "gemini",
-            429,
-            "RESOURCE_EXHAUSTED",
-            "exceeded your current quota",
-        ),
-        ("401", "chat", 401, "invalid_api_key", "Incorrect API key"),
-        (
-            "401",
-            "responses",
-            401,
-            "invalid_api_key",
-            "Incorrect API key",
-        ),
-        (
-            "401",
-            "anthropic",
-            401,
-            "authentication_error",
-            "invalid x-api-key",
-        ),
-        (
-            "401",
-            "gemini",
-            401,
-            "UNAUTHENTICATED",
-            "invalid authentication credentials",
-        ),
-        (
-            "auth",
-            "gemini",
-            400,
-            "INVALID_ARGUMENT",
-            "API key not valid",
-        ),
-        (
-            "auth",
-            "anthropic",
-            401,
-            "authentication_error",
-            "invalid x-api-key",
-        ),
-        (
-            "404",
-            "chat",
-            404,
-            "model_not_found",
-            "The model `gpt-x` does not exist",
-        ),
-        (
-            "model",
-            "responses",
-            404,
-            "model_not_found",
-            "The model `gpt-x` does not exist",
-        ),
-        (
-            "404",
-            "anthropic",
-            404,
-            "not_found_error",
-            "model: claude-x",
-        ),
-        (
-            "model",
-            "gemini",
-            404,
-            "NOT_FOUND",
-            "models/gemini-x is not found",
-        ),
-        (
-            "context",
-            "chat",
-            400,
-            "context_length_exceeded",
-            "maximum context length",
-        ),
-        (
-            "context",
-            "responses",
-            400,
-            "context_length_exceeded",
-            "exceeds the context window",
-        ),
-        (
-            "context",
-            "anthropic",
-            400,
-            "invalid_request_error",
-            "prompt is too long",
-        ),
-        (
-            "context",
-            "gemini",
-            400,
-            "INVALID_ARGUMENT",
-            "exceeds the maximum number of tokens",
-        ),
-        ("529", "anthropic", 529, "overloaded_error", "Overloaded"),
-        (
-            "overloaded",
-            "anthropic",
-            529,
-            "overloaded_error",
-            "Overloaded",
-        ),
-        ("overloaded", "chat", 503, "server_error", "overloaded"),
-        (
-            "503",
-            "gemini",
-            503,
-            "UNAVAILABLE",
-            "The model is overloaded",
-        ),
-        ("503", "responses", 503, "server_error", "overloaded"),
-        (
-            "500",
-            "anthropic",
-            500,
-            "api_error",
-            "Internal server error",
-        ),
-        (
-            "500",
-            "chat",
-            500,
-            "server_error",
-            "error while processing your request",
-        ),
-    ];
-    for &(directive, wire, status, name, words) in table {
+/// the failure gets the usual answer (one test per failure and API).
+mod each_failure_in_each_apis_own_shape {
+    use super::*;
+    use crate::support::cases;
+
+    /// `directive` on `wire`: `status`, the OpenAI type/code | Anthropic
+    /// type | Gemini status `name`, and `words` in the message.
+    fn fails(directive: &str, wire: &str, status: u16, name: &str, words: &str) {
+        let server = RunningServer::start(ServerConfig::default()).unwrap();
+        let port = server.port();
         let (path, body) = fault_request(
             wire,
             &format!("go shforge-fail={directive} ({wire})"),
@@ -2483,6 +2329,145 @@ fn each_failure_in_each_apis_own_shape() {
         // Once only: the same conversation now gets its tool call.
         let (head, _) = gemini_post(port, &path, &body);
         assert!(head.starts_with("HTTP/1.1 200"), "{what}, again: {head}");
+    }
+
+    cases! { fails;
+        http_429_retry_after_on_chat => (
+            "429:retry-after=5",
+            "chat",
+            429,
+            "rate_limit_exceeded",
+            "Rate limit reached",
+        ),
+        http_429_retry_after_on_responses => (
+            "429:retry-after=5",
+            "responses",
+            429,
+            "rate_limit_exceeded",
+            "Rate limit reached",
+        ),
+        http_429_retry_after_on_anthropic => (
+            "429:retry-after=5",
+            "anthropic",
+            429,
+            "rate_limit_error",
+            "rate limit",
+        ),
+        http_429_retry_after_on_gemini => (
+            "429:retry-after=5",
+            "gemini",
+            429,
+            "RESOURCE_EXHAUSTED",
+            "Resource has been exhausted",
+        ),
+        quota_on_chat => (
+            "quota",
+            "chat",
+            429,
+            "insufficient_quota",
+            "exceeded your current quota",
+        ),
+        quota_on_anthropic => (
+            "quota",
+            "anthropic",
+            400,
+            "invalid_request_error",
+            "credit balance is too low",
+        ),
+        quota_on_gemini => (
+            "quota",
+            "gemini",
+            429,
+            "RESOURCE_EXHAUSTED",
+            "exceeded your current quota",
+        ),
+        http_401_on_chat => ("401", "chat", 401, "invalid_api_key", "Incorrect API key"),
+        http_401_on_responses => ("401", "responses", 401, "invalid_api_key", "Incorrect API key"),
+        http_401_on_anthropic => (
+            "401",
+            "anthropic",
+            401,
+            "authentication_error",
+            "invalid x-api-key",
+        ),
+        http_401_on_gemini => (
+            "401",
+            "gemini",
+            401,
+            "UNAUTHENTICATED",
+            "invalid authentication credentials",
+        ),
+        auth_on_gemini => ("auth", "gemini", 400, "INVALID_ARGUMENT", "API key not valid"),
+        auth_on_anthropic => (
+            "auth",
+            "anthropic",
+            401,
+            "authentication_error",
+            "invalid x-api-key",
+        ),
+        http_404_on_chat => (
+            "404",
+            "chat",
+            404,
+            "model_not_found",
+            "The model `gpt-x` does not exist",
+        ),
+        model_on_responses => (
+            "model",
+            "responses",
+            404,
+            "model_not_found",
+            "The model `gpt-x` does not exist",
+        ),
+        http_404_on_anthropic => ("404", "anthropic", 404, "not_found_error", "model: claude-x"),
+        model_on_gemini => ("model", "gemini", 404, "NOT_FOUND", "models/gemini-x is not found"),
+        context_on_chat => (
+            "context",
+            "chat",
+            400,
+            "context_length_exceeded",
+            "maximum context length",
+        ),
+        context_on_responses => (
+            "context",
+            "responses",
+            400,
+            "context_length_exceeded",
+            "exceeds the context window",
+        ),
+        context_on_anthropic => (
+            "context",
+            "anthropic",
+            400,
+            "invalid_request_error",
+            "prompt is too long",
+        ),
+        context_on_gemini => (
+            "context",
+            "gemini",
+            400,
+            "INVALID_ARGUMENT",
+            "exceeds the maximum number of tokens",
+        ),
+        http_529_on_anthropic => ("529", "anthropic", 529, "overloaded_error", "Overloaded"),
+        overloaded_on_anthropic => (
+            "overloaded",
+            "anthropic",
+            529,
+            "overloaded_error",
+            "Overloaded",
+        ),
+        overloaded_on_chat => ("overloaded", "chat", 503, "server_error", "overloaded"),
+        http_503_on_gemini => ("503", "gemini", 503, "UNAVAILABLE", "The model is overloaded"),
+        http_503_on_responses => ("503", "responses", 503, "server_error", "overloaded"),
+        http_500_on_anthropic => ("500", "anthropic", 500, "api_error", "Internal server error"),
+        http_500_on_chat => (
+            "500",
+            "chat",
+            500,
+            "server_error",
+            "error while processing your request",
+        ),
     }
 }
 

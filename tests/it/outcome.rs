@@ -8,10 +8,10 @@
 //! Cases of one harness run one at a time (a lock per harness), so the
 //! two cores are not flooded; each case starts its own server.
 
-use crate::support as common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -93,11 +93,11 @@ fn marked_leader(marker: &str) -> Option<i32> {
 
 /// Run one case and check its outcome.
 fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
-    let Some(artifacts) = common::artifacts::artifacts_for(h, "outcome") else {
+    let Some(artifacts) = support::artifacts::artifacts_for(h, "outcome") else {
         return;
     };
     let _one_at_a_time = lock(h);
-    let real_entry = common::artifacts::install(h, &artifacts);
+    let real_entry = support::artifacts::install(h, &artifacts);
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let work = t.join("work");
@@ -112,17 +112,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
         Fault::ClosedPort => format!("http://127.0.0.1:{}", closed_port()),
         _ => server.base_url(),
     };
-    let entry = match fault {
-        Fault::MissingEntry => t.join("no-such-cli").display().to_string(),
-        Fault::NotExecutable => {
-            let p = t.join("cli-without-x");
-            std::fs::copy(&real_entry, &p).unwrap();
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
-            p.display().to_string()
-        }
-        _ => real_entry,
-    };
+    let entry = entry_for(fault, t, real_entry);
     let directive = match fault {
         Fault::Fail(d) => format!(" shforge-fail={d}"),
         // Something the CLI keeps retrying, so it is alive when killed.
@@ -156,32 +146,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
     let receipt = t.join("receipt.json");
     // One per case: the Killed fault finds its CLI by it, beside others.
     let marker = format!("shforge-outcome-{}-{name}", std::process::id());
-    let sup = SupervisorOptions::new(receipt.display().to_string())
-        .deadline(Duration::from_secs(deadline))
-        .grace(Duration::from_secs(3))
-        .marker(marker.clone());
-    let command = [
-        "bash".to_owned(),
-        "--noprofile".into(),
-        "--norc".into(),
-        common::root()
-            .join("generated/harness_runner.sh")
-            .display()
-            .to_string(),
-        session.join("params.sh").display().to_string(),
-    ];
-    let supervisor = common::root().join("generated/process_supervisor.sh");
-    let argv = supervised_launch(&supervisor.display().to_string(), &sup, &command).unwrap();
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .env(key_env(h), "sk-shforge-outcome")
-        .env("HOME", t)
-        .current_dir(&work)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = launch(h, t, &receipt, &marker, deadline);
     if let Fault::Killed = fault {
         // Once the CLI has asked the model (it is retrying), KILL it.
         for _ in 0..1200 {
@@ -197,16 +162,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
     }
     child.wait().unwrap();
     drop(server);
-    let mut c = Command::new(common::shforge());
-    c.args(["outcome", "--harness", h.name(), "--receipt"])
-        .arg(&receipt)
-        .arg("--stderr")
-        .arg(session.join("stderr.log"));
-    match mode {
-        Mode::Events => c.arg("--events").arg(session.join("events.log")),
-        Mode::Direct => c.arg("--stdout").arg(session.join("stdout.log")),
-    };
-    let out = common::run(c);
+    let out = outcome(h, &receipt, None, &session, mode);
     assert_eq!(out.status.code(), Some(0), "{h}: {out:?}");
     let o: Value = serde_json::from_slice(&out.stdout).unwrap();
     let got = (
@@ -223,6 +179,87 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
         "{h}: outcome {o:#}, want {:?}",
         (want.status, want.cause, want.underlying)
     );
+    same_with_capture(h, &receipt, &session, mode, got);
+    // The evidence names the file and the record it rests on; the receipt
+    // is always last.
+    let ev = o["evidence"].as_array().unwrap();
+    assert_eq!(ev.last().unwrap()["basis"], "receipt", "{o:#}");
+    if want.cause != "none" && !ev.is_empty() {
+        assert!(ev[0]["file"].as_str().is_some_and(|f| !f.is_empty()));
+    }
+}
+
+/// The CLI for `fault`: the installed one, none, or a copy without its x bit.
+fn entry_for(fault: Fault, t: &Path, real_entry: String) -> String {
+    match fault {
+        Fault::MissingEntry => t.join("no-such-cli").display().to_string(),
+        Fault::NotExecutable => {
+            let p = t.join("cli-without-x");
+            std::fs::copy(&real_entry, &p).unwrap();
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+            p.display().to_string()
+        }
+        _ => real_entry,
+    }
+}
+
+/// The session in `t/session` started under the supervisor, as an adapter
+/// starts it: its receipt at `receipt`, its CLI marked with `marker`.
+fn launch(h: Harness, t: &Path, receipt: &Path, marker: &str, deadline: u64) -> Child {
+    let sup = SupervisorOptions::new(receipt.display().to_string())
+        .deadline(Duration::from_secs(deadline))
+        .grace(Duration::from_secs(3))
+        .marker(marker.to_owned());
+    let session = t.join("session");
+    let command = [
+        "bash".to_owned(),
+        "--noprofile".into(),
+        "--norc".into(),
+        support::root()
+            .join("generated/harness_runner.sh")
+            .display()
+            .to_string(),
+        session.join("params.sh").display().to_string(),
+    ];
+    let supervisor = support::root().join("generated/process_supervisor.sh");
+    let argv = supervised_launch(&supervisor.display().to_string(), &sup, &command).unwrap();
+    Command::new(&argv[0])
+        .args(&argv[1..])
+        .env(key_env(h), "sk-shforge-outcome")
+        .env("HOME", t)
+        .current_dir(t.join("work"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// `shforge outcome` on a finished session (with `--capture` if given).
+fn outcome(
+    h: Harness,
+    receipt: &Path,
+    capture: Option<&Path>,
+    session: &Path,
+    mode: Mode,
+) -> Output {
+    let mut c = Command::new(support::shforge());
+    c.args(["outcome", "--harness", h.name(), "--receipt"])
+        .arg(receipt);
+    if let Some(path) = capture {
+        c.arg("--capture").arg(path);
+    }
+    c.arg("--stderr").arg(session.join("stderr.log"));
+    match mode {
+        Mode::Events => c.arg("--events").arg(session.join("events.log")),
+        Mode::Direct => c.arg("--stdout").arg(session.join("stdout.log")),
+    };
+    support::run(c)
+}
+
+/// With the session data capture.json names added, the outcome is `got`.
+fn same_with_capture(h: Harness, receipt: &Path, session: &Path, mode: Mode, got: Got) {
     // With the session data capture.json names (read through the snapshot
     // readers) added, as an adapter would pass it, the outcome is the same.
     let capture: Value =
@@ -232,18 +269,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
         .or(capture["dir"].as_str())
         .map(PathBuf::from);
     if let Some(path) = captured.filter(|p| h != Harness::OpenClaw && p.exists()) {
-        let mut c2 = Command::new(common::shforge());
-        c2.args(["outcome", "--harness", h.name(), "--receipt"])
-            .arg(&receipt)
-            .arg("--capture")
-            .arg(&path)
-            .arg("--stderr")
-            .arg(session.join("stderr.log"));
-        match mode {
-            Mode::Events => c2.arg("--events").arg(session.join("events.log")),
-            Mode::Direct => c2.arg("--stdout").arg(session.join("stdout.log")),
-        };
-        let out2 = common::run(c2);
+        let out2 = outcome(h, receipt, Some(&path), session, mode);
         assert_eq!(out2.status.code(), Some(0), "{h} --capture: {out2:?}");
         let o2: Value = serde_json::from_slice(&out2.stdout).unwrap();
         assert_eq!(
@@ -255,13 +281,6 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
             got,
             "{h}: with --capture {o2:#}"
         );
-    }
-    // The evidence names the file and the record it rests on; the receipt
-    // is always last.
-    let ev = o["evidence"].as_array().unwrap();
-    assert_eq!(ev.last().unwrap()["basis"], "receipt", "{o:#}");
-    if want.cause != "none" && !ev.is_empty() {
-        assert!(ev[0]["file"].as_str().is_some_and(|f| !f.is_empty()));
     }
 }
 
@@ -399,7 +418,7 @@ fn a_foreign_or_missing_receipt_exits_2_with_one_line() {
     std::fs::write(&foreign, r#"{"status": "ok"}"#).unwrap();
     let missing = tmp.path().join("none.json");
     for r in [&foreign, &missing] {
-        let out = common::run_shforge(&[
+        let out = support::run_shforge(&[
             "outcome",
             "--harness",
             "pi",
@@ -423,7 +442,7 @@ fn a_receipt_alone_classifies_the_local_causes() {
         r#"{"cleanup_confirmed": true, "return_code": 139, "error": null, "timed_out": false}"#,
     )
     .unwrap();
-    let out = common::run_shforge(&[
+    let out = support::run_shforge(&[
         "outcome",
         "--harness",
         "codex",

@@ -1,13 +1,13 @@
 //! `shforge params`: bad input exits 2 with a one-line message naming the key
 //! and prints nothing on stdout.
 
-use crate::support as common;
+use crate::support;
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 fn params_stdin(input: &[u8]) -> std::process::Output {
-    let mut child = Command::new(common::shforge())
+    let mut child = Command::new(support::shforge())
         .arg("params")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -65,8 +65,8 @@ fn file_argument_and_dash_read_the_same_input() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("p.json");
     std::fs::write(&f, r#"{"A":"x y","B":["1"]}"#).unwrap();
-    let from_file = common::run({
-        let mut c = Command::new(common::shforge());
+    let from_file = support::run({
+        let mut c = Command::new(support::shforge());
         c.arg("params").arg(&f);
         c
     });
@@ -77,8 +77,8 @@ fn file_argument_and_dash_read_the_same_input() {
         String::from_utf8_lossy(&from_file.stdout),
         "A='x y'\nB=()\nB[0]='1'\n"
     );
-    let missing = common::run({
-        let mut c = Command::new(common::shforge());
+    let missing = support::run({
+        let mut c = Command::new(support::shforge());
         c.args(["params", "/nonexistent.json"]);
         c
     });

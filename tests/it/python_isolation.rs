@@ -24,7 +24,7 @@
 //! A login shell reads /etc/profile, which sets PATH on Debian: "the
 //! task's own" python3 during is then the one of the task's login shell.
 
-use crate::support as common;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -343,7 +343,7 @@ struct Server {
 impl Server {
     fn start(log: &Path) -> Server {
         use std::io::BufRead as _;
-        let mut child = Command::new(common::shforge())
+        let mut child = Command::new(support::shforge())
             .arg("fake-model-server")
             .arg("--log")
             .arg(log)
@@ -455,7 +455,7 @@ fn python3_of_task(env: &[(String, String)], w: &World, login: bool) -> String {
         .env("HOME", &w.home)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(&w.work);
-    let out = common::run(c);
+    let out = support::run(c);
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -554,7 +554,7 @@ fn make_session(
     // The probe: Hermes's shell tool is a login shell (`bash -l`) with the
     // session's HOME, so it reads this `.profile` in the tool's environment.
     write(&session.join("home/.profile"), &probe_script(w));
-    let root = common::root();
+    let root = support::root();
     let opts = SupervisorOptions::new(w.t.join("receipt.json").display().to_string())
         .deadline(std::time::Duration::from_secs(120))
         .marker(format!("{token}-marker"));
@@ -614,8 +614,8 @@ fn bash_probe(w: &World) -> PathBuf {
 /// through the supervisor and runner (a clean environment but for `env`).
 fn run_rollout(py: &'static Py, case: &'static str, hostile: &Hostile) -> Option<Ran> {
     let h = py.harness;
-    let artifacts = common::artifacts::artifacts_for(h, "python isolation")?;
-    let entry = common::artifacts::install(h, &artifacts);
+    let artifacts = support::artifacts::artifacts_for(h, "python isolation")?;
+    let entry = support::artifacts::install(h, &artifacts);
     let install = Path::new(&entry).parent()?.parent()?.to_owned();
     let tmp = tempfile::tempdir().unwrap();
     let w = World::new(py, tmp.path());
@@ -853,8 +853,8 @@ fn stirrup_ignores_python_project_files_dotenv_and_shadows_in_workdir_and_parent
 /// artifacts.
 fn installed(py: &Py, what: &str) -> Option<String> {
     let h = py.harness;
-    let artifacts = common::artifacts::artifacts_for(h, what)?;
-    Some(common::artifacts::install(h, &artifacts))
+    let artifacts = support::artifacts::artifacts_for(h, what)?;
+    Some(support::artifacts::install(h, &artifacts))
 }
 
 #[test]
@@ -913,7 +913,7 @@ fn boot_refuses_an_unusable_prompt_file(py: &Py, rest: &[&str]) {
             .arg(t.join(name))
             .args(rest)
             .stdin(Stdio::null());
-        let out = common::run(c);
+        let out = support::run(c);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(125), "{name}: {out:?}");
         assert_eq!(err.lines().count(), 1, "{name}: {err}");
@@ -942,7 +942,7 @@ fn reads_no_openssl_config_of_the_image(py: &Py) {
         return;
     };
     if Command::new("strace").arg("-V").output().is_err() {
-        common::loud(&format!("SKIPPING {} openssl config: no strace", py.name));
+        support::loud(&format!("SKIPPING {} openssl config: no strace", py.name));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -957,7 +957,7 @@ fn reads_no_openssl_config_of_the_image(py: &Py) {
         // The task's own OPENSSL_CONF is not the harness's either.
         .env("OPENSSL_CONF", &hostile)
         .stdin(Stdio::null());
-    let out = common::run(c);
+    let out = support::run(c);
     assert!(out.status.success(), "{out:?}");
     let trace = std::fs::read_to_string(&log).unwrap();
     let read: Vec<&str> = trace
@@ -1014,7 +1014,7 @@ fn python_looks_only_inside_the_install(py: &'static Py) {
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(&w.work)
         .stdin(Stdio::null());
-    let out = common::run(c);
+    let out = support::run(c);
     assert!(out.status.success(), "{out:?}");
     // PYTHONIOENCODING=utf-16 would make this UTF-16: -I ignores it.
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -2,7 +2,7 @@
 //! escaper, and through `shforge params`) and printed by a real shell comes
 //! back byte for byte, under every shell of the matrix, in C and UTF-8.
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::process::Command;
@@ -12,8 +12,8 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-use common::{Kind, Shell};
 use shforge::quote::{Value, quote};
+use support::{Kind, Shell};
 
 /// Hand-picked hard cases.
 fn corpus() -> Vec<String> {
@@ -145,7 +145,7 @@ fn run_and_split(shell: &Shell, script: &std::path::Path, locale: &str) -> Vec<V
     c.env("LC_ALL", locale)
         .env_remove("ENV")
         .env_remove("BASH_ENV");
-    let out = common::run(c);
+    let out = support::run(c);
     assert!(
         out.status.success(),
         "{} ({locale}) failed: {}\n{}",
@@ -167,13 +167,13 @@ fn check_round_trip(test: &str, shells: &[Shell], make_script: impl Fn(&[&String
     let strings = all_strings();
     let dir = tempfile::tempdir().unwrap();
     for shell in shells {
-        for locale in common::LOCALES {
+        for locale in support::LOCALES {
             let chosen: Vec<&String> = strings
                 .iter()
                 .filter(|s| usable(shell, locale, s))
                 .collect();
             if chosen.len() != strings.len() {
-                common::loud(&format!(
+                support::loud(&format!(
                     "NOTE {test}: {} under {locale} skips {} non-ASCII strings (yash drops such bytes in the C locale)",
                     shell.name,
                     strings.len() - chosen.len()
@@ -199,7 +199,7 @@ fn check_round_trip(test: &str, shells: &[Shell], make_script: impl Fn(&[&String
             }
         }
     }
-    common::report(test, shells);
+    support::report(test, shells);
 }
 
 const PRINT: &str = "printf '%s' \"$v\"; printf '\\000'\n";
@@ -208,7 +208,7 @@ const PRINT: &str = "printf '%s' \"$v\"; printf '\\000'\n";
 fn quote_round_trips_under_every_shell() {
     check_round_trip(
         "quote_round_trips_under_every_shell",
-        &common::posix_shells(),
+        &support::posix_shells(),
         |strings| {
             let mut s = String::new();
             for v in strings {
@@ -232,7 +232,7 @@ struct RoundTrip<'a> {
 fn escaper_round_trips_under_every_shell() {
     check_round_trip(
         "escaper_round_trips_under_every_shell",
-        &common::posix_shells(),
+        &support::posix_shells(),
         |strings| {
             let values: Vec<Value> = strings
                 .iter()
@@ -247,9 +247,9 @@ fn params_file(json: &serde_json::Value) -> String {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("p.json");
     fs::write(&input, json.to_string()).unwrap();
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.arg("params").arg(&input);
-    let out = common::run(c);
+    let out = support::run(c);
     assert!(
         out.status.success(),
         "shforge params: {}",
@@ -262,7 +262,7 @@ fn params_file(json: &serde_json::Value) -> String {
 fn params_scalars_round_trip_under_every_shell() {
     check_round_trip(
         "params_scalars_round_trip_under_every_shell",
-        &common::posix_shells(),
+        &support::posix_shells(),
         |strings| {
             let obj: serde_json::Map<String, serde_json::Value> = strings
                 .iter()
@@ -280,7 +280,7 @@ fn params_scalars_round_trip_under_every_shell() {
 
 #[test]
 fn params_arrays_round_trip_under_every_bash() {
-    let bashes: Vec<Shell> = common::bashes()
+    let bashes: Vec<Shell> = support::bashes()
         .into_iter()
         .filter(|s| s.kind == Kind::Bash)
         .collect();
@@ -309,9 +309,9 @@ fn params_quote_values_holding_single_quotes_with_double_quotes() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("p.json");
     fs::write(&input, r#"{"A":"it's","B":"'\"\\$`x","C":"no quote $x"}"#).unwrap();
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.arg("params").arg(&input);
-    let out = common::run(c);
+    let out = support::run(c);
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         "A=\"it's\"\nB=\"'\\\"\\\\\\$\\`x\"\nC='no quote $x'\n"
@@ -324,9 +324,9 @@ fn params_output_is_input_order_and_element_assignments() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("p.json");
     fs::write(&input, "{\"Z\":\"1\",\"A\":[\"x\\u0001y\",\"p\\u007fq\"]}").unwrap();
-    let mut c = Command::new(common::shforge());
+    let mut c = Command::new(support::shforge());
     c.arg("params").arg(&input);
-    let out = common::run(c);
+    let out = support::run(c);
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         "Z='1'\nA=()\nA[0]='x\u{1}y'\nA[1]='p\u{7f}q'\n"

@@ -11,7 +11,7 @@
 //! `$CARGO_TARGET_TMPDIR/glibc-debs` (or taken from `SHFORGE_GLIBC_DEBS`);
 //! without them the tests skip loudly (fail with SHFORGE_REQUIRE_SHELLS=1).
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use common::{Shell, code, text};
 use sha2::{Digest as _, Sha256};
 use shforge::installer::{Artifact, Installer, Libc, Relocation, Runtime};
+use support::{Shell, code, text};
 
 fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -30,7 +30,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// Run a command to its end, output captured (`common::run` for a borrowed one).
+/// Run a command to its end, output captured (`support::run` for a borrowed one).
 fn run(c: &mut Command) -> Output {
     c.stdin(std::process::Stdio::null())
         .output()
@@ -63,12 +63,12 @@ fn runtime_tgz() -> Option<&'static Path> {
         let debs = debs_dir();
         fs::create_dir_all(&debs).ok()?;
         let o = run(Command::new("sh")
-            .arg(common::root().join("installers/glibc-runtime/build.sh"))
+            .arg(support::root().join("installers/glibc-runtime/build.sh"))
             .arg(&out)
             .arg("--debs")
             .arg(&debs));
         if !o.status.success() {
-            common::loud(&format!("glibc runtime build failed: {}", text(&o)));
+            support::loud(&format!("glibc runtime build failed: {}", text(&o)));
             return None;
         }
         Some(out)
@@ -124,12 +124,12 @@ int main(void) {
             d.display()
         ));
         if !o.status.success() {
-            common::loud(&format!("cannot build the C fixture: {}", text(&o)));
+            support::loud(&format!("cannot build the C fixture: {}", text(&o)));
             return None;
         }
         let archive = d.join("hello-prepared.tar.gz");
         let o = run(Command::new("sh")
-            .arg(common::root().join("installers/glibc-runtime/prepare.sh"))
+            .arg(support::root().join("installers/glibc-runtime/prepare.sh"))
             .arg(d.join("hello.tgz"))
             .arg("bin/hello")
             .arg(&archive));
@@ -158,16 +158,16 @@ int main(void) {
 
 /// The fixtures, or a loud skip.
 fn fixtures(test: &str) -> Option<(&'static Path, &'static Path, &'static Prepared)> {
-    if !common::require(test, std::env::consts::ARCH == "x86_64", "an x86_64 host") {
+    if !support::require(test, std::env::consts::ARCH == "x86_64", "an x86_64 host") {
         return None;
     }
     for tool in ["gcc", "dpkg-deb", "python3", "readelf"] {
-        if !common::require_tool(test, tool) {
+        if !support::require_tool(test, tool) {
             return None;
         }
     }
     let rt = runtime_tgz();
-    if !common::require(test, rt.is_some(), "the glibc runtime (apt-get download)") {
+    if !support::require(test, rt.is_some(), "the glibc runtime (apt-get download)") {
         return None;
     }
     let (native, p) = prepared_hello()?;
@@ -279,7 +279,7 @@ fn private_runtime_relocates_then_runs_and_is_reused() {
         return;
     };
     let w = world_with(rt, native, p, None, None);
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         let _ = fs::remove_dir_all(w.prefix());
         let o = install(sh, &w, &w.prefix(), &["--glibc-runtime", "private"]);
@@ -317,7 +317,7 @@ fn private_runtime_relocates_then_runs_and_is_reused() {
         assert_eq!(code(&again), 0, "{}", text(&again));
         assert!(!text(&again).contains("installed"), "{}", text(&again));
     }
-    common::report("private_runtime_relocates_then_runs_and_is_reused", &shells);
+    support::report("private_runtime_relocates_then_runs_and_is_reused", &shells);
 }
 
 fn unpack_member(archive: &Path, member: &str) -> Vec<u8> {
@@ -337,7 +337,7 @@ fn image_glibc_new_enough_keeps_the_native_artifact_older_gets_the_private() {
     };
     // The host's glibc (2.36 here) is at least what the program needs.
     let w = world_with(rt, native, p, None, None);
-    let sh = &common::bashes()[0];
+    let sh = &support::bashes()[0];
     let o = install(sh, &w, &w.prefix(), &[]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert!(
@@ -373,7 +373,7 @@ fn bad_prefixes_exit_2_before_anything_is_written() {
     let w = world_with(rt, native, p, None, None);
     let long = w.dir.path().join("l".repeat(200)).join("x".repeat(60));
     let colon = w.dir.path().join("a:b");
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         for (prefix, what) in [(&long, "too long"), (&colon, "':'")] {
             let o = install(sh, &w, prefix, &["--glibc-runtime", "private"]);
@@ -394,7 +394,7 @@ fn bad_prefixes_exit_2_before_anything_is_written() {
         assert_eq!(code(&o), 0, "{}", text(&o));
         fs::remove_dir_all(&colon).unwrap();
     }
-    common::report("bad_prefixes_exit_2_before_anything_is_written", &shells);
+    support::report("bad_prefixes_exit_2_before_anything_is_written", &shells);
 }
 
 /// The prepared archive with `edit` applied to bin/hello, packed again.
@@ -450,7 +450,7 @@ fn tampered_or_relocated_programs_exit_5_and_nothing_is_placed() {
         // The library path placeholder is not where the spec says.
         ("misplaced placeholder", original, shifted),
     ];
-    let shells = common::bashes();
+    let shells = support::bashes();
     for sh in &shells {
         for (what, bytes, prep) in &cases {
             let w = world_with(rt, native, prep, Some(bytes), None);
@@ -464,7 +464,7 @@ fn tampered_or_relocated_programs_exit_5_and_nothing_is_placed() {
             assert!(left.is_empty(), "{} {what}: left {left:?}", sh.name);
         }
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 #[test]
@@ -474,7 +474,7 @@ fn a_relocated_install_moved_elsewhere_is_reinstalled() {
         return;
     };
     let w = world_with(rt, native, p, None, None);
-    let sh = &common::bashes()[0];
+    let sh = &support::bashes()[0];
     let o = install(sh, &w, &w.prefix(), &["--glibc-runtime", "private"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     // A copy elsewhere (the original stays, so the copy's program would
@@ -583,12 +583,12 @@ fn musl_only_root_runs_the_program_and_ignores_the_images_loader_files() {
     let Some((rt, native, p)) = fixtures(test) else {
         return;
     };
-    if !common::require_root(test) || !common::require_tool(test, "unshare") {
+    if !support::require_root(test) || !support::require_tool(test, "unshare") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let Some(root) = musl_root(dir.path()) else {
-        common::require(
+        support::require(
             test,
             false,
             "Debian's musl, busybox-static, bash-static (apt-get download)",
@@ -622,7 +622,7 @@ test -s '{r}/etc/ld.so.cache'
     let o = sh(&bait);
     assert!(o.status.success(), "bait: {}", text(&o));
     let w = world_with(rt, native, p, None, None);
-    common::copy_tree(&w.src(), &root.join("src"));
+    support::copy_tree(&w.src(), &root.join("src"));
     fs::copy(&w.script, root.join("inst/install_hello.sh")).unwrap();
     let before = system_snapshot(&root);
     let o = in_root(
@@ -675,7 +675,7 @@ fn the_images_glibc_version_is_read_from_its_files_without_running_them() {
     let Some((rt, native, p)) = fixtures(test) else {
         return;
     };
-    if !common::require_root(test) || !common::require_tool(test, "unshare") {
+    if !support::require_root(test) || !support::require_tool(test, "unshare") {
         return;
     }
     // A root with no libc at all (static busybox and bash; no getconf),
@@ -701,7 +701,7 @@ fn the_images_glibc_version_is_read_from_its_files_without_running_them() {
     for (what, make, private) in cases {
         let dir = tempfile::tempdir().unwrap();
         let Some(root) = musl_root(dir.path()) else {
-            common::require(test, false, "Debian's busybox-static and bash-static");
+            support::require(test, false, "Debian's busybox-static and bash-static");
             return;
         };
         let setup = format!(
@@ -710,7 +710,7 @@ fn the_images_glibc_version_is_read_from_its_files_without_running_them() {
         );
         assert!(sh_status(&setup), "{what}");
         let w = world_with(rt, native, p, None, Some("2.34"));
-        common::copy_tree(&w.src(), &root.join("src"));
+        support::copy_tree(&w.src(), &root.join("src"));
         fs::copy(&w.script, root.join("inst/install_hello.sh")).unwrap();
         let o = in_root(
             &root,

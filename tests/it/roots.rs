@@ -6,15 +6,15 @@
 //! Every installer's selection part runs in each, under `uname -m` as it is
 //! and faked to aarch64 (a `uname` script first on PATH).
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::os::unix::fs::{PermissionsExt as _, symlink};
 use std::path::{Path, PathBuf};
 
-use common::chroot::{HOST_LOADER, cached_root, hide_glibc_loader, host_glibc_root, in_root};
 use shforge::installer::HARNESS_SPECS;
 use shforge::installer::InstallerSpec;
+use support::chroot::{HOST_LOADER, cached_root, hide_glibc_loader, host_glibc_root, in_root};
 
 /// PATH inside the roots; the test's scratch dir is the root's /tmp, and
 /// /tmp/fake (the faked uname) goes first when asked.
@@ -37,7 +37,7 @@ struct Root {
 /// A test script: the generated bootstrap's functions (musl.sh among them)
 /// without its `main "$@"`, then `tail`.
 fn bootstrap_functions(tail: &str) -> String {
-    let text = fs::read_to_string(common::root().join("generated/bootstrap.sh")).unwrap();
+    let text = fs::read_to_string(support::root().join("generated/bootstrap.sh")).unwrap();
     let body = text
         .trim_end()
         .strip_suffix("main \"$@\"")
@@ -67,7 +67,7 @@ fn roots(test: &str) -> Vec<Root> {
     let mut v = Vec::new();
     let host_ok = shforge::musl::elf_interp(Path::new("/bin/sh")).as_deref() == Some(HOST_LOADER);
     let musl_root = cached_root(test, "musl");
-    if common::require(
+    if support::require(
         test,
         host_ok,
         "an x86_64 glibc host (/bin/sh on /lib64/ld-linux-x86-64.so.2)",
@@ -158,7 +158,7 @@ fn root_shells(root: &Path) -> Vec<&'static str> {
 #[test]
 fn each_root_is_seen_as_the_libc_its_programs_use() {
     let test = "each_root_is_seen_as_the_libc_its_programs_use";
-    if !common::require_root(test) || !common::require_tool(test, "unshare") {
+    if !support::require_root(test) || !support::require_tool(test, "unshare") {
         return;
     }
     let all = roots(test);
@@ -176,7 +176,7 @@ fn each_root_is_seen_as_the_libc_its_programs_use() {
         for sh in root_shells(&r.path) {
             let out = in_root(&r.path, s.path(), PATH, &[sh, "/tmp/t.sh"], &[]);
             assert_eq!(
-                (common::code(&out), stdout(&out).trim().to_owned()),
+                (support::code(&out), stdout(&out).trim().to_owned()),
                 (0, want.to_owned()),
                 "{} under {sh}: {}",
                 r.name,
@@ -191,7 +191,7 @@ fn each_root_is_seen_as_the_libc_its_programs_use() {
 #[test]
 fn elf_interp_in_sh_agrees_with_the_elf_headers() {
     let test = "elf_interp_in_sh_agrees_with_the_elf_headers";
-    if !common::require_root(test) || !common::require_tool(test, "unshare") {
+    if !support::require_root(test) || !support::require_tool(test, "unshare") {
         return;
     }
     let Some(musl) = cached_root(test, "musl") else {
@@ -236,7 +236,7 @@ fn elf_interp_in_sh_agrees_with_the_elf_headers() {
     let host_want = want.replace("/tmp/files/", &format!("{}/", files.display()));
     let mut shells = vec!["dash".to_owned()];
     shells.extend(
-        common::bashes()
+        support::bashes()
             .iter()
             .filter(|b| b.name.contains("3.2"))
             .map(|b| b.program().to_owned()),
@@ -244,7 +244,7 @@ fn elf_interp_in_sh_agrees_with_the_elf_headers() {
     for sh in &shells {
         let mut c = std::process::Command::new(sh);
         c.arg(&script).args(&host_args);
-        let out = common::run(c);
+        let out = support::run(c);
         assert_eq!(stdout(&out), host_want, "{sh}: {out:?}");
     }
 }
@@ -267,8 +267,8 @@ fn expected(spec: &InstallerSpec, arch: &str, musl: bool) -> Vec<String> {
 /// The selection part of a generated installer: its functions and pins,
 /// then the artifacts it selects and the musl packages it would add.
 fn selection_script(name: &str) -> String {
-    let text =
-        fs::read_to_string(common::root().join(format!("generated/installers/{name}.sh"))).unwrap();
+    let text = fs::read_to_string(support::root().join(format!("generated/installers/{name}.sh")))
+        .unwrap();
     let body = text
         .trim_end()
         .strip_suffix("main \"$@\"")
@@ -282,7 +282,7 @@ fn selection_script(name: &str) -> String {
 #[test]
 fn every_installer_selects_the_artifacts_of_each_root_and_arch() {
     let test = "every_installer_selects_the_artifacts_of_each_root_and_arch";
-    if !common::require_root(test) || !common::require_tool(test, "unshare") {
+    if !support::require_root(test) || !support::require_tool(test, "unshare") {
         return;
     }
     let all = roots(test);
@@ -306,7 +306,7 @@ fn every_installer_selects_the_artifacts_of_each_root_and_arch() {
                 let libc = if r.musl { "musl" } else { "glibc" };
                 if want.is_empty() {
                     assert_eq!(
-                        common::code(&out),
+                        support::code(&out),
                         4,
                         "{name} in {} on {arch}: {out:?}",
                         r.name
@@ -324,7 +324,7 @@ fn every_installer_selects_the_artifacts_of_each_root_and_arch() {
                     continue;
                 }
                 assert_eq!(
-                    (common::code(&out), &got),
+                    (support::code(&out), &got),
                     (0, &want),
                     "{name} in {} on {arch}: {}",
                     r.name,
@@ -360,11 +360,11 @@ fn every_installer_selects_the_artifacts_of_each_root_and_arch() {
 #[test]
 fn bootstrap_adds_musl_libraries_only_where_musl_is_all_there_is() {
     let test = "bootstrap_adds_musl_libraries_only_where_musl_is_all_there_is";
-    if !common::require_root(test) || !common::require_tool(test, "unshare") {
+    if !support::require_root(test) || !support::require_tool(test, "unshare") {
         return;
     }
     let all = roots(test);
-    let bootstrap = fs::read_to_string(common::root().join("generated/bootstrap.sh")).unwrap();
+    let bootstrap = fs::read_to_string(support::root().join("generated/bootstrap.sh")).unwrap();
     for r in &all {
         let s = scratch(&bootstrap);
         // A fake apk that only logs: it provides nothing.
@@ -383,7 +383,7 @@ fn bootstrap_adds_musl_libraries_only_where_musl_is_all_there_is() {
         let log = fs::read_to_string(s.path().join("apk.log")).unwrap_or_default();
         let err = String::from_utf8_lossy(&out.stderr);
         if r.musl {
-            assert_eq!(common::code(&out), 4, "{}: {err}", r.name);
+            assert_eq!(support::code(&out), 4, "{}: {err}", r.name);
             assert_eq!(log, "apk add --no-cache libstdc++ libgcc\n", "{}", r.name);
             assert!(
                 err.contains("is still in no musl library directory"),
@@ -391,7 +391,7 @@ fn bootstrap_adds_musl_libraries_only_where_musl_is_all_there_is() {
             );
         } else {
             assert_eq!(
-                (common::code(&out), log.as_str()),
+                (support::code(&out), log.as_str()),
                 (0, ""),
                 "{}: {err}",
                 r.name
@@ -402,10 +402,10 @@ fn bootstrap_adds_musl_libraries_only_where_musl_is_all_there_is() {
         let out = in_root(&r.path, s.path(), FAKE_PATH, &args, &[]);
         let err = String::from_utf8_lossy(&out.stderr);
         if r.musl {
-            assert_eq!(common::code(&out), 4, "{}: {err}", r.name);
+            assert_eq!(support::code(&out), 4, "{}: {err}", r.name);
             assert!(err.contains("apk not found"), "{err}");
         } else {
-            assert_eq!(common::code(&out), 0, "{}: {err}", r.name);
+            assert_eq!(support::code(&out), 0, "{}: {err}", r.name);
         }
     }
     let names: Vec<&str> = all.iter().map(|r| r.name).collect();
@@ -415,7 +415,7 @@ fn bootstrap_adds_musl_libraries_only_where_musl_is_all_there_is() {
 #[test]
 fn the_musl_root_has_no_glibc_and_runs_no_glibc_program() {
     let test = "the_musl_root_has_no_glibc_and_runs_no_glibc_program";
-    if !common::require_root(test) || !common::require_tool(test, "unshare") {
+    if !support::require_root(test) || !support::require_tool(test, "unshare") {
         return;
     }
     let Some(musl) = cached_root(test, "musl") else {
@@ -439,5 +439,5 @@ fn the_musl_root_has_no_glibc_and_runs_no_glibc_program() {
         &["/bin/sh", "-c", "/tmp/glibc-prog"],
         &[],
     );
-    assert_eq!(common::code(&out), 127, "{out:?}");
+    assert_eq!(support::code(&out), 127, "{out:?}");
 }

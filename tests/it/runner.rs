@@ -2,26 +2,26 @@
 //! UTF-8 locale, with parameter files written by the real `shforge params`
 //! and fake harness CLIs from tests/fixtures/runner/.
 
-use crate::support as common;
+use crate::support;
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{Shell, code, late_read};
 use serde_json::json;
+use support::{Shell, code, late_read};
 
 /// A hang guard, not a timing assertion: a runner that went quadratic on the
 /// 16 MiB line would otherwise run for hours.
 const HANG_GUARD: Duration = Duration::from_secs(300);
 
 fn runner_script() -> PathBuf {
-    common::root().join("generated/harness_runner.sh")
+    support::root().join("generated/harness_runner.sh")
 }
 
 fn fixture(name: &str) -> String {
-    common::root()
+    support::root()
         .join("tests/fixtures/runner")
         .join(name)
         .to_string_lossy()
@@ -38,7 +38,7 @@ fn p(path: &Path) -> String {
 
 /// Write a parameter file with the real `shforge params`.
 fn params(dir: &Path, json: &serde_json::Value) -> PathBuf {
-    let mut child = Command::new(common::shforge())
+    let mut child = Command::new(support::shforge())
         .arg("params")
         .arg("-")
         .stdin(Stdio::piped())
@@ -128,7 +128,7 @@ fn run(shell: &Shell, locale: &str, params: &Path, cwd: &Path, env: &[(&str, &st
 fn pairs(shells: &[Shell]) -> Vec<(&Shell, &'static str)> {
     shells
         .iter()
-        .flat_map(|s| common::LOCALES.iter().map(move |l| (s, *l)))
+        .flat_map(|s| support::LOCALES.iter().map(move |l| (s, *l)))
         .collect()
 }
 
@@ -229,11 +229,11 @@ fn mixed_input() -> Vec<u8> {
 
 #[test]
 fn events_mode_passes_every_byte_through() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let input = mixed_input();
     let want = expected_events(&input);
     for shell in &shells {
-        for locale in common::LOCALES {
+        for locale in support::LOCALES {
             let d = tmp();
             let data = d.path().join("cli-output");
             std::fs::write(&data, &input).unwrap();
@@ -268,7 +268,7 @@ fn events_mode_passes_every_byte_through() {
             );
         }
     }
-    common::report("events_mode_passes_every_byte_through", &shells);
+    support::report("events_mode_passes_every_byte_through", &shells);
 }
 
 /// Output that arrives in pieces, with pauses longer than the recorder's
@@ -301,7 +301,7 @@ fn events_mode_keeps_every_byte_when_read_timeouts_fire_late() {
 /// recorder's stdin gets its timeout just as its data comes
 /// (`support::late_read`).
 fn slow_output_events(test: &str, late: bool) {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let mut burst = Vec::new();
     for i in 0..3000 {
         burst.extend_from_slice(format!("{{\"n\":{i},\"text\":\"burst line {i}\"}}\n").as_bytes());
@@ -385,12 +385,12 @@ fn slow_output_events(test: &str, late: bool) {
             "{what}: first and last line stamped {gap} s apart"
         );
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 #[test]
 fn events_mode_handles_json_streams_and_empty_output() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let mut input = Vec::new();
     for i in 0..2000 {
         input.extend_from_slice(
@@ -398,7 +398,7 @@ fn events_mode_handles_json_streams_and_empty_output() {
         );
     }
     for shell in &shells {
-        for locale in common::LOCALES {
+        for locale in support::LOCALES {
             for (name, data_bytes, status) in [("json", &input[..], 0), ("empty", &b""[..], 4)] {
                 let d = tmp();
                 let data = d.path().join("cli-output");
@@ -422,7 +422,7 @@ fn events_mode_handles_json_streams_and_empty_output() {
             }
         }
     }
-    common::report("events_mode_handles_json_streams_and_empty_output", &shells);
+    support::report("events_mode_handles_json_streams_and_empty_output", &shells);
 }
 
 /// NUL cannot live in a bash variable: each NUL byte is dropped and the rest
@@ -431,7 +431,7 @@ fn events_mode_handles_json_streams_and_empty_output() {
 /// NULs after the last newline are no line.
 #[test]
 fn nul_bytes_do_not_break_the_stream() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for (shell, locale) in pairs(&shells) {
         let d = tmp();
         let data = d.path().join("data");
@@ -462,7 +462,7 @@ fn nul_bytes_do_not_break_the_stream() {
             String::from_utf8_lossy(&got)
         );
     }
-    common::report("nul_bytes_do_not_break_the_stream", &shells);
+    support::report("nul_bytes_do_not_break_the_stream", &shells);
 }
 
 /// One 16 MiB line (multibyte UTF-8 text, no CR) and one 2 MiB line ending
@@ -470,7 +470,7 @@ fn nul_bytes_do_not_break_the_stream() {
 /// check or a per-character locale cost would trip the hang guard.
 #[test]
 fn events_mode_long_lines() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let unit = "{\"k\":\"caf\u{e9} \u{2615} x\"},".as_bytes();
     let mut big: Vec<u8> = unit.iter().copied().cycle().take(16 << 20).collect();
     big.push(b'\n');
@@ -483,7 +483,7 @@ fn events_mode_long_lines() {
     std::fs::write(&crlf_file, &crlf).unwrap();
     let jobs: Vec<(Shell, &str)> = shells
         .iter()
-        .flat_map(|s| common::LOCALES.iter().map(move |l| (s.clone(), *l)))
+        .flat_map(|s| support::LOCALES.iter().map(move |l| (s.clone(), *l)))
         .collect();
     // Two at a time: the machine has two cores and the other tests run too.
     for pair in jobs.chunks(2) {
@@ -517,7 +517,7 @@ fn events_mode_long_lines() {
             }
         });
     }
-    common::report("events_mode_long_lines", &shells);
+    support::report("events_mode_long_lines", &shells);
 }
 
 /// Everything direct mode sets up reaches the CLI: cwd, PATH prefix,
@@ -525,9 +525,9 @@ fn events_mode_long_lines() {
 /// the CLI's exit status.
 #[test]
 fn direct_mode_sets_up_the_cli() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for shell in &shells {
-        for locale in common::LOCALES {
+        for locale in support::LOCALES {
             let d = tmp();
             let work = d.path().join("work dir");
             let bin = d.path().join("bin");
@@ -592,15 +592,15 @@ fn direct_mode_sets_up_the_cli() {
             assert_eq!(err(&out), "probe stderr\n", "{what}");
         }
     }
-    common::report("direct_mode_sets_up_the_cli", &shells);
+    support::report("direct_mode_sets_up_the_cli", &shells);
 }
 
 /// Events mode gets the same setup: cwd, RUNNER_ENV, stdin, stderr.
 #[test]
 fn events_mode_sets_up_the_cli() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for shell in &shells {
-        for locale in common::LOCALES {
+        for locale in support::LOCALES {
             let d = tmp();
             let mark = d.path().join("mark");
             let events = d.path().join("ev");
@@ -635,7 +635,7 @@ fn events_mode_sets_up_the_cli() {
             );
         }
     }
-    common::report("events_mode_sets_up_the_cli", &shells);
+    support::report("events_mode_sets_up_the_cli", &shells);
 }
 
 /// Every RUNNER_* variable from the environment is forgotten: exported
@@ -643,7 +643,7 @@ fn events_mode_sets_up_the_cli() {
 /// configures the runner or reaches the CLI.
 #[test]
 fn inherited_runner_variables_are_cleared() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for (shell, locale) in pairs(&shells) {
         for mode in ["direct", "events"] {
             let d = tmp();
@@ -704,14 +704,14 @@ fn inherited_runner_variables_are_cleared() {
             assert!(!got.contains("/nonexistent"), "{what}: {got}");
         }
     }
-    common::report("inherited_runner_variables_are_cleared", &shells);
+    support::report("inherited_runner_variables_are_cleared", &shells);
 }
 
 /// An inherited errexit (SHELLOPTS, or `bash -e -u -o pipefail`) changes no
 /// status and no event: a non-JSON line, a failing CLI, 125, 126, 127.
 #[test]
 fn inherited_errexit_changes_nothing() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for (shell, locale) in pairs(&shells) {
         let d = tmp();
         let data = d.path().join("data");
@@ -793,7 +793,7 @@ fn inherited_errexit_changes_nothing() {
             }
         }
     }
-    common::report("inherited_errexit_changes_nothing", &shells);
+    support::report("inherited_errexit_changes_nothing", &shells);
 }
 
 /// Open descriptors of a fake CLI (`ls -l /proc/self/fd` after exec), minus
@@ -817,7 +817,7 @@ fn fd_listing(text: &str) -> Vec<(u32, String)> {
 /// events pipe (events mode) or the stdout file (direct mode).
 #[test]
 fn cli_inherits_no_runner_descriptors() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let d = tmp();
     let direct = run_env(Command::new(fixture("fds.sh")), "C", &[], d.path());
     let baseline: Vec<u32> = fd_listing(&String::from_utf8_lossy(&direct.stdout))
@@ -863,7 +863,7 @@ fn cli_inherits_no_runner_descriptors() {
             }
         }
     }
-    common::report("cli_inherits_no_runner_descriptors", &shells);
+    support::report("cli_inherits_no_runner_descriptors", &shells);
 }
 
 /// Start the runner in a process group of its own, wait until the CLI
@@ -914,7 +914,7 @@ fn run_stopped(shell: &Shell, params: &Path, ready: &Path, signal: &str, cwd: &P
 /// and exited by itself.
 #[test]
 fn a_stop_of_the_group_gives_the_clis_status_in_both_modes() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let cases = [
         ("TERM", "die", 143, "started\n"),
         ("INT", "die", 130, "started\n"),
@@ -948,7 +948,7 @@ fn a_stop_of_the_group_gives_the_clis_status_in_both_modes() {
             }
         }
     }
-    common::report(
+    support::report(
         "a_stop_of_the_group_gives_the_clis_status_in_both_modes",
         &shells,
     );
@@ -959,7 +959,7 @@ fn a_stop_of_the_group_gives_the_clis_status_in_both_modes() {
 /// modes (events mode's own ignored TERM, INT and HUP do not reach it).
 #[test]
 fn setup_traps_do_not_reach_the_cli() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let sig_lines = |out: &Output| -> String {
         String::from_utf8_lossy(&out.stdout)
             .lines()
@@ -1012,7 +1012,7 @@ fn setup_traps_do_not_reach_the_cli() {
         };
         assert_eq!(sig_lines(&listed), sig_lines(&base), "{what} events");
     }
-    common::report("setup_traps_do_not_reach_the_cli", &shells);
+    support::report("setup_traps_do_not_reach_the_cli", &shells);
 }
 
 // ---------------------------------------------------------------- case table
@@ -1117,7 +1117,7 @@ fn case_dir() -> tempfile::TempDir {
 
 /// Run every case under every bash, in both locales, in its modes.
 fn check_cases(test: &str, cases: &[Case]) {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for (shell, locale) in pairs(&shells) {
         for case in cases {
             let modes: &[&str] = if case.both_modes {
@@ -1130,7 +1130,7 @@ fn check_cases(test: &str, cases: &[Case]) {
             }
         }
     }
-    common::report(test, &shells);
+    support::report(test, &shells);
 }
 
 fn check_case(shell: &Shell, locale: &str, case: &Case, mode: &str) {
@@ -1221,138 +1221,159 @@ fn check_case(shell: &Shell, locale: &str, case: &Case, mode: &str) {
 }
 
 /// Bad parameters: 125 with one line naming the problem, and the CLI never
-/// starts. Also no parameter file, a missing one, two arguments.
-#[test]
-fn bad_parameters_exit_125() {
+/// starts (one test per case). Also no parameter file, a missing one, two
+/// arguments.
+mod bad_parameters_exit_125 {
+    use super::*;
+    use crate::support::cases;
     use Params::Json;
-    let argv = r#""RUNNER_ARGV": ["@PROBE@", "@MARK@", "0"]"#;
-    let with = |extra: &'static str| -> &'static str {
+
+    /// A parameter file of RUNNER_ARGV (the probe) and `extra`.
+    fn with(extra: &str) -> &'static str {
+        let argv = r#""RUNNER_ARGV": ["@PROBE@", "@MARK@", "0"]"#;
         Box::leak(format!("{{{argv}, {extra}}}").into_boxed_str())
-    };
-    let cases = [
-        refused("no argv", Json("{}"), "RUNNER_ARGV is missing or empty"),
-        refused(
+    }
+
+    fn check(name: &'static str, params: Params, message: &'static str) {
+        check_cases(
+            &format!("bad_parameters_exit_125::{name}"),
+            &[refused(name, params, message)],
+        );
+    }
+
+    cases! { check;
+        no_argv => ("no argv", Json("{}"), "RUNNER_ARGV is missing or empty"),
+        empty_argv => (
             "empty argv",
             Json(r#"{"RUNNER_ARGV": []}"#),
             "RUNNER_ARGV is missing or empty",
         ),
-        refused(
+        argv_scalar => (
             "argv scalar",
             Json(r#"{"RUNNER_ARGV": "probe"}"#),
             "RUNNER_ARGV must be an array",
         ),
-        refused(
+        mode_stream => (
             "mode stream",
             Json(with(r#""RUNNER_MODE": "stream""#)),
             "RUNNER_MODE must be direct or events",
         ),
-        refused(
+        mode_empty => (
             "mode empty",
             Json(with(r#""RUNNER_MODE": """#)),
             "RUNNER_MODE must be direct or events",
         ),
-        refused(
+        mode_array => (
             "mode array",
             Json(with(r#""RUNNER_MODE": ["events"]"#)),
             "RUNNER_MODE must be a string",
         ),
-        refused(
+        cwd_array => (
             "cwd array",
             Json(with(r#""RUNNER_CWD": ["/"]"#)),
             "RUNNER_CWD must be a string",
         ),
-        refused(
+        setup_array => (
             "setup array",
             Json(with(r#""RUNNER_SETUP": ["true"]"#)),
             "RUNNER_SETUP must be a string",
         ),
-        refused(
+        env_scalar => (
             "env scalar",
             Json(with(r#""RUNNER_ENV": "A=1""#)),
             "RUNNER_ENV must be an array",
         ),
-        refused(
+        env_1a => (
             "env 1A",
             Json(with(r#""RUNNER_ENV": ["A=1", "1A=2"]"#)),
             "RUNNER_ENV[1] is not NAME=VALUE",
         ),
-        refused(
+        env_no => (
             "env no =",
             Json(with(r#""RUNNER_ENV": ["NOEQUALS"]"#)),
             "RUNNER_ENV[0] is not NAME=VALUE",
         ),
-        refused(
+        env_a_b => (
             "env A-B",
             Json(with(r#""RUNNER_ENV": ["A-B=1"]"#)),
             "RUNNER_ENV[0] is not NAME=VALUE",
         ),
-        refused(
+        env_non_ascii => (
             "env non-ASCII",
             Json(with("\"RUNNER_ENV\": [\"\u{e9}=1\"]")),
             "RUNNER_ENV[0] is not NAME=VALUE",
         ),
-        refused(
+        env_read_only => (
             "env read-only",
             Json(with(r#""RUNNER_ENV": ["UID=0"]"#)),
             "cannot export UID",
         ),
-        refused(
+        unknown => (
             "unknown",
             Json(with(r#""RUNNER_ARGS": ["x"]"#)),
             "unknown parameter RUNNER_ARGS",
         ),
-        refused(
+        events_no_file => (
             "events no file",
             Json(with(r#""RUNNER_MODE": "events""#)),
             "events mode needs RUNNER_EVENTS",
         ),
-        refused(
+        events_stdout => (
             "events stdout",
-            Json(with(
-                r#""RUNNER_MODE": "events", "RUNNER_EVENTS": "@EV@", "RUNNER_STDOUT": "@DIR@/y""#,
-            )),
+            Json(with(r#""RUNNER_MODE": "events", "RUNNER_EVENTS": "@EV@", "RUNNER_STDOUT": "@DIR@/y""#)),
             "RUNNER_STDOUT does not apply in events mode",
         ),
-        refused(
+        stdout_empty => (
             "stdout empty",
             Json(with(r#""RUNNER_STDOUT": """#)),
             "RUNNER_STDOUT is empty",
         ),
-        refused(
-            "cwd empty",
-            Json(with(r#""RUNNER_CWD": """#)),
-            "RUNNER_CWD is empty",
-        ),
-        refused(
+        cwd_empty => ("cwd empty", Json(with(r#""RUNNER_CWD": """#)), "RUNNER_CWD is empty"),
+        cwd_missing => (
             "cwd missing",
             Json(with(r#""RUNNER_CWD": "/nonexistent/dir""#)),
             "cannot enter RUNNER_CWD",
         ),
-        refused(
+        cwd_file => (
             "cwd file",
             Json(with(r#""RUNNER_CWD": "/etc/passwd""#)),
             "cannot enter RUNNER_CWD",
         ),
-        Case {
+    }
+
+    #[test]
+    fn argv0_empty_in_both_modes() {
+        let case = Case {
             both_modes: true,
             ..refused(
                 "argv[0] empty",
                 Json(r#"{"RUNNER_ARGV": ["", "arg"]}"#),
                 "RUNNER_ARGV[0] is empty",
             )
-        },
-    ];
-    check_cases("bad_parameters_exit_125", &cases);
-    let shells = common::bashes();
-    let d = tmp();
-    for (shell, locale) in pairs(&shells) {
-        for args in [vec![], vec!["/nonexistent/params.sh"], vec!["a", "b"]] {
-            let mut cmd = shell.command(&runner_script());
-            cmd.args(&args);
-            let out = run_env(cmd, locale, &[], d.path());
-            assert_eq!(code(&out), 125, "{} {args:?}: {}", shell.name, err(&out));
-            assert_eq!(err(&out).lines().count(), 1, "{} {args:?}", shell.name);
+        };
+        check_cases(
+            "bad_parameters_exit_125::argv0_empty_in_both_modes",
+            &[case],
+        );
+    }
+
+    #[test]
+    fn no_file_a_missing_file_or_two_arguments() {
+        let shells = support::bashes();
+        let d = tmp();
+        for (shell, locale) in pairs(&shells) {
+            for args in [vec![], vec!["/nonexistent/params.sh"], vec!["a", "b"]] {
+                let mut cmd = shell.command(&runner_script());
+                cmd.args(&args);
+                let out = run_env(cmd, locale, &[], d.path());
+                assert_eq!(code(&out), 125, "{} {args:?}: {}", shell.name, err(&out));
+                assert_eq!(err(&out).lines().count(), 1, "{} {args:?}", shell.name);
+            }
         }
+        support::report(
+            "bad_parameters_exit_125::no_file_a_missing_file_or_two_arguments",
+            &shells,
+        );
     }
 }
 
@@ -1693,7 +1714,7 @@ fn start_and_redirection_cases() {
 /// a missing file stop with 125 before the CLI starts.
 #[test]
 fn arg_file_becomes_the_last_argument_byte_for_byte() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let d = tmp();
     let mark = d.path().join("got");
     // Writes its last argument to `got`, and nothing else.
@@ -1743,5 +1764,5 @@ fn arg_file_becomes_the_last_argument_byte_for_byte() {
         let out = run(shell, locale, &file, d.path(), &[]);
         assert_eq!(code(&out), 125, "{}: {}", shell.name, err(&out));
     }
-    common::report("arg_file_becomes_the_last_argument_byte_for_byte", &shells);
+    support::report("arg_file_becomes_the_last_argument_byte_for_byte", &shells);
 }

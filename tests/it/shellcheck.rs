@@ -1,7 +1,7 @@
 //! Every generated script passes the real shellcheck for its dialect with no
 //! findings, and every disable comment carries a reason on the same line.
 
-use crate::support as common;
+use crate::support;
 
 use std::process::Command;
 
@@ -15,10 +15,10 @@ fn generated_scripts_are_shellcheck_clean() {
         if std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1") {
             panic!("shellcheck is not installed (SHFORGE_REQUIRE_SHELLS=1)");
         }
-        common::loud("SKIPPING shellcheck test: shellcheck not installed");
+        support::loud("SKIPPING shellcheck test: shellcheck not installed");
         return;
     }
-    let dir = common::root().join("generated");
+    let dir = support::root().join("generated");
     let catalog = shforge::catalog::catalog().expect("catalog builds");
     for e in &catalog {
         let path = dir.join(e.path().as_ref());
@@ -28,7 +28,7 @@ fn generated_scripts_are_shellcheck_clean() {
         };
         let mut c = Command::new("shellcheck");
         c.args(["--shell", shell, "--severity", "style"]).arg(&path);
-        let out = common::run(c);
+        let out = support::run(c);
         assert!(
             out.status.success(),
             "shellcheck finds issues in {}:\n{}",
@@ -51,7 +51,7 @@ fn generated_scripts_are_shellcheck_clean() {
             }
         }
     }
-    common::loud(&format!(
+    support::loud(&format!(
         "shellcheck: {} generated scripts clean",
         catalog.len()
     ));

@@ -11,7 +11,7 @@
 //! the same smoke with every check; broken spec files exit 2 naming the
 //! file and the field, before anything is installed.
 
-use crate::support as common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,7 +44,7 @@ fn claude_artifacts() -> Option<PathBuf> {
         if named.is_some() && std::env::var("SHFORGE_REQUIRE_SHELLS").is_ok_and(|v| v == "1") {
             panic!("{why}");
         }
-        common::loud(&why);
+        support::loud(&why);
         return None;
     }
     Some(artifacts)
@@ -52,8 +52,8 @@ fn claude_artifacts() -> Option<PathBuf> {
 
 /// `shforge smoke ARGS --artifacts A --work W`.
 fn smoke(args: &[&str], artifacts: &Path, work: &Path) -> std::process::Output {
-    common::run({
-        let mut c = Command::new(common::shforge());
+    support::run({
+        let mut c = Command::new(support::shforge());
         c.arg("smoke")
             .args(args)
             .arg("--artifacts")
@@ -128,7 +128,7 @@ fn smoke_spec_runs_an_adapters_copy_with_every_check() {
 /// Copy harnesses/FROM.toml into `dir` as NAME.toml, named NAME, its
 /// installer spec beside it as NAME-installer.toml; the spec's path.
 fn adapter_copy(dir: &Path, from: &str, name: &str) -> PathBuf {
-    let root = common::root();
+    let root = support::root();
     let text = std::fs::read_to_string(root.join(format!("harnesses/{from}.toml"))).unwrap();
     let text = text
         .replace(&format!("name = \"{from}\""), &format!("name = \"{name}\""))
@@ -200,7 +200,7 @@ fn smoke_spec_refuses_a_broken_spec_naming_its_field() {
         let work = dir.join("work");
         let out = smoke(&["pi", "--spec", spec.to_str().unwrap()], dir, &work);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(common::code(&out), 2, "{what}: {err}");
+        assert_eq!(support::code(&out), 2, "{what}: {err}");
         assert_eq!(err.lines().count(), 1, "{what}: one line: {err}");
         assert!(
             err.contains(spec.to_str().unwrap()) || err.contains("mine-installer.toml"),

@@ -1298,71 +1298,59 @@ fn more_transcripts_than_the_bound_are_refused() {
 }
 
 /// Issue 26.5: the data of another harness, or of none, is exit 2 naming
-/// what was expected, never a snapshot with nothing in it.
-#[test]
-fn another_harnesss_data_is_refused_naming_what_was_expected() {
-    let qwen_line = r#"{"uuid":"u1","parentUuid":null,"sessionId":"s1","timestamp":"2026-12-01T00:00:00Z","type":"user","cwd":"/w","version":"0.24.4","message":{"role":"user","parts":[{"text":"hi"}]}}"#;
-    // Qwen Code's home: projects/<slug>/chats/<id>.jsonl.
-    let qwen = tempfile::tempdir().unwrap();
-    let chats = qwen.path().join("projects/-w/chats");
-    fs::create_dir_all(&chats).unwrap();
-    fs::write(chats.join("s1.jsonl"), format!("{qwen_line}\n")).unwrap();
-    // Qwen Code's chats laid out as Claude Code's.
-    let moved = tempfile::tempdir().unwrap();
-    fs::create_dir_all(moved.path().join("projects/-w")).unwrap();
-    fs::write(
-        moved.path().join("projects/-w/s1.jsonl"),
-        format!("{qwen_line}\n"),
-    )
-    .unwrap();
-    // Pi's lines laid out as Claude Code's.
-    let pi_as_claude = tempfile::tempdir().unwrap();
-    copy_tree(
-        &fixture("pi/sessions"),
-        &pi_as_claude.path().join("projects"),
-    );
-    // Gemini CLI's home: projects.json, tmp/<dir>/chats/session-*.jsonl.
-    let gemini = tempfile::tempdir().unwrap();
-    fs::write(gemini.path().join("projects.json"), "{}").unwrap();
-    let cases: Vec<(&str, PathBuf, &str)> = vec![
-        (
-            "claude-code",
-            qwen.path().to_owned(),
-            "expected Claude Code's projects/*/*.jsonl transcripts, found",
-        ),
-        (
-            "claude-code",
-            moved.path().to_owned(),
-            "s1.jsonl:1: not a Claude Code transcript: a user/assistant line whose `message` has no `content`",
-        ),
-        (
-            "claude-code",
-            pi_as_claude.path().to_owned(),
-            ":1: not a Claude Code transcript: a line without a `sessionId`",
-        ),
-        (
-            "claude-code",
-            gemini.path().to_owned(),
-            "expected Claude Code's data directory (holding projects/*/*.jsonl) or its projects directory itself; it has no projects/",
-        ),
-        (
-            "codex",
-            fixture("pi"),
-            "expected Codex's sessions/YYYY/MM/DD/rollout-*.jsonl transcripts, found",
-        ),
-        (
-            "pi",
-            fixture("codex"),
-            "expected Pi's sessions/*/*.jsonl transcripts, found",
-        ),
-        (
-            "pi",
-            fixture("claude-code"),
-            "expected Pi's data directory (holding sessions/*/*.jsonl)",
-        ),
-        ("claude-code", fixture("opencode"), "it has no projects/"),
-    ];
-    for (kind, dir, wanted) in cases {
+/// what was expected, never a snapshot with nothing in it (one test per
+/// case).
+mod another_harnesss_data_is_refused_naming_what_was_expected {
+    use super::{copy_tree, fixture, shforge, stderr};
+    use crate::support::cases;
+    use std::fs;
+    use std::path::Path;
+    use tempfile::TempDir;
+
+    const QWEN_LINE: &str = r#"{"uuid":"u1","parentUuid":null,"sessionId":"s1","timestamp":"2026-12-01T00:00:00Z","type":"user","cwd":"/w","version":"0.24.4","message":{"role":"user","parts":[{"text":"hi"}]}}"#;
+
+    /// Qwen Code's home: projects/<slug>/chats/<id>.jsonl.
+    fn qwen() -> TempDir {
+        let qwen = tempfile::tempdir().unwrap();
+        let chats = qwen.path().join("projects/-w/chats");
+        fs::create_dir_all(&chats).unwrap();
+        fs::write(chats.join("s1.jsonl"), format!("{QWEN_LINE}\n")).unwrap();
+        qwen
+    }
+
+    /// Qwen Code's chats laid out as Claude Code's.
+    fn qwen_moved() -> TempDir {
+        let moved = tempfile::tempdir().unwrap();
+        fs::create_dir_all(moved.path().join("projects/-w")).unwrap();
+        fs::write(
+            moved.path().join("projects/-w/s1.jsonl"),
+            format!("{QWEN_LINE}\n"),
+        )
+        .unwrap();
+        moved
+    }
+
+    /// Pi's lines laid out as Claude Code's.
+    fn pi_as_claude() -> TempDir {
+        let pi_as_claude = tempfile::tempdir().unwrap();
+        copy_tree(
+            &fixture("pi/sessions"),
+            &pi_as_claude.path().join("projects"),
+        );
+        pi_as_claude
+    }
+
+    /// Gemini CLI's home: projects.json, tmp/<dir>/chats/session-*.jsonl.
+    fn gemini() -> TempDir {
+        let gemini = tempfile::tempdir().unwrap();
+        fs::write(gemini.path().join("projects.json"), "{}").unwrap();
+        gemini
+    }
+
+    /// `shforge KIND --dir DIR`: exit 2, nothing on stdout, one line on
+    /// stderr holding `wanted`.
+    fn refused(kind: &str, dir: impl AsRef<Path>, wanted: &str) {
+        let dir = dir.as_ref();
         let o = shforge(&[kind, "--dir", dir.to_str().unwrap()]);
         assert_eq!(
             o.status.code(),
@@ -1380,51 +1368,97 @@ fn another_harnesss_data_is_refused_naming_what_was_expected() {
             stderr(&o)
         );
     }
-    // Codex's rollouts laid out as Pi's sessions: the header is not Pi's.
-    let codex_as_pi = tempfile::tempdir().unwrap();
-    copy_tree(
-        &fixture("codex/sessions/2026/12"),
-        &codex_as_pi.path().join("sessions"),
-    );
-    let o = shforge(&["pi", "--dir", codex_as_pi.path().to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains(
-            ":1: not a Pi transcript: its first line is not a `{\"type\":\"session\",…}` header"
-        ),
-        "{}",
-        stderr(&o)
-    );
 
-    // A SQLite file of no harness, and one with a `session` table of
-    // another shape.
-    let dir = tempfile::tempdir().unwrap();
-    let other = dir.path().join("other.db");
-    rusqlite::Connection::open(&other)
-        .unwrap()
-        .execute_batch("CREATE TABLE notes (x); INSERT INTO notes VALUES (1);")
-        .unwrap();
-    let o = shforge(&["opencode", "--db", other.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("no table `session`: not a opencode session database"),
-        "{}",
-        stderr(&o)
-    );
-    let shaped = dir.path().join("shaped.db");
-    rusqlite::Connection::open(&shaped)
-        .unwrap()
-        .execute_batch(
-            "CREATE TABLE session (id, started); CREATE TABLE message (id); CREATE TABLE part (id);",
-        )
-        .unwrap();
-    let o = shforge(&["kilo", "--db", shaped.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("table `session` has no column `title`"),
-        "{}",
-        stderr(&o)
-    );
+    cases! { refused;
+        qwen_code_home_as_claude_code => (
+            "claude-code",
+            qwen(),
+            "expected Claude Code's projects/*/*.jsonl transcripts, found",
+        ),
+        qwen_code_chats_laid_out_as_claude_code => (
+            "claude-code",
+            qwen_moved(),
+            "s1.jsonl:1: not a Claude Code transcript: a user/assistant line whose `message` has no `content`",
+        ),
+        pi_laid_out_as_claude_code => (
+            "claude-code",
+            pi_as_claude(),
+            ":1: not a Claude Code transcript: a line without a `sessionId`",
+        ),
+        gemini_cli_home_as_claude_code => (
+            "claude-code",
+            gemini(),
+            "expected Claude Code's data directory (holding projects/*/*.jsonl) or its projects directory itself; it has no projects/",
+        ),
+        pi_as_codex => (
+            "codex",
+            fixture("pi"),
+            "expected Codex's sessions/YYYY/MM/DD/rollout-*.jsonl transcripts, found",
+        ),
+        codex_as_pi => (
+            "pi",
+            fixture("codex"),
+            "expected Pi's sessions/*/*.jsonl transcripts, found",
+        ),
+        claude_code_as_pi => (
+            "pi",
+            fixture("claude-code"),
+            "expected Pi's data directory (holding sessions/*/*.jsonl)",
+        ),
+        opencode_as_claude_code => ("claude-code", fixture("opencode"), "it has no projects/"),
+    }
+
+    /// Codex's rollouts laid out as Pi's sessions: the header is not Pi's.
+    #[test]
+    fn codex_rollouts_laid_out_as_pi() {
+        let codex_as_pi = tempfile::tempdir().unwrap();
+        copy_tree(
+            &fixture("codex/sessions/2026/12"),
+            &codex_as_pi.path().join("sessions"),
+        );
+        let o = shforge(&["pi", "--dir", codex_as_pi.path().to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(
+                ":1: not a Pi transcript: its first line is not a `{\"type\":\"session\",…}` header"
+            ),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    /// A SQLite file of no harness, and one with a `session` table of
+    /// another shape.
+    #[test]
+    fn databases_of_no_harness_or_another_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("other.db");
+        rusqlite::Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE notes (x); INSERT INTO notes VALUES (1);")
+            .unwrap();
+        let o = shforge(&["opencode", "--db", other.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("no table `session`: not a opencode session database"),
+            "{}",
+            stderr(&o)
+        );
+        let shaped = dir.path().join("shaped.db");
+        rusqlite::Connection::open(&shaped)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE session (id, started); CREATE TABLE message (id); CREATE TABLE part (id);",
+            )
+            .unwrap();
+        let o = shforge(&["kilo", "--db", shaped.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("table `session` has no column `title`"),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
 
 /// TERM or INT while a snapshot reads a database: the private copy in

@@ -6,13 +6,13 @@
 //! check was skipped; 2^63 − 1 made the download's `head -c $((size + 1))`
 //! fail).
 
-use crate::support as common;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;
 
-use common::{code, run_shforge as shforge, text};
 use sha2::{Digest as _, Sha256};
+use support::{code, run_shforge as shforge, text};
 
 /// The largest size the script can handle: 2^63 − 2.
 const MAX: u64 = shforge::installer::spec::MAX_SIZE;
@@ -99,16 +99,16 @@ fn the_largest_size_is_compared_and_downloaded_by_every_bash() {
         script.to_str().unwrap(),
     ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let server = common::http::Server::start();
+    let server = support::http::Server::start();
     server.put("/tool", &std::fs::read(dir.path().join("tool")).unwrap());
-    let bashes = common::bashes();
+    let bashes = support::bashes();
     for sh in &bashes {
         for source in [
             ["--source-dir".to_owned(), dir.path().display().to_string()],
             ["--base-url".to_owned(), server.url()],
         ] {
             let prefix = tempfile::tempdir().unwrap();
-            let o = common::run({
+            let o = support::run({
                 let mut c: Command = sh.command(&script);
                 c.arg("--prefix").arg(prefix.path()).args(&source);
                 c
@@ -124,5 +124,5 @@ fn the_largest_size_is_compared_and_downloaded_by_every_bash() {
             assert!(prefix.path().join("tool-1.0/tool").is_file(), "{}", sh.name);
         }
     }
-    common::report("the largest installer size under", &bashes);
+    support::report("the largest installer size under", &bashes);
 }

@@ -10,14 +10,14 @@
 //! (SERVICE_DEAD). The receipt is parsed with `shforge::host::CleanupReceipt`.
 //! Runs are spread over a few threads; the namespaces keep them apart.
 
-use crate::support as common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Condvar, Mutex};
 
-use common::{Shell, late_read};
 use shforge::host::supervisor::{CleanupReceipt, Containment, StopReason, StopReport};
+use support::{Shell, late_read};
 
 /// How many namespaces may run at once (2 cores, shared).
 const PARALLEL: usize = 4;
@@ -46,11 +46,11 @@ impl Drop for Slot {
 }
 
 fn supervisor() -> PathBuf {
-    common::root().join("generated/process_supervisor.sh")
+    support::root().join("generated/process_supervisor.sh")
 }
 
 fn fixtures() -> PathBuf {
-    common::root().join("tests/fixtures/supervisor")
+    support::root().join("tests/fixtures/supervisor")
 }
 
 /// What one scenario run reported.
@@ -154,7 +154,7 @@ fn unavailable(test: &str, what: &str) {
     if std::env::var("SHFORGE_REQUIRE_SHELLS").as_deref() == Ok("1") {
         panic!("{test} needs {what} (SHFORGE_REQUIRE_SHELLS=1 forbids skipping)");
     }
-    common::loud(&format!("SKIPPING {test}: needs {what}"));
+    support::loud(&format!("SKIPPING {test}: needs {what}"));
 }
 
 /// Whether the cgroups a setup needs can be made here (checked once per test).
@@ -312,10 +312,10 @@ fn scenario(name: &str, check: impl Fn(&Outcome) + Sync) {
 }
 
 fn scenario_with(name: &str, setup: Setup, check: impl Fn(&Outcome) + Sync) {
-    if !common::require_root(name) || !setup_available(name, setup) {
+    if !support::require_root(name) || !setup_available(name, setup) {
         return;
     }
-    let shells = common::bashes();
+    let shells = support::bashes();
     let failures: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = shells
             .iter()
@@ -348,7 +348,7 @@ fn scenario_with(name: &str, setup: Setup, check: impl Fn(&Outcome) + Sync) {
             .filter_map(|h| h.join().expect("thread"))
             .collect()
     });
-    common::report(name, &shells);
+    support::report(name, &shells);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -781,7 +781,7 @@ fn hidden_proc_refuses_with_125() {
 /// so these need no namespace.
 #[test]
 fn malformed_arguments_exit_2() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for shell in &shells {
         let dir = tempfile::tempdir().unwrap();
         let receipt = dir.path().join("r.json");
@@ -831,7 +831,7 @@ fn malformed_arguments_exit_2() {
             if args.last() == Some(&"--") {
                 c.args(cmd);
             }
-            let out = common::run(c);
+            let out = support::run(c);
             let ctx = format!("{} {:?}: {:?}", shell.name, args, out);
             assert_eq!(out.status.code(), Some(2), "{ctx}");
             assert!(!out.stderr.is_empty(), "{ctx}");
@@ -850,19 +850,19 @@ fn malformed_arguments_exit_2() {
         ] {
             let mut c = shell.command(&supervisor());
             c.args(&args);
-            let out = common::run(c);
+            let out = support::run(c);
             assert_eq!(out.status.code(), Some(2), "{} {:?}", shell.name, args);
             assert!(!started.exists());
         }
     }
-    common::report("malformed_arguments_exit_2", &shells);
+    support::report("malformed_arguments_exit_2", &shells);
 }
 
 /// An error message with quotes, backslashes, control bytes and non-ASCII
 /// still makes a valid receipt.
 #[test]
 fn error_receipt_is_valid_json_for_any_bytes() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for shell in &shells {
         let dir = tempfile::tempdir().unwrap();
         let receipt = dir.path().join("r.json");
@@ -870,7 +870,7 @@ fn error_receipt_is_valid_json_for_any_bytes() {
         c.args(["--receipt", receipt.to_str().unwrap(), "--grace"])
             .arg("\"q\\ \t\n\x01 é \u{7f}")
             .args(["--", "true"]);
-        let out = common::run(c);
+        let out = support::run(c);
         assert_eq!(out.status.code(), Some(2), "{}", shell.name);
         let rec = CleanupReceipt::from_file(&receipt).unwrap_or_else(|e| {
             panic!(
@@ -887,14 +887,14 @@ fn error_receipt_is_valid_json_for_any_bytes() {
             shell.name
         );
     }
-    common::report("error_receipt_is_valid_json_for_any_bytes", &shells);
+    support::report("error_receipt_is_valid_json_for_any_bytes", &shells);
 }
 
 /// `env SHELLOPTS=xtrace`: nothing of the supervisor is traced, neither on
 /// a usage error nor on a deadline that expires before launch.
 #[test]
 fn inherited_xtrace_traces_nothing() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for shell in &shells {
         let dir = tempfile::tempdir().unwrap();
         let receipt = dir.path().join("r.json");
@@ -905,7 +905,7 @@ fn inherited_xtrace_traces_nothing() {
         ] {
             let mut c = shell.command(&supervisor());
             c.env("SHELLOPTS", "xtrace:verbose").args(&args);
-            let out = common::run(c);
+            let out = support::run(c);
             let err = String::from_utf8_lossy(&out.stderr);
             let ctx = format!("{} {args:?}: {err}", shell.name);
             assert_eq!(out.status.code(), Some(code), "{ctx}");
@@ -913,14 +913,14 @@ fn inherited_xtrace_traces_nothing() {
             assert!(!err.contains("reset_shell_state"), "verbose: {ctx}");
         }
     }
-    common::report("inherited_xtrace_traces_nothing", &shells);
+    support::report("inherited_xtrace_traces_nothing", &shells);
 }
 
 #[test]
 fn generated_script_is_shellcheck_and_lint_clean() {
     let sup = supervisor();
-    let out = common::run({
-        let mut c = Command::new(common::shforge());
+    let out = support::run({
+        let mut c = Command::new(support::shforge());
         c.args(["lint", "--dialect", "bash"]).arg(&sup);
         c
     });
@@ -931,7 +931,7 @@ fn generated_script_is_shellcheck_and_lint_clean() {
             "{}",
             String::from_utf8_lossy(&out.stdout)
         ),
-        Err(_) => common::loud("SKIPPING shellcheck: not installed"),
+        Err(_) => support::loud("SKIPPING shellcheck: not installed"),
     }
 }
 
@@ -1126,7 +1126,7 @@ fn max_procs_without_a_pids_controller_is_refused_with_125() {
 /// (its own, when delegated); with none found it refuses to launch (125).
 #[test]
 fn max_procs_without_a_cgroup_is_refused_with_125() {
-    for shell in &common::bashes() {
+    for shell in &support::bashes() {
         let dir = tempfile::tempdir().unwrap();
         let receipt = dir.path().join("r.json");
         let started = dir.path().join("started");
@@ -1139,14 +1139,14 @@ fn max_procs_without_a_cgroup_is_refused_with_125() {
             "--",
         ])
         .args(["touch", started.to_str().unwrap()]);
-        let out = common::run(c);
+        let out = support::run(c);
         let ctx = format!("{}: {:?}", shell.name, out);
         let rec = CleanupReceipt::from_file(&receipt).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         if out.status.code() == Some(0) {
             // A delegated cgroup with the pids controller was found.
             assert_eq!(rec.containment, Containment::Cgroup, "{ctx}");
             assert!(started.exists(), "{ctx}");
-            common::loud("max-procs: this machine's own cgroup was usable");
+            support::loud("max-procs: this machine's own cgroup was usable");
         } else {
             assert_eq!(out.status.code(), Some(125), "{ctx}");
             let err = rec.error.as_deref().unwrap_or("");
@@ -1154,7 +1154,7 @@ fn max_procs_without_a_cgroup_is_refused_with_125() {
             assert!(!started.exists(), "{ctx}: the command ran");
         }
     }
-    common::report("max_procs_no_cgroup", &common::bashes());
+    support::report("max_procs_no_cgroup", &support::bashes());
 }
 
 /// A harness whose processes double every 50 ms and ignore TERM, in a pids
@@ -1172,7 +1172,7 @@ fn fork_storm(setup: Setup) {
             o.context()
         );
         if let Some(ms) = o.notes.iter().find_map(|n| n.strip_prefix("storm stop ")) {
-            common::loud(&format!(
+            support::loud(&format!(
                 "fork storm ({}) under {}: supervisor ran {ms} (deadline 2 s, grace 1 s)",
                 if setup.cgroup_v2 { "cgroup" } else { "proc" },
                 o.shell
@@ -1200,7 +1200,7 @@ fn fork_storm_in_a_pids_cgroup_is_stopped_by_cgroup_containment() {
 
 #[test]
 fn cgroup_that_is_not_a_writable_v2_directory_is_refused_with_125() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for shell in &shells {
         let dir = tempfile::tempdir().unwrap();
         let receipt = dir.path().join("r.json");
@@ -1218,7 +1218,7 @@ fn cgroup_that_is_not_a_writable_v2_directory_is_refused_with_125() {
             let mut c = shell.command(&supervisor());
             c.args(["--receipt", receipt.to_str().unwrap(), "--cgroup", cg, "--"])
                 .args(["touch", started.to_str().unwrap()]);
-            let out = common::run(c);
+            let out = support::run(c);
             let ctx = format!("{} --cgroup {cg}: {:?}", shell.name, out);
             assert_eq!(out.status.code(), Some(125), "{ctx}");
             let rec = CleanupReceipt::from_file(&receipt).unwrap_or_else(|e| panic!("{ctx}: {e}"));
@@ -1232,7 +1232,7 @@ fn cgroup_that_is_not_a_writable_v2_directory_is_refused_with_125() {
             assert!(!started.exists(), "{ctx}: the command ran");
         }
     }
-    common::report(
+    support::report(
         "cgroup_that_is_not_a_writable_v2_directory_is_refused_with_125",
         &shells,
     );
@@ -1275,7 +1275,7 @@ impl Forged {
 /// Run forge.sh CASE under every bash (in a PID namespace of its own, as
 /// its PID 1, with `pid1`), in parallel.
 fn forge_all(case: &str, namespace: bool) -> Vec<Forged> {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let out = std::thread::scope(|s| {
         let handles: Vec<_> = shells
             .iter()
@@ -1294,7 +1294,7 @@ fn forge_all(case: &str, namespace: bool) -> Vec<Forged> {
                         .arg(supervisor())
                         .arg(dir.path())
                         .arg(case);
-                    let out = common::run(c);
+                    let out = support::run(c);
                     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
                     let err =
                         std::fs::read_to_string(dir.path().join("sup.err")).unwrap_or_default();
@@ -1319,14 +1319,14 @@ fn forge_all(case: &str, namespace: bool) -> Vec<Forged> {
             .map(|h| h.join().expect("thread"))
             .collect()
     });
-    common::report(&format!("forge {case}"), &shells);
+    support::report(&format!("forge {case}"), &shells);
     out
 }
 
 /// Each forged receipt: every --end-services run exits `statuses`, and
 /// `untouched` victims run on without having seen any signal.
 fn forged_refused(case: &str, statuses: &[&str], untouched: &[&str]) {
-    if !common::require_root(case) {
+    if !support::require_root(case) {
         return;
     }
     for f in forge_all(case, false) {
@@ -1339,7 +1339,7 @@ fn forged_refused(case: &str, statuses: &[&str], untouched: &[&str]) {
 
 #[test]
 fn end_services_ends_a_marked_service_it_can_prove() {
-    if !common::require_root("end_services_good") {
+    if !support::require_root("end_services_good") {
         return;
     }
     for f in forge_all("good", false) {
@@ -1365,7 +1365,7 @@ fn end_services_refuses_services_without_a_marker() {
 
 #[test]
 fn end_services_decodes_an_escaped_marker_exactly() {
-    if !common::require_root("escaped_marker") {
+    if !support::require_root("escaped_marker") {
         return;
     }
     for f in forge_all("escaped_marker", false) {
@@ -1387,7 +1387,7 @@ fn end_services_refuses_pid_1_and_pid_0() {
 
 #[test]
 fn end_services_refuses_pid_1_of_its_namespace() {
-    if !common::require_root("pid1_ns") {
+    if !support::require_root("pid1_ns") {
         return;
     }
     for f in forge_all("pid1_ns", true) {
@@ -1425,7 +1425,7 @@ fn end_services_refuses_a_whole_receipt_for_one_bad_entry() {
 
 #[test]
 fn end_services_refuses_every_truncation() {
-    if !common::require_root("truncated") {
+    if !support::require_root("truncated") {
         return;
     }
     for f in forge_all("truncated", false) {
@@ -1454,7 +1454,7 @@ fn end_services_refuses_other_layouts() {
 
 #[test]
 fn end_services_refuses_what_is_not_a_regular_file_at_once() {
-    if !common::require_root("not_regular") {
+    if !support::require_root("not_regular") {
         return;
     }
     for f in forge_all("not_regular", false) {
@@ -1466,13 +1466,13 @@ fn end_services_refuses_what_is_not_a_regular_file_at_once() {
 
 #[test]
 fn end_services_reads_a_megabyte_receipt() {
-    if !common::require_root("big") {
+    if !support::require_root("big") {
         return;
     }
     for f in forge_all("big", false) {
         f.expect_statuses(&["0"]);
         let took = f.lines.iter().find(|l| l.starts_with("NOTE read in"));
-        common::loud(&format!("{}: 1 MB receipt: {took:?}", f.shell));
+        support::loud(&format!("{}: 1 MB receipt: {took:?}", f.shell));
     }
 }
 
@@ -1499,10 +1499,10 @@ fn kind_of(path: &Path) -> String {
 /// refused at the end (2), not written into.
 #[test]
 fn receipt_targets_that_are_not_regular_files_are_refused_with_2() {
-    if !common::require_root("receipt_targets") {
+    if !support::require_root("receipt_targets") {
         return;
     }
-    let shells = common::bashes();
+    let shells = support::bashes();
     for shell in &shells {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
@@ -1515,7 +1515,7 @@ fn receipt_targets_that_are_not_regular_files_are_refused_with_2() {
                 .arg(receipt)
                 .arg("--");
             c.args(cmd);
-            common::run(c)
+            support::run(c)
         };
         let mk = |args: &[&str]| {
             let st = Command::new(args[0]).args(&args[1..]).status().unwrap();
@@ -1608,5 +1608,5 @@ fn receipt_targets_that_are_not_regular_files_are_refused_with_2() {
             shell.name
         );
     }
-    common::report("receipt_targets", &shells);
+    support::report("receipt_targets", &shells);
 }

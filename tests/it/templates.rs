@@ -1,7 +1,7 @@
 //! The askama shell templates: the template lint over templates/, and the
 //! escaper traps the design rules out, each shown with a real template.
 
-use crate::support as common;
+use crate::support;
 
 use std::fmt;
 use std::fs;
@@ -12,7 +12,7 @@ use shforge::quote::{Raw, Value, filters};
 
 #[test]
 fn every_template_passes_the_template_lint() {
-    let root = common::root().join("templates");
+    let root = support::root().join("templates");
     let problems = shforge::template_lint::check_dir(&root).expect("templates/ is readable");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
@@ -26,9 +26,9 @@ fn lint_templates_command_reports_each_problem() {
     fs::write(dir.path().join("lib/bad.sh"), "echo \"{{ v }}\"\n").unwrap();
     fs::write(dir.path().join("x.sh.j2"), "x=1\n").unwrap();
     fs::write(dir.path().join("utf.bash"), "# caf\u{e9}\n").unwrap();
-    let mut c = std::process::Command::new(common::shforge());
+    let mut c = std::process::Command::new(support::shforge());
     c.arg("lint-templates").arg(dir.path());
-    let out = common::run(c);
+    let out = support::run(c);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert_eq!(text.lines().count(), 3, "{text}");
@@ -39,13 +39,13 @@ fn lint_templates_command_reports_each_problem() {
     assert!(text.contains("x.sh.j2: "), "{text}");
     assert!(text.contains("utf.bash:1: non-ASCII"), "{text}");
 
-    let mut c = std::process::Command::new(common::shforge());
+    let mut c = std::process::Command::new(support::shforge());
     c.arg("lint-templates")
-        .arg(common::root().join("templates"));
-    assert_eq!(common::run(c).status.code(), Some(0));
-    let mut c = std::process::Command::new(common::shforge());
+        .arg(support::root().join("templates"));
+    assert_eq!(support::run(c).status.code(), Some(0));
+    let mut c = std::process::Command::new(support::shforge());
     c.arg("lint-templates").arg(dir.path().join("missing"));
-    assert_eq!(common::run(c).status.code(), Some(2));
+    assert_eq!(support::run(c).status.code(), Some(2));
 }
 
 /// A value whose Display writes in three pieces.

@@ -10,7 +10,7 @@
 //!   (the few over a cap today are listed, with their size, and may only
 //!   shrink).
 
-use crate::support as common;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn rel(p: &Path) -> String {
-    p.strip_prefix(common::root())
+    p.strip_prefix(support::root())
         .unwrap_or(p)
         .display()
         .to_string()
@@ -69,7 +69,7 @@ fn prose_lines(file: &Path) -> Vec<(usize, String)> {
 }
 
 fn prose_files() -> Vec<PathBuf> {
-    let root = common::root();
+    let root = support::root();
     let mut files = vec![
         root.join("README.md"),
         root.join("installers/README.md"),
@@ -116,7 +116,7 @@ fn path_exists(root: &Path, p: &str) -> bool {
 
 #[test]
 fn prose_names_only_paths_that_exist() {
-    let root = common::root();
+    let root = support::root();
     let re = Regex::new(&format!(
         r"(?:^|[\s`(\[])({TOP}/[A-Za-z0-9_./*+-]*[A-Za-z0-9_*/])"
     ))
@@ -145,7 +145,7 @@ fn prose_names_only_paths_that_exist() {
 /// The crate's modules: each `.rs` file directly under `src/` (but lib.rs,
 /// main.rs) and each directory there.
 fn modules() -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(common::root().join("src"))
+    let mut names: Vec<String> = fs::read_dir(support::root().join("src"))
         .unwrap()
         .flatten()
         .filter_map(|e| {
@@ -165,7 +165,7 @@ fn modules() -> Vec<String> {
 
 #[test]
 fn every_module_is_named_in_the_crate_docs_and_the_architecture() {
-    let root = common::root();
+    let root = support::root();
     let lib = fs::read_to_string(root.join("src/lib.rs")).unwrap();
     let lib_docs: String = lib
         .lines()
@@ -189,7 +189,7 @@ fn every_module_is_named_in_the_crate_docs_and_the_architecture() {
 
 #[test]
 fn counts_of_the_shipped_specs_match_the_catalog() {
-    let root = common::root();
+    let root = support::root();
     let specs = fs::read_dir(root.join("installers"))
         .unwrap()
         .flatten()
@@ -224,60 +224,11 @@ fn counts_of_the_shipped_specs_match_the_catalog() {
 
 /// Files allowed over their cap today, with the size they may not exceed
 /// (a ratchet: cut them and lower or drop their line here; never raise it).
-const OVER_THE_CAP: &[(&str, usize)] = &[
-    ("src/harness/mod.rs", 869),
-    ("src/harness/spec.rs", 973),
-    ("src/model_server/mod.rs", 847),
-    ("src/scripts/installer/builder.rs", 837),
-];
+const OVER_THE_CAP: &[(&str, usize)] = &[];
 
 /// Functions allowed over the function cap today (file, function, lines).
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
-    ("examples/bench_supervisor.rs", "main", 123),
-    ("src/model_server/fail.rs", "case", 184),
-    ("src/model_server/mod.rs", "respond", 136),
-    (
-        "src/scripts/installer/spec.rs",
-        "errors_name_the_field",
-        158,
-    ),
-    ("src/smoke/mod.rs", "rollout", 167),
     ("templates/supervisor/main.bash", "main", 116),
-    ("tests/it/harness.rs", "check_profile", 181),
-    (
-        "tests/it/harness_spec.rs",
-        "bad_specs_name_their_field_and_exit_2",
-        348,
-    ),
-    (
-        "tests/it/installer.rs",
-        "shforge_installer_spec_good_and_bad",
-        124,
-    ),
-    ("tests/it/installer.rs", "no_check", 337),
-    ("tests/it/installer.rs", "hostile_cases", 335),
-    (
-        "tests/it/model_server.rs",
-        "each_harness_gets_one_call_with_its_own_argument_names",
-        162,
-    ),
-    (
-        "tests/it/model_server.rs",
-        "gemini_generate_and_stream_with_tools_and_results",
-        144,
-    ),
-    (
-        "tests/it/model_server.rs",
-        "each_failure_in_each_apis_own_shape",
-        228,
-    ),
-    ("tests/it/outcome.rs", "case", 172),
-    ("tests/it/runner.rs", "bad_parameters_exit_125", 132),
-    (
-        "tests/it/snapshot.rs",
-        "another_harnesss_data_is_refused_naming_what_was_expected",
-        126,
-    ),
     ("tests/it/supervisor.rs", "run_scenario_with", 121),
 ];
 
@@ -313,7 +264,10 @@ fn functions(text: &str, rust: bool) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let Some(c) = re.captures(line) else { continue };
-        if line.trim_end().ends_with(';') {
+        // A declaration, or a whole function on one line (`fn f() {}`),
+        // whose closing brace is not on a line of its own.
+        let end = line.trim_end();
+        if end.ends_with(';') || end.ends_with('}') {
             continue;
         }
         let close = format!("{}}}", &c[1]);
@@ -326,7 +280,7 @@ fn functions(text: &str, rust: bool) -> Vec<(String, usize)> {
 
 #[test]
 fn files_and_functions_stay_under_their_caps() {
-    let root = common::root();
+    let root = support::root();
     let mut files = Vec::new();
     for dir in ["src", "templates", "tests/it", "examples"] {
         files_under(&root.join(dir), &mut files);

@@ -1,7 +1,8 @@
 //! Installers: one generic, crash-safe mechanism (`templates/installer.sh`
 //! and the shared functions in `templates/lib/`), many specs.
 //!
-//! * [`builder`] — [`Installer::builder`], the typed API adapters use.
+//! * [`builder`] — [`Installer::builder`], the typed API adapters use (the
+//!   rules each value holds are in `builder/check.rs`).
 //! * [`spec`] — the TOML format that maps one to one onto the builder.
 //! * [`template`] — rendering; the [`crate::script::Script`] impls of an
 //!   [`Installer`] and of [`FromSpec`] are in `as_script.rs`.

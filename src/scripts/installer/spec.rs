@@ -413,7 +413,11 @@ libc = "musl"
                 .starts_with("artifact[0].mode: only a `file`")
         );
         assert!(err(&SPEC.replace("bin/tool", "bin/../tool")).starts_with("entry: "));
-        // Modes inside archives: archives only, a safe path, no special bits.
+    }
+
+    /// Modes inside archives: archives only, a safe path, no special bits.
+    #[test]
+    fn chmods_name_the_field() {
         let chmod = |path: &str, mode: &str, after: &str| {
             SPEC.replace(
                 after,
@@ -447,7 +451,11 @@ libc = "musl"
                 .replace("mode = \"755\"", "mode = \"755\"\nx = 1"))
             .contains("unknown field `x`")
         );
-        // setuid, setgid and sticky bits never land in an install.
+    }
+
+    /// setuid, setgid and sticky bits never land in an install.
+    #[test]
+    fn special_mode_bits_are_refused() {
         for m in ["4755", "2755", "1755", "6755"] {
             assert!(
                 err(&SPEC.replace(
@@ -464,7 +472,11 @@ libc = "musl"
             )
             .is_ok()
         );
-        // A name that fits no file name once the installer's suffixes are added.
+    }
+
+    /// A name that fits no file name once the installer's suffixes are added.
+    #[test]
+    fn a_name_too_long_for_a_file_name_is_refused() {
         let long = "n".repeat(240);
         assert!(
             err(&SPEC.replace("name = \"tool\"", &format!("name = \"{long}\"")))
@@ -480,7 +492,11 @@ libc = "musl"
             err(&SPEC.replace("name = \"tool\"", &format!("name = \"{over}\"")))
                 .starts_with("name: ")
         );
-        // A size is bytes, more than none.
+    }
+
+    /// A size is bytes, more than none, and within bash's arithmetic.
+    #[test]
+    fn sizes_name_the_field() {
         assert!(
             err(&SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nsize = 0"))
                 .starts_with("artifact[1].size: ")
@@ -514,6 +530,10 @@ libc = "musl"
             Installer::from_toml(&SPEC.replace("libc = \"musl\"", "libc = \"musl\"\nsize = 1234"))
                 .unwrap();
         assert!(sized.script().unwrap().contains("art_size[1]='1234'"));
+    }
+
+    #[test]
+    fn other_errors_name_the_field() {
         assert!(err(&SPEC.replace("name = \"tool\"", "name = \"Tool X\"")).starts_with("name: "));
         assert!(
             err(&SPEC.replace("version = \"1.0\"", "version = \"1.0\"\nextra = 1"))

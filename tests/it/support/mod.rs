@@ -1,6 +1,6 @@
-//! Helpers shared by the integration tests. Test files name them
-//! `common::` (`use crate::support as common;`), or a module of them
-//! (`support::http::Server`).
+//! Helpers shared by the integration tests, named by one name: test files
+//! `use crate::support;` and call `support::run`, `support::bashes()`, or a
+//! module of them (`support::http::Server`).
 //!
 //! * [`matrix`] — the shells to run under, and skipping loudly when a shell,
 //!   a tool or root is missing.
@@ -23,3 +23,20 @@ pub mod world;
 pub use matrix::*;
 pub use output::*;
 pub use world::*;
+
+/// One `#[test]` per row of a table, so that a failure's test name names
+/// its case: `cases! { check; name => (a, b), ... }` expands each row to
+/// `#[test] fn name() { check(a, b) }`. A table's rows go in a `mod`
+/// named after the test they replace (`cargo test --test it that_name::`
+/// still runs them all).
+macro_rules! cases {
+    ($check:expr; $($name:ident => ($($arg:expr),* $(,)?)),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                $check($($arg),*);
+            }
+        )*
+    };
+}
+pub(crate) use cases;
