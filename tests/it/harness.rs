@@ -506,7 +506,7 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
             check_boot_py(&d, argv, vars, &capture, ctx, state);
         }
         Harness::Nooa => {
-            let state = ("nooa-state", serde_json::Value::Null);
+            let state = ("nooa-state", "nooa".into());
             check_boot_py(&d, argv, vars, &capture, ctx, state);
         }
     }
