@@ -250,7 +250,10 @@ fn finish_call(tool: &Tool) -> Option<ToolCall> {
     if tool.name == "finish" && props.contains_key("reason") {
         args.insert("reason".into(), json!(DONE_TEXT));
     } else if tool.name == "return_result" && props.contains_key("result") {
-        args.insert("result".into(), result_value(&props["result"], &tool.schema, 0));
+        args.insert(
+            "result".into(),
+            result_value(&props["result"], &tool.schema, 0),
+        );
     } else {
         return None;
     }
@@ -667,7 +670,9 @@ mod tests {
         assert_eq!(call.name, "execute_python");
         assert_eq!(
             call.arguments["code"],
-            json!("with open(\"/o/d.txt\", \"w\", encoding=\"utf-8\", newline=\"\") as f:\n    f.write(\"a\\\"b\")\n")
+            json!(
+                "with open(\"/o/d.txt\", \"w\", encoding=\"utf-8\", newline=\"\") as f:\n    f.write(\"a\\\"b\")\n"
+            )
         );
         c.has_tool_result = true;
         let Decision::Tool(call) = decide(&c, &Directives::default()) else {

@@ -1977,7 +1977,10 @@ fn nooa_transcript_from_the_real_cli() {
     // The fake model's cell: its output is NOOA's PythonOutput message.
     let cell = snap.sessions[0].messages[6].parts[0].clone();
     let out = serde_json::to_value(&cell).unwrap().to_string();
-    assert!(out.contains("PythonOutput(tool_call_id='call_shforge_1'"), "{out}");
+    assert!(
+        out.contains("PythonOutput(tool_call_id='call_shforge_1'"),
+        "{out}"
+    );
     let inner = take(kind, &fixture("nooa").join("nooa-state")).unwrap();
     assert_eq!(inner.summary, snap.summary);
 
@@ -2010,7 +2013,13 @@ fn nooa_transcript_from_the_real_cli() {
         (foreign.clone(), "not a NOOA transcript"),
     ] {
         let o = shforge(&["nooa", "--dir", dir.to_str().unwrap()]);
-        assert_eq!(o.status.code(), Some(2), "{}: {}", dir.display(), stderr(&o));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            dir.display(),
+            stderr(&o)
+        );
         assert!(o.stdout.is_empty());
         assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
     }
