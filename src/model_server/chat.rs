@@ -103,3 +103,22 @@ pub fn reply(conv: &Conversation, decision: &Decision, ctx: &Ctx, body: &Value) 
     events.push("data: [DONE]\n\n".to_owned());
     Body::Sse(events)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nooa_prefill_result_is_not_a_tool_result_of_the_model() {
+        let body = |id: &str| {
+            json!({"messages": [
+                {"role": "user", "content": "shforge-token=t"},
+                {"role": "assistant", "tool_calls": [{"id": id, "type": "function",
+                    "function": {"name": "execute_python", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": id, "content": "status: complete"}
+            ]})
+        };
+        assert!(!conversation(&body("prefill_fa20063a")).has_tool_result);
+        assert!(conversation(&body("call_shforge_1")).has_tool_result);
+    }
+}
