@@ -365,7 +365,8 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         Harness::Hermes => return Ok(()),
         // No reader yet for Stirrup's transcript.json: its outputs are read instead.
         Harness::Stirrup => return Ok(()),
-        // Nor for NOOA's transcript.json.
+        // NOOA's transcript.json has a reader (`shforge snapshot nooa`),
+        // not scanned for outcome causes yet: its outputs are read instead.
         Harness::Nooa => return Ok(()),
     };
     // No session yet: the CLI never ran, or died before writing one. The
