@@ -80,6 +80,22 @@ const SCRIPT_FILES: &[(&str, &str)] = &[
         include_str!("../installers/bundles/stirrup/leave-out"),
     ),
     (
+        "bundles/nooa/requirements.txt",
+        include_str!("../installers/bundles/nooa/requirements.txt"),
+    ),
+    (
+        "bundles/nooa/boot.py",
+        include_str!("../installers/bundles/nooa/boot.py"),
+    ),
+    (
+        "bundles/nooa/python",
+        include_str!("../installers/bundles/nooa/python"),
+    ),
+    (
+        "bundles/nooa/leave-out",
+        include_str!("../installers/bundles/nooa/leave-out"),
+    ),
+    (
         "python-runtime/build.sh",
         include_str!("../installers/python-runtime/build.sh"),
     ),

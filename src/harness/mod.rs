@@ -131,11 +131,14 @@ pub enum Harness {
     /// Stirrup (its bundle's boot.py: one headless Agent session), on the
     /// portable Python 3.13 runtime.
     Stirrup,
+    /// NOOA (its bundle's boot.py: one headless CodingAgent turn), on the
+    /// portable Python 3.13 runtime.
+    Nooa,
 }
 
 /// The shipped harnesses and their spec files: the one table that names
 /// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 11] = [
+pub const SHIPPED: [(Harness, &str); 12] = [
     (
         Harness::ClaudeCode,
         include_str!("../../harnesses/claude-code.toml"),
@@ -165,6 +168,7 @@ pub const SHIPPED: [(Harness, &str); 11] = [
         Harness::Stirrup,
         include_str!("../../harnesses/stirrup.toml"),
     ),
+    (Harness::Nooa, include_str!("../../harnesses/nooa.toml")),
 ];
 
 /// The shipped specs, parsed once (a unit test proves each parses).
@@ -183,7 +187,7 @@ fn shipped() -> &'static [HarnessDef] {
 
 impl Harness {
     /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 11] = [
+    pub const ALL: [Harness; 12] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
         Harness::Kilo,
@@ -195,6 +199,7 @@ impl Harness {
         Harness::Cline,
         Harness::Hermes,
         Harness::Stirrup,
+        Harness::Nooa,
     ];
 
     /// Its spec, parsed.

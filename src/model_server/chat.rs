@@ -11,7 +11,7 @@ pub fn conversation(body: &Value) -> Conversation {
     for msg in body["messages"].as_array().into_iter().flatten() {
         match msg["role"].as_str() {
             Some("user") => conv.user_texts.extend(texts_of(&msg["content"])),
-            Some("tool" | "function") => conv.has_tool_result = true,
+            Some("tool" | "function") if !is_prefill(msg) => conv.has_tool_result = true,
             _ => {}
         }
     }
@@ -22,6 +22,15 @@ pub fn conversation(body: &Value) -> Conversation {
     let defs = tools.map(|t| &t["function"]).chain(functions);
     conv.tools.extend(defs.filter_map(openai_function));
     conv
+}
+
+/// NOOA's CodeAct runs a cell of its own before the first model call (an
+/// `execute_python` call with the id `prefill_…`, printing the task's
+/// inputs): its result answers no call the model made.
+fn is_prefill(msg: &Value) -> bool {
+    msg["tool_call_id"]
+        .as_str()
+        .is_some_and(|id| id.starts_with("prefill_"))
 }
 
 /// The answer, whole or as `chat.completion.chunk` events.
@@ -93,4 +102,23 @@ pub fn reply(conv: &Conversation, decision: &Decision, ctx: &Ctx, body: &Value) 
     }
     events.push("data: [DONE]\n\n".to_owned());
     Body::Sse(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nooa_prefill_result_is_not_a_tool_result_of_the_model() {
+        let body = |id: &str| {
+            json!({"messages": [
+                {"role": "user", "content": "shforge-token=t"},
+                {"role": "assistant", "tool_calls": [{"id": id, "type": "function",
+                    "function": {"name": "execute_python", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": id, "content": "status: complete"}
+            ]})
+        };
+        assert!(!conversation(&body("prefill_fa20063a")).has_tool_result);
+        assert!(conversation(&body("call_shforge_1")).has_tool_result);
+    }
 }

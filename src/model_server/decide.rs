@@ -3,12 +3,16 @@
 //!
 //! 1. The conversation holds a tool result → the text `done`, or, when a
 //!    finish-style tool is offered (named `finish`, with a `reason`
-//!    argument: Stirrup's, whose agent loop ends only through it), one call
-//!    of it with the reason `done`.
+//!    argument: Stirrup's, whose agent loop ends only through it; or named
+//!    `return_result`, with a `result` argument: NOOA's), one call of it
+//!    with the reason `done` (a `result` object gets its required fields:
+//!    enums their first value, strings `done`).
 //! 2. No tools were offered (a title request, a plain chat) → a short text.
 //! 3. Otherwise exactly one tool call that writes the token to the target,
 //!    through a write-style tool (`path` + `content`) or a shell-style tool
-//!    (`command`/`cmd` running `printf '%s' TOKEN > TARGET`), with argument
+//!    (`command`/`cmd` running `printf '%s' TOKEN > TARGET`), or else a
+//!    Python-style tool (`execute_python` + `code`: NOOA's CodeAct cell,
+//!    Python that writes the token), with argument
 //!    names read from the tool's own JSON schema. The token and target come
 //!    from the user text, else the server's defaults, else [`DEFAULT_TOKEN`]
 //!    and [`DEFAULT_TARGET`]. Without a usable tool, the answer is `done` and
@@ -181,9 +185,11 @@ pub fn decide(conv: &Conversation, defaults: &Directives) -> Decision {
         .unwrap_or(DEFAULT_TARGET);
     let writer = conv.tools.iter().find_map(WriteTool::of);
     let shell = conv.tools.iter().find_map(ShellTool::of);
+    let python = conv.tools.iter().find_map(python_call(token, target));
     let call = match (d.prefer, writer, shell) {
         (Some(Prefer::Shell), _, Some(s)) | (_, None, Some(s)) => s.call(token, target),
         (_, Some(w), _) => Ok(w.call(token, target)),
+        (_, None, None) if python.is_some() => Ok(python.expect("checked")),
         (_, None, None) => {
             return Decision::Done {
                 reason: format!(
@@ -235,18 +241,85 @@ const SHELL_NAMES: &[&str] = &[
 ];
 
 /// A call of a finish-style tool (`finish` with a `reason` property), whose
-/// other required arguments get their placeholders (Stirrup's `paths`: `[]`).
+/// other required arguments get their placeholders (Stirrup's `paths`: `[]`),
+/// or `return_result` with a `result` property (NOOA's CodeAct), whose
+/// value is built from its schema by [`result_value`].
 fn finish_call(tool: &Tool) -> Option<ToolCall> {
-    if tool.name != "finish" || !properties(&tool.schema)?.contains_key("reason") {
+    let props = properties(&tool.schema)?;
+    let mut args = Map::new();
+    if tool.name == "finish" && props.contains_key("reason") {
+        args.insert("reason".into(), json!(DONE_TEXT));
+    } else if tool.name == "return_result" && props.contains_key("result") {
+        args.insert(
+            "result".into(),
+            result_value(&props["result"], &tool.schema, 0),
+        );
+    } else {
         return None;
     }
-    let mut args = Map::new();
-    args.insert("reason".into(), json!(DONE_TEXT));
     fill_required(&tool.schema, &mut args);
     Some(ToolCall {
         name: tool.name.clone(),
         arguments: args,
     })
+}
+
+/// A value for a `return_result`'s `result` schema: a `$ref` is followed
+/// into the tool schema's `$defs` (a few levels at most), an enum gives its
+/// first value, an object its required properties, a string `done`.
+fn result_value(schema: &Value, root: &Value, depth: usize) -> Value {
+    if let Some(name) = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+    {
+        return match root.get("$defs").and_then(|d| d.get(name)) {
+            Some(def) if depth < 8 => result_value(def, root, depth + 1),
+            _ => Value::Null,
+        };
+    }
+    if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
+        return first.clone();
+    }
+    if let Some(props) = properties(schema) {
+        let mut obj = Map::new();
+        let required = schema.get("required").and_then(Value::as_array);
+        for name in required.into_iter().flatten().filter_map(Value::as_str) {
+            let prop = props.get(name).unwrap_or(&Value::Null);
+            obj.insert(name.to_owned(), result_value(prop, root, depth + 1));
+        }
+        return Value::Object(obj);
+    }
+    if type_is(schema, "string") {
+        return json!(DONE_TEXT);
+    }
+    placeholder("result", schema)
+}
+
+/// A Python-style tool (`execute_python`, or a name with `python`, with a
+/// `code` property: NOOA's CodeAct cell): a call whose code writes exactly
+/// the token to the target. Both are JSON string literals, which Python
+/// reads as the same strings.
+fn python_call<'a>(token: &'a str, target: &'a str) -> impl Fn(&Tool) -> Option<ToolCall> + 'a {
+    move |tool| {
+        if !tool.name.to_ascii_lowercase().contains("python")
+            || !properties(&tool.schema)?.contains_key("code")
+        {
+            return None;
+        }
+        let code = format!(
+            "with open({}, \"w\", encoding=\"utf-8\", newline=\"\") as f:\n    f.write({})\n",
+            json!(target),
+            json!(token)
+        );
+        let mut args = Map::new();
+        args.insert("code".into(), json!(code));
+        fill_required(&tool.schema, &mut args);
+        Some(ToolCall {
+            name: tool.name.clone(),
+            arguments: args,
+        })
+    }
 }
 
 fn properties(schema: &Value) -> Option<&Map<String, Value>> {
@@ -568,6 +641,48 @@ mod tests {
         assert_eq!(call.name, "finish");
         assert_eq!(call.arguments["reason"], json!("done"));
         assert_eq!(call.arguments["paths"], json!([]));
+    }
+
+    #[test]
+    fn nooa_writes_in_python_then_returns_its_result() {
+        let tools = vec![
+            tool(
+                "execute_python",
+                json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}),
+            ),
+            tool(
+                "return_result",
+                json!({"$defs": {
+                    "RespondReason": {"enum": ["DONE", "NEED_INPUT"], "type": "string"},
+                    "RespondResult": {"type": "object", "properties": {
+                        "kind": {"$ref": "#/$defs/RespondReason"},
+                        "explanation": {"type": "string", "minLength": 1}
+                    }, "required": ["kind", "explanation"]}},
+                    "type": "object",
+                    "properties": {"result": {"$ref": "#/$defs/RespondResult"}},
+                    "required": ["result"]}),
+            ),
+        ];
+        let mut c = conv(tools, "shforge-token=a\"b shforge-target=/o/d.txt");
+        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
+            panic!("expected a tool call");
+        };
+        assert_eq!(call.name, "execute_python");
+        assert_eq!(
+            call.arguments["code"],
+            json!(
+                "with open(\"/o/d.txt\", \"w\", encoding=\"utf-8\", newline=\"\") as f:\n    f.write(\"a\\\"b\")\n"
+            )
+        );
+        c.has_tool_result = true;
+        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
+            panic!("expected the return_result call");
+        };
+        assert_eq!(call.name, "return_result");
+        assert_eq!(
+            call.arguments["result"],
+            json!({"kind": "DONE", "explanation": "done"})
+        );
     }
 
     #[test]

@@ -365,6 +365,9 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         Harness::Hermes => return Ok(()),
         // No reader yet for Stirrup's transcript.json: its outputs are read instead.
         Harness::Stirrup => return Ok(()),
+        // NOOA's transcript.json has a reader (`shforge snapshot nooa`),
+        // not scanned for outcome causes yet: its outputs are read instead.
+        Harness::Nooa => return Ok(()),
     };
     // No session yet: the CLI never ran, or died before writing one. The
     // snapshot readers refuse such a dir as foreign input (it has no

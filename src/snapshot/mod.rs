@@ -24,6 +24,7 @@ mod codex;
 mod gemini;
 mod hermes;
 mod jsonl;
+mod nooa;
 mod pi;
 mod qwen;
 mod signal;
@@ -65,6 +66,8 @@ pub enum Kind {
     Hermes,
     /// Stirrup: `stirrup-state/transcript.json` (written by its boot.py).
     Stirrup,
+    /// NOOA: `nooa-state/transcript.json` (written by its boot.py).
+    Nooa,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -88,7 +91,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -99,6 +102,7 @@ impl Kind {
         Kind::Cline,
         Kind::Hermes,
         Kind::Stirrup,
+        Kind::Nooa,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -114,6 +118,7 @@ impl Kind {
             Kind::Cline => "cline",
             Kind::Hermes => "hermes",
             Kind::Stirrup => "stirrup",
+            Kind::Nooa => "nooa",
         }
     }
 
@@ -127,7 +132,7 @@ impl Kind {
             | Kind::QwenCode
             | Kind::GeminiCli
             | Kind::Cline => SourceKind::Dir,
-            Kind::Hermes | Kind::Stirrup => SourceKind::Dir,
+            Kind::Hermes | Kind::Stirrup | Kind::Nooa => SourceKind::Dir,
         }
     }
 }
@@ -502,6 +507,7 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
         Kind::Stirrup => {
             jsonl::read_with(dir, &stirrup::LAYOUT, jsonl::read_document, stirrup::parse)?
         }
+        Kind::Nooa => jsonl::read_with(dir, &nooa::LAYOUT, jsonl::read_document, nooa::parse)?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

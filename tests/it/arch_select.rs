@@ -57,8 +57,8 @@ fn expected(name: &str, musl: bool) -> Option<(&'static str, Vec<&'static str>)>
         "openclaw" => node_cli("openclaw-bundle-2026.9.6-linux-arm64.tar.gz"),
         // Not published for arm64 at the pinned version (kilo, opencode,
         // cline: npm answers 404), or x86_64 only (the Python runtimes of
-        // hermes and stirrup).
-        "kilo" | "opencode" | "cline" | "hermes" | "stirrup" => return None,
+        // hermes, stirrup and nooa).
+        "kilo" | "opencode" | "cline" | "hermes" | "stirrup" | "nooa" => return None,
         other => panic!("{other}: a shipped harness this table does not know: add its row"),
     })
 }

@@ -206,7 +206,10 @@ fn every_profile_and_api_writes_params_config_and_capture() {
                         std::slice::from_ref(&prompt_path),
                         "{ctx}"
                     );
-                } else if h == Harness::OpenClaw || h == Harness::Hermes || h == Harness::Stirrup {
+                } else if matches!(
+                    h,
+                    Harness::OpenClaw | Harness::Hermes | Harness::Stirrup | Harness::Nooa
+                ) {
                     assert!(var(&vars, "RUNNER_STDIN").is_none(), "{ctx}");
                     let flag = ["--message-file", "--prompt-file"];
                     let i = argv
@@ -297,15 +300,17 @@ fn check_hermes(
     assert_eq!(capture["dir"], format!("{d}/hermes-home"));
 }
 
-/// Stirrup: boot.py's options carry the prompt file, the provider and the
-/// state dir (its cache and transcript, the capture); no config file, no
-/// provider variable in the environment.
-fn check_stirrup(
+/// Stirrup and NOOA: boot.py's options carry the prompt file, the provider
+/// and the state dir `STATE` (their files and transcript, the capture,
+/// read by the snapshot kind `kind`); no config file, no provider variable
+/// in the environment.
+fn check_boot_py(
     d: &str,
     argv: &[String],
     vars: &[(String, Vec<String>)],
     capture: &serde_json::Value,
     ctx: &str,
+    (state, kind): (&str, serde_json::Value),
 ) {
     let pairs = [
         ["--prompt-file".to_owned(), format!("{d}/prompt.txt")],
@@ -314,7 +319,7 @@ fn check_stirrup(
             "--base-url".to_owned(),
             "http://127.0.0.1:4321/v1".to_owned(),
         ],
-        ["--state-dir".to_owned(), format!("{d}/stirrup-state")],
+        ["--state-dir".to_owned(), format!("{d}/{state}")],
     ];
     for pair in &pairs {
         assert!(
@@ -325,8 +330,8 @@ fn check_stirrup(
     for name in ["OPENAI_BASE_URL", "OPENROUTER_API_KEY"] {
         assert!(env_of(vars, name).is_none(), "{ctx}: {name}");
     }
-    assert_eq!(capture["kind"], "stirrup");
-    assert_eq!(capture["dir"], format!("{d}/stirrup-state"));
+    assert_eq!(capture["kind"], kind, "{ctx}");
+    assert_eq!(capture["dir"], format!("{d}/{state}"));
 }
 
 /// Per-harness config and capture.json.
@@ -347,7 +352,14 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
         Harness::GeminiCli => check_gemini_cli(dir, vars, &capture, ctx),
         Harness::Cline => check_cline(api, dir, vars, &capture, ctx),
         Harness::Hermes => check_hermes(&d, argv, vars, dir, &capture, ctx),
-        Harness::Stirrup => check_stirrup(&d, argv, vars, &capture, ctx),
+        Harness::Stirrup => {
+            let state = ("stirrup-state", "stirrup".into());
+            check_boot_py(&d, argv, vars, &capture, ctx, state);
+        }
+        Harness::Nooa => {
+            let state = ("nooa-state", "nooa".into());
+            check_boot_py(&d, argv, vars, &capture, ctx, state);
+        }
     }
     no_secret_written(dir, ctx);
 }

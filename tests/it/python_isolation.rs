@@ -1,4 +1,4 @@
-//! The task's Python never reaches a Python harness (Hermes, Stirrup), and
+//! The task's Python never reaches a Python harness (Hermes, Stirrup, NOOA), and
 //! the harness's Python never reaches the task (issue 22, part 4): the real
 //! harness, installed from its pinned artifacts, runs a real rollout (generated supervisor + runner,
 //! `shforge fake-model-server` on 127.0.0.1) with a hostile Python world
@@ -16,6 +16,12 @@
 //! with the harness's environment, so a probe `bash` first on the task's
 //! PATH writes `command -v python3` when its parent is the install's
 //! boot.py, then execs /bin/bash.
+//!
+//! "During" for NOOA: not probed. The fake model's cell is Python run in
+//! NOOA's own process (`open(...).write(...)`), so no shell starts; NOOA's
+//! shell tool, when a model uses it, is `/bin/bash --norc --noprofile` by
+//! absolute path with boot.py's environment (PATH the task's), which no
+//! PATH probe can stand in front of. Said loudly in each NOOA rollout.
 //!
 //! "During" for Hermes: its terminal tool captures a login-shell snapshot
 //! (`bash -l`, HOME the session's own `home/`) that the tool's command
@@ -96,6 +102,23 @@ const STIRRUP: Py = Py {
         "ssl.py",
     ],
     title: "Stirrup",
+};
+
+const NOOA: Py = Py {
+    harness: Harness::Nooa,
+    name: "nooa",
+    version: "3.13",
+    shadows: &[
+        "sitecustomize.py",
+        "usercustomize.py",
+        "nooa.py",
+        "nooa/__init__.py",
+        "nooa_cli/__init__.py",
+        "litellm.py",
+        "dotenv.py",
+        "ssl.py",
+    ],
+    title: "NOOA",
 };
 
 /// The hostile things of one rollout.
@@ -610,6 +633,40 @@ fn bash_probe(w: &World) -> PathBuf {
     dir
 }
 
+/// NOOA's and litellm's own settings, all at the decoy: the provider
+/// variables, a model registry aliasing the session's model to the decoy
+/// (NEMO_OO_LLM_CONFIG), NOOA's user and project dirs, its tracing
+/// endpoint, litellm's cost-map URL and .env mode, tiktoken's cache dir.
+fn nooa_hostile_env(w: &World, decoy: &Server, env: &mut Vec<(String, String)>) {
+    let registry = w.t.join("hostile-llm-config.yaml");
+    write(
+        &registry,
+        &format!(
+            "models:\n  fake-model:\n    model_name: openai/evil-model\n    api_base: {}/v1\n\
+             \x20   api_key_env: OPENROUTER_API_KEY\n",
+            decoy.url
+        ),
+    );
+    let trap = |s: &str| w.trap.join(s).display().to_string();
+    let url = |p: &str| format!("{}{p}", decoy.url);
+    let vars = [
+        ("OPENAI_BASE_URL", url("/v1")),
+        ("OPENAI_API_BASE", url("/v1")),
+        ("OPENROUTER_API_KEY", "sk-evil".into()),
+        ("NEMO_OO_LLM_CONFIG", registry.display().to_string()),
+        ("NEMO_OO_USER_DIR", trap("nooa-user")),
+        ("NEMO_OO_PROJECT_DIR", trap("nooa-project")),
+        ("NEMO_OO_SETTINGS", trap("settings.yaml")),
+        ("NEMO_OO_RICH_URL", url("/rich")),
+        ("OTLP_ENDPOINT", url("/v1/traces")),
+        ("LITELLM_MODE", "DEV".into()),
+        ("LITELLM_LOCAL_MODEL_COST_MAP", "False".into()),
+        ("LITELLM_MODEL_COST_MAP_URL", url("/cost-map.json")),
+        ("CUSTOM_TIKTOKEN_CACHE_DIR", trap("tiktoken")),
+    ];
+    env.extend(vars.into_iter().map(|(k, v)| (k.to_owned(), v)));
+}
+
 /// Install the harness, build the hostile world, run one events-mode rollout
 /// through the supervisor and runner (a clean environment but for `env`).
 fn run_rollout(py: &'static Py, case: &'static str, hostile: &Hostile) -> Option<Ran> {
@@ -622,6 +679,9 @@ fn run_rollout(py: &'static Py, case: &'static str, hostile: &Hostile) -> Option
     let server = Server::start(&w.t.join("requests.jsonl"));
     let decoy = Server::start(&w.t.join("decoy.jsonl"));
     let mut env = task_env(&w, hostile, &decoy);
+    if py.harness == Harness::Nooa && hostile.env {
+        nooa_hostile_env(&w, &decoy, &mut env);
+    }
     if py.harness == Harness::Stirrup {
         let probe = bash_probe(&w);
         env[0].1 = format!("{}:{}", probe.display(), env[0].1);
@@ -711,6 +771,11 @@ fn check_outcome(r: &Ran, c: &mut Checks) {
         decoyed.is_empty(),
         || format!("{decoyed:?}"),
     );
+    if r.w.py.harness == Harness::Nooa {
+        // Not even a trace, a cost map or a probe (logged as `other`).
+        let log = std::fs::read_to_string(&r.decoy.log).unwrap_or_default();
+        c.check("no request at all at the decoy", log.is_empty(), || log);
+    }
 }
 
 /// The isolation checks: nothing hostile ran or was imported, nothing
@@ -747,6 +812,14 @@ fn check_isolation(r: &Ran, c: &mut Checks) {
     });
     let during = std::fs::read_to_string(&w.probe).unwrap_or_default();
     let during = during.trim();
+    if w.py.harness == Harness::Nooa {
+        // No shell runs (the module doc says why): nothing to probe.
+        common::loud(&format!(
+            "{}: python3 during not probed: NOOA's cell is in-process Python",
+            r.case
+        ));
+        return;
+    }
     c.check(
         "python3 during (the harness's shell tool) is the task's own",
         (during == before || during == login) && !inside(during),
@@ -838,6 +911,33 @@ fn stirrup_ignores_impostors_python_uv_pip_variables_and_customize_modules() {
 }
 
 #[test]
+fn nooa_ignores_impostors_python_uv_pip_nooa_litellm_variables_and_customize_modules() {
+    // As Stirrup's, plus NOOA's registry, dirs and tracing endpoint and
+    // litellm's settings of the environment, all at the decoy.
+    rollout(
+        &NOOA,
+        "environment",
+        Hostile {
+            impostors: true,
+            env: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+#[test]
+fn nooa_ignores_python_project_files_dotenv_and_shadows_in_workdir_and_parent() {
+    rollout(
+        &NOOA,
+        "files",
+        Hostile {
+            files: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+#[test]
 fn stirrup_ignores_python_project_files_dotenv_and_shadows_in_workdir_and_parent() {
     rollout(
         &STIRRUP,
@@ -874,6 +974,19 @@ fn stirrup_boot_refuses_an_unusable_prompt_file_with_one_line() {
         "/nonexistent/stirrup-state",
     ];
     boot_refuses_an_unusable_prompt_file(&STIRRUP, &rest);
+}
+
+#[test]
+fn nooa_boot_refuses_an_unusable_prompt_file_with_one_line() {
+    let rest = [
+        "--model",
+        "fake-model",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--state-dir",
+        "/nonexistent/nooa-state",
+    ];
+    boot_refuses_an_unusable_prompt_file(&NOOA, &rest);
 }
 
 /// boot.py reads `--prompt-file` as the runner reads RUNNER_ARG_FILE: a
@@ -937,6 +1050,11 @@ fn stirrup_reads_no_openssl_config_of_the_image() {
     reads_no_openssl_config_of_the_image(&STIRRUP);
 }
 
+#[test]
+fn nooa_reads_no_openssl_config_of_the_image() {
+    reads_no_openssl_config_of_the_image(&NOOA);
+}
+
 fn reads_no_openssl_config_of_the_image(py: &Py) {
     let Some(entry) = installed(py, "openssl config") else {
         return;
@@ -985,6 +1103,11 @@ fn hermes_python_looks_only_inside_the_install() {
 #[test]
 fn stirrup_python_looks_only_inside_the_install() {
     python_looks_only_inside_the_install(&STIRRUP);
+}
+
+#[test]
+fn nooa_python_looks_only_inside_the_install() {
+    python_looks_only_inside_the_install(&NOOA);
 }
 
 fn python_looks_only_inside_the_install(py: &'static Py) {

@@ -1960,3 +1960,101 @@ fn stirrup_transcript_from_the_real_cli() {
         assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
     }
 }
+
+/// NOOA's `nooa-state/transcript.json` (written by its boot.py), from the
+/// real NOOA (fixtures `nooa/`: NOOA's prefill cell, the fake model's
+/// `execute_python` cell, then `return_result` with `done`;
+/// `nooa-midtool/` (KILL) and `nooa-killed/` (TERM) while the cell blocked
+/// opening a FIFO: the last save holds the call without its result). A
+/// foreign or empty dir is exit 2 naming `nooa-state/transcript.json`.
+#[test]
+fn nooa_transcript_from_the_real_cli() {
+    let kind = Kind::Nooa;
+    let before = state(&fixture("nooa"));
+    let snap = take(kind, &fixture("nooa")).unwrap();
+    assert_eq!(state(&fixture("nooa")), before, "fixture changed");
+    assert_eq!(snap.harness, "nooa");
+    assert_eq!((snap.summary.sessions, snap.summary.messages), (1, 11));
+    let roles: Vec<&str> = snap.sessions[0]
+        .messages
+        .iter()
+        .map(|m| m.role.as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "user",
+            "assistant",
+            "tool",
+            "user",
+            "user",
+            "assistant",
+            "tool"
+        ]
+    );
+    let completed = ToolStatus::Completed;
+    assert_eq!(
+        tools(&snap),
+        [
+            ("execute_python".to_owned(), completed),
+            ("execute_python".to_owned(), completed),
+            ("return_result".to_owned(), completed)
+        ]
+    );
+    // The turn's explanation is the answer; the model is the client's.
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    assert_eq!(snap.sessions[0].agent.model.as_deref(), Some("fake-model"));
+    // The fake model's cell: its output is NOOA's PythonOutput message.
+    let cell = snap.sessions[0].messages[6].parts[0].clone();
+    let out = serde_json::to_value(&cell).unwrap().to_string();
+    assert!(
+        out.contains("PythonOutput(tool_call_id='call_shforge_1'"),
+        "{out}"
+    );
+    let inner = take(kind, &fixture("nooa").join("nooa-state")).unwrap();
+    assert_eq!(inner.summary, snap.summary);
+
+    for name in ["nooa-midtool", "nooa-killed"] {
+        let cut = take(kind, &fixture(name)).unwrap();
+        assert_eq!(cut.summary.messages, 7, "{name}");
+        assert_eq!(cut.summary.final_text, None, "{name}");
+        let last = cut.summary.tool_calls.last().unwrap();
+        assert!(last.unfinished, "{name}");
+        assert_eq!(
+            tools(&cut).last(),
+            Some(&("execute_python".to_owned(), ToolStatus::Running))
+        );
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let foreign = tmp.path().join("foreign");
+    fs::create_dir_all(foreign.join("nooa-state")).unwrap();
+    // Stirrup's transcript where NOOA's would be.
+    fs::copy(
+        fixture("stirrup/stirrup-state/transcript.json"),
+        foreign.join("nooa-state/transcript.json"),
+    )
+    .unwrap();
+    for (dir, wanted) in [
+        (empty.clone(), "holding nooa-state/transcript.json"),
+        (fixture("stirrup"), "it has no nooa-state/"),
+        (foreign.clone(), "not a NOOA transcript"),
+    ] {
+        let o = shforge(&["nooa", "--dir", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+        assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
+    }
+}

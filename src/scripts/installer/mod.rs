@@ -36,6 +36,7 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
     ),
     ("hermes", include_str!("../../../installers/hermes.toml")),
     ("kilo", include_str!("../../../installers/kilo.toml")),
+    ("nooa", include_str!("../../../installers/nooa.toml")),
     (
         "openclaw",
         include_str!("../../../installers/openclaw.toml"),
