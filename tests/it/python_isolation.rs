@@ -814,7 +814,7 @@ fn check_isolation(r: &Ran, c: &mut Checks) {
     let during = during.trim();
     if w.py.harness == Harness::Nooa {
         // No shell runs (the module doc says why): nothing to probe.
-        common::loud(&format!(
+        support::loud(&format!(
             "{}: python3 during not probed: NOOA's cell is in-process Python",
             r.case
         ));
