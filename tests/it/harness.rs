@@ -1237,8 +1237,10 @@ fn hostile_model_stays_data_with(h: Harness, key_env: &str, dotenv: &[(&str, &st
     );
     assert!(made.status.success(), "{h}: {made:?}");
     let run = support::run({
+        // A guard against a hang, not a time limit: Kilo took over 120 s
+        // to its first request at a load of 160.
         let mut c = Command::new("timeout");
-        c.arg("120")
+        c.arg("400")
             .arg("bash")
             .arg(support::root().join("generated/harness_runner.sh"))
             .arg(session.join("params.sh"))
