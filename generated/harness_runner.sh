@@ -49,8 +49,9 @@
 # it), in both modes: in events mode the runner ignores TERM, INT and HUP,
 # records until the CLI's output ends and passes the CLI's status on. 125
 # when the runner fails (bad parameters, bad cwd, setup failed or exited, a
-# redirection failed, events not written, no dd or sed for events mode);
-# 126 when the CLI is not executable; 127 when it is not found.
+# redirection failed, events not written, no dd, sed, tr, mktemp or rm (or
+# no private directory) for events mode); 126 when the CLI is not
+# executable; 127 when it is not found.
 
 # Functions inherited from the environment (BASH_FUNC_exec%%, BASH_FUNC_cd%%,
 # or any name bash 3.2 imports) are removed first, before this script
@@ -578,11 +579,17 @@ launch_cli() {
 # them. The directory (mktemp -d, under TMPDIR) is removed when the
 # recording ends; a recorder killed by SIGKILL leaves it behind.
 events_tools() {
-    local pl_found pl_seen et_tool
-    for et_tool in dd sed tr mktemp rm; do
-        path_lookup "$et_tool" || fail 125 "events mode needs $et_tool on PATH; the CLI was not started"
-        eval "${et_tool}_bin=\$pl_found"
-    done
+    local pl_found pl_seen
+    events_tool dd
+    dd_bin=$pl_found
+    events_tool sed
+    sed_bin=$pl_found
+    events_tool tr
+    tr_bin=$pl_found
+    events_tool mktemp
+    mktemp_bin=$pl_found
+    events_tool rm
+    rm_bin=$pl_found
     sleep_bin=''
     if path_lookup sleep; then
         sleep_bin=$pl_found
@@ -592,10 +599,15 @@ events_tools() {
         fail 125 "events mode needs a private directory (mktemp -d failed under TMPDIR); the CLI was not started"
 }
 
+# events_tool NAME: NAME on the PATH, in pl_found, or stop with 125.
+events_tool() {
+    path_lookup "$1" || fail 125 "events mode needs $1 on PATH; the CLI was not started"
+}
+
 # record_events EPOCH AT: read the CLI's stdout and write one event line per
 # line, stamped when the recorder read its first byte. Runs in its own
-# subshell, under the C locale (exported: sed and tr see every byte as one
-# character, whatever the user's locale). Without $EPOCHREALTIME (bash <
+# subshell, under the C locale (given to sed and tr too: they see every
+# byte as one character, whatever the user's locale). Without $EPOCHREALTIME (bash <
 # 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
 # AT) plus SECONDS: no fork per line. TERM, INT and HUP are ignored here
 # (and so in dd, sed, tr and sleep): a stop of the process group must not
@@ -603,7 +615,7 @@ events_tools() {
 record_events() {
     local re_epoch=$1 re_at=$2 re_stamp='' re_status
     trap '' TERM INT HUP
-    export LC_ALL=C
+    LC_ALL=C
     if new_bash; then
         record_blocks 65536
         return
@@ -653,7 +665,7 @@ record_chunks() {
     cd "$re_dir" || return 1
     chunk_script
     while :; do
-        "$dd_bin" bs=65536 count=1 2>records | "$tr_bin" -d '\000' >chunk
+        "$dd_bin" bs=65536 count=1 2>records | LC_ALL=C "$tr_bin" -d '\000' >chunk
         [[ ${PIPESTATUS[0]}${PIPESTATUS[1]} == 00 ]] || return 1
         # dd read nothing: the output has ended.
         [[ -s chunk ]] || break
@@ -666,7 +678,7 @@ record_chunks() {
             p) rc_first="1!s/^/$re_stamp	/" ;;
             *) rc_first=$'1s/^/\r/\n'"1!s/^/$re_stamp	/" ;;
         esac
-        "$sed_bin" "$rc_head$rc_first$rc_tail" chunk || return 1
+        LC_ALL=C "$sed_bin" "$rc_head$rc_first$rc_tail" chunk || return 1
         rc_open=''
         read -r rc_open <flag
         rc_records=''
@@ -689,6 +701,7 @@ record_chunks() {
 # the file "flag" by way of the hold space (no pattern runs over the line).
 chunk_script() {
     local cr=$'\r'
+    # shellcheck disable=SC2016 # sed's $ (the last line), not bash's
     rc_head='$s/x$//
 ${
 /^$/d
