@@ -605,10 +605,11 @@ events_tool() {
 }
 
 # record_events EPOCH AT: read the CLI's stdout and write one event line per
-# line, stamped when the recorder read its first byte. Runs in its own
+# line, stamped when the recorder read it (record_chunks: the chunk of its
+# first byte; record_blocks: the block that ends it). Runs in its own
 # subshell, under the C locale (given to sed and tr too: they see every
-# byte as one character, whatever the user's locale). Without $EPOCHREALTIME (bash <
-# 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
+# byte as one character, whatever the user's locale). Without
+# $EPOCHREALTIME (bash < 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
 # AT) plus SECONDS: no fork per line. TERM, INT and HUP are ignored here
 # (and so in dd, sed, tr and sleep): a stop of the process group must not
 # lose output the CLI already wrote.
