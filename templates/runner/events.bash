@@ -65,10 +65,11 @@ new_bash() {
 # these releases every expansion of a 64 KiB string costs milliseconds (a
 # copy and a quoting pass per byte; see docs/portability.md). So dd reads
 # the pipe, one read(2) of up to 64 KiB (what the pipe holds), blocking
-# until output comes or ends; tr drops its NUL bytes (bash 5 drops them in
-# `read`: every bash writes the same events) into the regular file "chunk"
-# of the recorder's directory: no timed read, no busy wait, and no fork per
-# line, since a chunk holds every line that has arrived. Then the time is
+# until output comes or ends, into the file "read" of the recorder's
+# directory; tr drops its NUL bytes (bash 5 drops them in `read`: every
+# bash writes the same events) into the file "chunk": no timed read, no
+# busy wait, and no fork per line, since a chunk holds every line that has
+# arrived. Then the time is
 # taken, and sed (chunk_script) writes the chunk's lines into the events
 # file itself, stamped: three processes per chunk, whatever its lines. (A
 # tr for the whole stream would hold output back: GNU tr buffers what it
@@ -87,15 +88,20 @@ new_bash() {
 # that prints a line at a time then costs at most 20 chunks a second, and
 # every line is stamped within 0.05 s and one chunk of its arrival.
 record_chunks() {
-    local rc_open='' rc_first rc_records rc_head rc_tail
+    local rc_open='' rc_first rc_head rc_tail
     cd "$re_dir" || return 1
     chunk_script
     while :; do
-        "$dd_bin" bs=65536 count=1 2>records | LC_ALL=C "$tr_bin" -d '\000' >chunk
-        [[ ${PIPESTATUS[0]}${PIPESTATUS[1]} == 00 ]] || return 1
+        "$dd_bin" bs=65536 count=1 of=read 2>records || return 1
         # dd read nothing: the output has ended.
-        [[ -s chunk ]] || break
+        [[ -s read ]] || break
         event_stamp
+        LC_ALL=C "$tr_bin" -d '\000' <read >chunk || return 1
+        if [[ ! -s chunk ]]; then
+            # NUL bytes only: nothing to write.
+            pause_after_chunk
+            continue
+        fi
         # A last byte that is no newline, so that sed sees the chunk's
         # open line (empty when the chunk ends with a newline) as a line.
         printf x >>chunk || return 1
@@ -107,14 +113,20 @@ record_chunks() {
         LC_ALL=C "$sed_bin" "$rc_head$rc_first$rc_tail" chunk || return 1
         rc_open=''
         read -r rc_open <flag
-        rc_records=''
-        read -r rc_records <records
-        if [[ $rc_records != 1+0* && -n $sleep_bin ]]; then
-            "$sleep_bin" 0.05 2>/dev/null
-        fi
+        pause_after_chunk
     done
     # The output ended inside a line: it is kept, as if it had a newline.
     [[ -z $rc_open ]] || printf '\n'
+}
+
+# pause_after_chunk: (record_chunks) 0.05 s after a chunk shorter than a
+# full block.
+pause_after_chunk() {
+    local pc_records=''
+    read -r pc_records <records
+    if [[ $pc_records != 1+0* && -n $sleep_bin ]]; then
+        "$sleep_bin" 0.05 2>/dev/null
+    fi
 }
 
 # chunk_script: (record_chunks) the sed script around the stamps, in

@@ -1761,7 +1761,8 @@ fn stamps_of(raw: &[u8]) -> Vec<f64> {
 /// each piece arriving 0.7 s after the one before (a chunk of its own): a
 /// CR at the end of a chunk before a newline (dropped), before more of the
 /// line (kept) and before another CR; a line of 200 KiB across chunks with
-/// short lines after it in its last chunk; a long line that the output ends
+/// short lines after it in its last chunk; a chunk of NUL bytes only
+/// (nothing, and the output goes on); a long line that the output ends
 /// inside, on a CR (dropped, as before a newline). The long line that
 /// begins in the first piece and ends in the third is stamped at its first
 /// byte from dd (bash < 5.0) and when it ends from `read -N` (bash 5):
@@ -1781,9 +1782,11 @@ fn events_mode_chunk_edges_and_long_line_stamps() {
         [&long[..], b"\r"].concat(),
         [b"\nafter long\nCR then text\r".as_slice()].concat(),
         b"text\nCR then CR\r".to_vec(),
+        b"\0\0\0".to_vec(),
         [b"\r\nshort 1\nshort 2\n".as_slice(), &long, b"\r"].concat(),
     ];
-    let input = pieces.concat();
+    // NUL bytes are dropped (nul_bytes_do_not_break_the_stream).
+    let input: Vec<u8> = pieces.concat().into_iter().filter(|&b| b != 0).collect();
     let want = expected_events(&input);
     for shell in &shells {
         let d = tmp();
