@@ -640,7 +640,7 @@ new_bash() {
 # these releases every expansion of a 64 KiB string costs milliseconds (a
 # copy and a quoting pass per byte; see docs/portability.md). So dd reads
 # the pipe, one read(2) of up to 64 KiB (what the pipe holds), blocking
-# until output comes or ends, into the file "read" of the recorder's
+# until output comes or ends, into the file "raw" of the recorder's
 # directory; tr drops its NUL bytes (bash 5 drops them in `read`: every
 # bash writes the same events) into the file "chunk": no timed read, no
 # busy wait, and no fork per line, since a chunk holds every line that has
@@ -667,11 +667,11 @@ record_chunks() {
     cd "$re_dir" || return 1
     chunk_script
     while :; do
-        "$dd_bin" bs=65536 count=1 of=read 2>records || return 1
+        "$dd_bin" bs=65536 count=1 of=raw 2>records || return 1
         # dd read nothing: the output has ended.
-        [[ -s read ]] || break
+        [[ -s raw ]] || break
         event_stamp
-        LC_ALL=C "$tr_bin" -d '\000' <read >chunk || return 1
+        LC_ALL=C "$tr_bin" -d '\000' <raw >chunk || return 1
         if [[ ! -s chunk ]]; then
             # NUL bytes only: nothing to write.
             pause_after_chunk
