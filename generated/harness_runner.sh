@@ -49,8 +49,9 @@
 # it), in both modes: in events mode the runner ignores TERM, INT and HUP,
 # records until the CLI's output ends and passes the CLI's status on. 125
 # when the runner fails (bad parameters, bad cwd, setup failed or exited, a
-# redirection failed, events not written, no dd or sed for events mode);
-# 126 when the CLI is not executable; 127 when it is not found.
+# redirection failed, events not written, no dd, sed, tr, mktemp or rm (or
+# no private directory) for events mode); 126 when the CLI is not
+# executable; 127 when it is not found.
 
 # Functions inherited from the environment (BASH_FUNC_exec%%, BASH_FUNC_cd%%,
 # or any name bash 3.2 imports) are removed first, before this script
@@ -572,37 +573,58 @@ launch_cli() {
     exec "${RUNNER_ARGV[@]}"
 }
 
-# events_tools: find dd and sed (and sleep, which is optional) on the PATH
-# the CLI will see, before the CLI starts: record_chunks needs them.
+# events_tools: (bash 3.2 to 4.4) find dd, sed, tr, mktemp and rm (and
+# sleep, which is optional) on the PATH the CLI will see, and make the
+# recorder's private directory, before the CLI starts: record_chunks needs
+# them. The directory (mktemp -d, under TMPDIR) is removed when the
+# recording ends; a recorder killed by SIGKILL leaves it behind.
 events_tools() {
     local pl_found pl_seen
-    path_lookup dd || fail 125 "events mode needs dd on PATH; the CLI was not started"
+    events_tool dd
     dd_bin=$pl_found
-    path_lookup sed || fail 125 "events mode needs sed on PATH; the CLI was not started"
+    events_tool sed
     sed_bin=$pl_found
+    events_tool tr
+    tr_bin=$pl_found
+    events_tool mktemp
+    mktemp_bin=$pl_found
+    events_tool rm
+    rm_bin=$pl_found
     sleep_bin=''
     if path_lookup sleep; then
         sleep_bin=$pl_found
     fi
+    re_dir=$("$mktemp_bin" -d 2>/dev/null)
+    [[ $re_dir == /* && -d $re_dir ]] ||
+        fail 125 "events mode needs a private directory (mktemp -d failed under TMPDIR); the CLI was not started"
+}
+
+# events_tool NAME: NAME on the PATH, in pl_found, or stop with 125.
+events_tool() {
+    path_lookup "$1" || fail 125 "events mode needs $1 on PATH; the CLI was not started"
 }
 
 # record_events EPOCH AT: read the CLI's stdout and write one event line per
-# line, stamped when the recorder read it. Runs in its own subshell, under
-# the C locale: every byte is one character, so each step is linear in the
-# line length whatever the user's locale. Without $EPOCHREALTIME (bash <
-# 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
+# line, stamped when the recorder read it (record_chunks: the chunk of its
+# first byte; record_blocks: the block that ends it). Runs in its own
+# subshell, under the C locale (given to sed and tr too: they see every
+# byte as one character, whatever the user's locale). Without
+# $EPOCHREALTIME (bash < 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
 # AT) plus SECONDS: no fork per line. TERM, INT and HUP are ignored here
-# (and so in dd, sed and sleep): a stop of the process group must not lose
-# output the CLI already wrote.
+# (and so in dd, sed, tr and sleep): a stop of the process group must not
+# lose output the CLI already wrote.
 record_events() {
-    local re_epoch=$1 re_at=$2 re_stamp=''
+    local re_epoch=$1 re_at=$2 re_stamp='' re_status
     trap '' TERM INT HUP
     LC_ALL=C
     if new_bash; then
         record_blocks 65536
-    else
-        record_chunks
+        return
     fi
+    record_chunks
+    re_status=$?
+    cd / && "$rm_bin" -rf -- "$re_dir"
+    return "$re_status"
 }
 
 # new_bash: bash 5.0 or later (record_blocks), else record_chunks.
@@ -610,93 +632,113 @@ new_bash() {
     ((BASH_VERSINFO[0] >= 5))
 }
 
-# record_chunks: bash 3.2 to 4.4.
+# record_chunks: bash 3.2 to 4.4. No byte of the output passes through bash.
 #
 # bash's `read` takes one system call per byte from a pipe on every
 # release (and its block reads, `read -N`, cut at NUL before 4.4, and 4.4
-# drops a byte when a timed read's timeout fires as it comes, see
-# docs/portability.md). So the
-# pipe is read by dd, one read(2) of up to 64 KiB (what the pipe holds),
-# blocking until output comes or ends: no timed read, no busy wait, and no
-# fork per line, since a chunk holds every line that has arrived. sed puts
-# a "." in front of every line of the chunk, so that splitting it on
-# newlines (one word split: the fast whole-string operation on every bash;
-# `${x//pat/rep}` takes seconds per 64 KiB on bash 3.2) keeps empty lines.
-# The command substitution drops NUL bytes on every bash (quietly from 4.4
-# on, with the warning sent to /dev/null), and the last byte it returns
-# says whether dd and sed both succeeded.
+# drops a byte when a timed read's timeout fires as it comes), and on
+# these releases every expansion of a 64 KiB string costs milliseconds (a
+# copy and a quoting pass per byte; see docs/portability.md). So dd reads
+# the pipe, one read(2) of up to 64 KiB (what the pipe holds), blocking
+# until output comes or ends, into the file "raw" of the recorder's
+# directory; tr drops its NUL bytes (bash 5 drops them in `read`: every
+# bash writes the same events) into the file "chunk": no timed read, no
+# busy wait, and no fork per line, since a chunk holds every line that has
+# arrived. Then the time is
+# taken, and sed (chunk_script) writes the chunk's lines into the events
+# file itself, stamped: three processes per chunk, whatever its lines. (A
+# tr for the whole stream would hold output back: GNU tr buffers what it
+# writes to a pipe.)
 #
-# After a chunk of less than 16 KiB the recorder pauses 0.05 s (one
-# `sleep`, when there is one): a CLI that prints a line at a time then
-# costs at most 20 chunks a second, and every line is stamped within 0.05 s
-# and one chunk of its arrival.
+# A line that a chunk does not end is written as far as it came, its stamp
+# in front (the arrival of its first byte), and the next chunk goes on with
+# it; sed tells in the file "flag" that a line is open ("p"), or that it
+# is open and its last byte so far, a CR, is held back ("c"): it goes out
+# only if the line goes on, since one CR before a newline is dropped. When
+# the output ends inside a line, the line gets its newline (its held CR is
+# dropped, as before a newline).
+#
+# After a chunk shorter than a full 64 KiB block (dd's "records in" line
+# says) the recorder pauses 0.05 s (one `sleep`, when there is one): a CLI
+# that prints a line at a time then costs at most 20 chunks a second, and
+# every line is stamped within 0.05 s and one chunk of its arrival.
 record_chunks() {
-    local re_chunk re_tail re_n re_status re_cr=''
-    local -a re_lines re_pending=()
-    set -f
+    local rc_open='' rc_first rc_head rc_tail
+    cd "$re_dir" || return 1
+    chunk_script
     while :; do
-        {
-            re_chunk=$(
-                "$dd_bin" bs=65536 count=1 2>/dev/null | "$sed_bin" 's/^/./'
-                if [[ ${PIPESTATUS[0]}${PIPESTATUS[1]} == 00 ]]; then
-                    printf x
-                else
-                    printf y
-                fi
-            )
-        } 2>/dev/null
-        re_status=${re_chunk: -1}
-        re_chunk=${re_chunk%?}
-        [[ $re_status == x ]] || return 1
+        "$dd_bin" bs=65536 count=1 of=raw 2>records || return 1
         # dd read nothing: the output has ended.
-        [[ -n $re_chunk ]] || break
+        [[ -s raw ]] || break
         event_stamp
-        [[ $re_chunk != *$'\r'* ]] || re_cr=1
-        if [[ $re_chunk != *$'\n'* ]]; then
-            # Inside a long line: the piece, without sed's mark, waits.
-            re_pending+=("${re_chunk:1}")
-        else
-            split_chunk || return 1
+        LC_ALL=C "$tr_bin" -d '\000' <raw >chunk || return 1
+        if [[ ! -s chunk ]]; then
+            # NUL bytes only: nothing to write.
+            pause_after_chunk
+            continue
         fi
-        if ((${#re_chunk} < 16384)) && [[ -n $sleep_bin ]]; then
-            "$sleep_bin" 0.05 2>/dev/null
-        fi
+        # A last byte that is no newline, so that sed sees the chunk's
+        # open line (empty when the chunk ends with a newline) as a line.
+        printf x >>chunk || return 1
+        case $rc_open in
+            '') rc_first="s/^/$re_stamp	/" ;;
+            p) rc_first="1!s/^/$re_stamp	/" ;;
+            *) rc_first=$'1s/^/\r/\n'"1!s/^/$re_stamp	/" ;;
+        esac
+        LC_ALL=C "$sed_bin" "$rc_head$rc_first$rc_tail" chunk || return 1
+        rc_open=''
+        read -r rc_open <flag
+        pause_after_chunk
     done
     # The output ended inside a line: it is kept, as if it had a newline.
-    if ((${#re_pending[@]} > 0)); then
-        re_lines=('')
-        emit_lines end || return 1
-    fi
-    return 0
+    [[ -z $rc_open ]] || printf '\n'
 }
 
-# split_chunk: (record_chunks) cut re_chunk, which holds a newline, into
-# lines and write the whole ones; a last line not yet ended waits with the
-# pieces.
-split_chunk() {
-    re_tail=''
-    [[ ${re_chunk: -1} == $'\n' ]] || re_tail=1
-    IFS=$'\n'
-    # shellcheck disable=SC2206 # split on purpose, with noglob; see above
-    re_lines=($re_chunk)
-    # The default IFS again: bash 3.2 joins "${a[@]#.}" into one word
-    # when IFS has no space.
-    IFS=$' \t\n'
-    re_lines=("${re_lines[@]#.}")
-    if [[ -n $re_tail ]]; then
-        # The chunk ends inside a line: its start waits with the pieces,
-        # once the lines before it are out.
-        re_n=$((${#re_lines[@]} - 1))
-        re_tail=${re_lines[re_n]}
-        unset "re_lines[re_n]"
-        emit_lines || return 1
-        re_pending+=("$re_tail")
-    else
-        emit_lines || return 1
+# pause_after_chunk: (record_chunks) 0.05 s after a chunk shorter than a
+# full block.
+pause_after_chunk() {
+    local pc_records=''
+    read -r pc_records <records
+    if [[ $pc_records != 1+0* && -n $sleep_bin ]]; then
+        "$sleep_bin" 0.05 2>/dev/null
     fi
 }
 
-# event_stamp: the time of the chunk just read, in re_stamp.
+# chunk_script: (record_chunks) the sed script around the stamps, in
+# rc_head and rc_tail. The last line (the chunk's open line and the "x"
+# after it) loses its x, and goes if it is empty. Then every line gets the
+# stamp (rc_first: not the first when it goes on with an open line, and a
+# held CR in front of it). A line ended in the chunk loses one CR before
+# its newline; the last line is written without a newline (sed keeps the
+# missing newline of its input), its CR held back, and "p" or "c" goes to
+# the file "flag" by way of the hold space (no pattern runs over the line).
+chunk_script() {
+    local cr=$'\r'
+    # shellcheck disable=SC2016 # sed's $ (the last line), not bash's
+    rc_head='$s/x$//
+${
+/^$/d
+}
+'
+    rc_tail="
+\$!{
+s/$cr\$//
+b
+}
+/$cr\$/{
+s/$cr\$//
+x
+s/^/c/
+w flag
+x
+b
+}
+x
+s/^/p/
+w flag
+x"
+}
+# event_stamp: the time of the chunk or block just read, in re_stamp.
 event_stamp() {
     if ((BASH_VERSINFO[0] >= 5)); then
         # shforge-allow: bash32-epoch only read when BASH_VERSINFO[0] >= 5
@@ -704,30 +746,6 @@ event_stamp() {
     else
         re_stamp=$((re_epoch + SECONDS - re_at))
     fi
-}
-
-# emit_lines: (record_chunks) write the whole lines in re_lines, the pieces of a long line
-# (re_pending, joined once: appending to one string for every chunk would
-# copy it again each time) in front of the first one. One trailing CR goes
-# from each line, tested only when a CR came at all: ${x%$'\r'} looks at
-# every byte of x. With "end": the output ended inside a line, and a last
-# line made only of NUL bytes is no line.
-emit_lines() {
-    local el_joined
-    ((${#re_lines[@]} > 0)) || return 0
-    if ((${#re_pending[@]} > 0)); then
-        local IFS=''
-        el_joined="${re_pending[*]}${re_lines[0]}"
-        IFS=$' \t\n'
-        re_pending=()
-        [[ -n $el_joined || $1 != end ]] || return 0
-        re_lines[0]=$el_joined
-    fi
-    if [[ -n $re_cr ]]; then
-        re_lines=("${re_lines[@]%$'\r'}")
-    fi
-    # shellcheck disable=SC2059 # the stamp (digits and a point) is safe in a format
-    printf "$re_stamp\t%s\n" "${re_lines[@]}"
 }
 
 # run_events: the CLI's stdout goes through record_events into RUNNER_EVENTS.
@@ -743,14 +761,14 @@ emit_lines() {
 # (`trap -` there keeps them ignored on bash 4.2); a signal the runner
 # itself got ignored stays ignored for the CLI, as in direct mode.
 run_events() {
-    local ev_epoch=0 ev_at=0 ev_opened='' ev_status
-    new_bash || events_tools
+    local ev_epoch=0 ev_at=0 ev_opened='' ev_status re_dir=''
     if ((BASH_VERSINFO[0] < 5)); then
         ev_at=$SECONDS
         ev_epoch=$(date +%s 2>/dev/null)
         case $ev_epoch in
             '' | *[!0123456789]*) fail 125 "date +%s failed: no clock for event timestamps" ;;
         esac
+        events_tools
     fi
     trap '' TERM INT HUP
     {
@@ -761,8 +779,10 @@ run_events() {
         ) | (record_events "$ev_epoch" "$ev_at")
         ev_status=("${PIPESTATUS[@]}")
     } >"$RUNNER_EVENTS"
-    [[ -n $ev_opened ]] ||
+    if [[ -z $ev_opened ]]; then
+        [[ -z $re_dir ]] || "$rm_bin" -rf -- "$re_dir"
         fail 125 "cannot open RUNNER_EVENTS '$RUNNER_EVENTS' for writing; the CLI was not started"
+    fi
     [[ ${ev_status[1]} == 0 ]] ||
         fail 125 "writing RUNNER_EVENTS '$RUNNER_EVENTS' failed (the CLI exited with status ${ev_status[0]})"
     exit "${ev_status[0]}"

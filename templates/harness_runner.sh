@@ -47,14 +47,15 @@
 # it), in both modes: in events mode the runner ignores TERM, INT and HUP,
 # records until the CLI's output ends and passes the CLI's status on. 125
 # when the runner fails (bad parameters, bad cwd, setup failed or exited, a
-# redirection failed, events not written, no dd or sed for events mode);
-# 126 when the CLI is not executable; 127 when it is not found.
+# redirection failed, events not written, no dd, sed, tr, mktemp or rm (or
+# no private directory) for events mode); 126 when the CLI is not
+# executable; 127 when it is not found.
 
 <%# The runner's parts, one job each, in the order they must run:
 runner/functions.bash clears inherited functions (before this script defines any),
 runner/params.bash reads and checks the parameter file, runner/setup.bash runs
 RUNNER_SETUP under its guards, runner/launch.bash turns a process into the CLI,
-runner/events.bash records events mode (bash 3.2 to 4.4 through dd), runner/blocks.bash
+runner/events.bash records events mode (bash 3.2 to 4.4: dd, tr, sed), runner/blocks.bash
 is its reader for bash 5.0 and later (read -N). #%>{% include "runner/functions.bash" %}
 
 # fail STATUS MESSAGE: the one way this script reports an error and stops.

@@ -1766,3 +1766,136 @@ fn arg_file_becomes_the_last_argument_byte_for_byte() {
     }
     support::report("arg_file_becomes_the_last_argument_byte_for_byte", &shells);
 }
+
+/// The stamps of the events lines, in order.
+fn stamps_of(raw: &[u8]) -> Vec<f64> {
+    raw.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let tab = l.iter().position(|&b| b == b'\t').unwrap();
+            std::str::from_utf8(&l[..tab]).unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+/// What record_chunks (bash 3.2 to 4.4) meets at the edges of its chunks,
+/// each piece arriving 0.7 s after the one before (a chunk of its own): a
+/// CR at the end of a chunk before a newline (dropped), before more of the
+/// line (kept) and before another CR; a line of 200 KiB across chunks with
+/// short lines after it in its last chunk; a chunk of NUL bytes only
+/// (nothing, and the output goes on); a long line that the output ends
+/// inside, on a CR (dropped, as before a newline). The long line that
+/// begins in the first piece and ends in the third is stamped at its first
+/// byte from dd (bash < 5.0) and when it ends from `read -N` (bash 5):
+/// either way more than a second from one of its neighbours. The
+/// recorder's private directory (under TMPDIR) is gone afterwards.
+#[test]
+fn events_mode_chunk_edges_and_long_line_stamps() {
+    let shells = common::bashes();
+    let long: Vec<u8> = b"0123456789abcdef"
+        .iter()
+        .copied()
+        .cycle()
+        .take(200 << 10)
+        .collect();
+    let pieces: Vec<Vec<u8>> = vec![
+        [b"first\nCR then newline\r".as_slice(), &long].concat(),
+        [&long[..], b"\r"].concat(),
+        [b"\nafter long\nCR then text\r".as_slice()].concat(),
+        b"text\nCR then CR\r".to_vec(),
+        b"\0\0\0".to_vec(),
+        [b"\r\nshort 1\nshort 2\n".as_slice(), &long, b"\r"].concat(),
+    ];
+    // NUL bytes are dropped (nul_bytes_do_not_break_the_stream).
+    let input: Vec<u8> = pieces.concat().into_iter().filter(|&b| b != 0).collect();
+    let want = expected_events(&input);
+    for shell in &shells {
+        let d = tmp();
+        let tmpdir = d.path().join("tmpdir");
+        std::fs::create_dir(&tmpdir).unwrap();
+        let mut argv = vec![fixture("drip.sh"), "0.7".to_owned()];
+        for (i, piece) in pieces.iter().enumerate() {
+            let f = d.path().join(format!("piece{i}"));
+            std::fs::write(&f, piece).unwrap();
+            argv.push(p(&f));
+        }
+        let events = d.path().join("events.log");
+        let file = params(
+            d.path(),
+            &json!({"RUNNER_ARGV": argv, "RUNNER_MODE": "events", "RUNNER_EVENTS": p(&events)}),
+        );
+        let what = shell.name.clone();
+        let t0 = now();
+        let out = run(
+            shell,
+            "C.UTF-8",
+            &file,
+            d.path(),
+            &[("TMPDIR", &p(&tmpdir))],
+        );
+        let t1 = now();
+        assert_eq!(code(&out), 0, "{what}: {}", err(&out));
+        let raw = std::fs::read(&events).unwrap();
+        let got = check_events(&raw, shell, t0, t1, &what);
+        assert!(
+            got == want,
+            "{what}: events differ:\n got {:?}\nwant {:?}",
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want)
+        );
+        // Lines: first, the long one, after long, ...
+        let stamps = stamps_of(&raw);
+        let (before, long_at, after) = (stamps[0], stamps[1], stamps[2]);
+        if major(shell) < 5 {
+            assert!(
+                after - long_at >= 1.0,
+                "{what}: long line stamped at its end"
+            );
+        } else {
+            assert!(
+                long_at - before >= 1.0,
+                "{what}: long line stamped at its start"
+            );
+        }
+        let left: Vec<_> = std::fs::read_dir(&tmpdir).unwrap().collect();
+        assert!(left.is_empty(), "{what}: left in TMPDIR: {left:?}");
+    }
+    common::report("events_mode_chunk_edges_and_long_line_stamps", &shells);
+}
+
+/// bash 3.2 to 4.4 need a private directory for the chunks: when mktemp
+/// cannot make one under TMPDIR, events mode stops with 125 before the CLI
+/// starts; bash 5 needs none and runs the CLI.
+#[test]
+fn events_mode_without_a_private_directory() {
+    let shells = common::bashes();
+    for shell in &shells {
+        let d = tmp();
+        let mark = d.path().join("ran");
+        let events = d.path().join("events.log");
+        let file = params(
+            d.path(),
+            &json!({
+                "RUNNER_ARGV": ["sh", "-c", "echo ran; : > \"$0\"", p(&mark)],
+                "RUNNER_MODE": "events",
+                "RUNNER_EVENTS": p(&events),
+            }),
+        );
+        let missing = p(&d.path().join("no-such-dir"));
+        let out = run(shell, "C", &file, d.path(), &[("TMPDIR", &missing)]);
+        let what = shell.name.clone();
+        if major(shell) < 5 {
+            assert_eq!(code(&out), 125, "{what}: {}", err(&out));
+            assert!(
+                err(&out).contains("mktemp -d failed"),
+                "{what}: {}",
+                err(&out)
+            );
+            assert!(!mark.exists(), "{what}: the CLI ran");
+        } else {
+            assert_eq!(code(&out), 0, "{what}: {}", err(&out));
+            assert!(mark.exists(), "{what}: the CLI did not run");
+        }
+    }
+    common::report("events_mode_without_a_private_directory", &shells);
+}
