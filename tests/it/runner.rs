@@ -1791,7 +1791,7 @@ fn stamps_of(raw: &[u8]) -> Vec<f64> {
 /// recorder's private directory (under TMPDIR) is gone afterwards.
 #[test]
 fn events_mode_chunk_edges_and_long_line_stamps() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     let long: Vec<u8> = b"0123456789abcdef"
         .iter()
         .copied()
@@ -1860,7 +1860,7 @@ fn events_mode_chunk_edges_and_long_line_stamps() {
         let left: Vec<_> = std::fs::read_dir(&tmpdir).unwrap().collect();
         assert!(left.is_empty(), "{what}: left in TMPDIR: {left:?}");
     }
-    common::report("events_mode_chunk_edges_and_long_line_stamps", &shells);
+    support::report("events_mode_chunk_edges_and_long_line_stamps", &shells);
 }
 
 /// bash 3.2 to 4.4 need a private directory for the chunks: when mktemp
@@ -1868,7 +1868,7 @@ fn events_mode_chunk_edges_and_long_line_stamps() {
 /// starts; bash 5 needs none and runs the CLI.
 #[test]
 fn events_mode_without_a_private_directory() {
-    let shells = common::bashes();
+    let shells = support::bashes();
     for shell in &shells {
         let d = tmp();
         let mark = d.path().join("ran");
@@ -1897,5 +1897,5 @@ fn events_mode_without_a_private_directory() {
             assert!(mark.exists(), "{what}: the CLI did not run");
         }
     }
-    common::report("events_mode_without_a_private_directory", &shells);
+    support::report("events_mode_without_a_private_directory", &shells);
 }
