@@ -90,9 +90,15 @@ reset_shell_state() {
 #   55  nap's pipe: this shell's timed reads, the helper's ticks
 #   56  the helper's doorbell: one empty line per command
 #   57  the lifeline's write end, in the first shell (regroup_if_needed)
-#   58  its read end: the regrouped copy, then the lifeline job only
+#   58  its read end: the regrouped job, then the lifeline job only
 #   63  bash < 4 leaves a process substitution's end here (closed)
-# Globals, set in main unless a part says otherwise:
+# Globals, set in main's phases (init_globals first) unless a part says
+# otherwise:
+#   self_pid self_pgid self_start
+#                            this shell (check_proc; $$ is the first
+#                            shell's PID in the regrouped job)
+#   regrouped entry_opts     this is the regrouped job; the caller's options
+#   subst_pids subst_starts  open_pipe's substitutions not yet seen gone
 #   receipt receipt_tmp      the receipt path and its temporary name
 #   token marker_entry       the marker and NEMO_GYM_SUPERVISOR=TOKEN
 #   cmd hpid harness_group harness_start launch_tick launch_cs

@@ -136,8 +136,9 @@ end_lifeline() {
     kill_lifeline
     read_now
     end=$((now_cs + 100))
+    # A KILLed process is gone within moments: look again soon.
     while job_running "$lifeline_pid" "$lifeline_start"; do
-        nap 0.01
+        nap 0.001
         read_now
         ((now_cs < end)) || break
     done

@@ -242,7 +242,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
         158,
     ),
     ("src/smoke/mod.rs", "rollout", 167),
-    ("templates/supervisor/main.bash", "main", 116),
     ("tests/it/harness.rs", "check_profile", 181),
     (
         "tests/it/harness_spec.rs",
