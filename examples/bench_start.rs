@@ -66,13 +66,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Wall milliseconds of one supervisor + runner run of the scripts in `dir`.
-fn supervised(
-    bash: &str,
-    dir: &Path,
-    params: &Path,
-    receipt: &Path,
-    deadline: bool,
-) -> (f64, f64) {
+fn supervised(bash: &str, dir: &Path, params: &Path, receipt: &Path, deadline: bool) -> (f64, f64) {
     let mut cmd = Command::new(bash);
     cmd.arg(dir.join("process_supervisor.sh"))
         .arg("--receipt")
@@ -97,8 +91,12 @@ fn run(bash: &str, rounds: usize, dirs: &[PathBuf], tmp: &Path, deadline: bool) 
     let receipt = tmp.join("receipt.json");
     let (mut floor, mut floor_cpu) = (vec![], vec![]);
     let n = dirs.len();
-    let (mut both, mut alone, mut ratio, mut cpu) =
-        (vec![vec![]; n], vec![vec![]; n], vec![vec![]; n], vec![vec![]; n]);
+    let (mut both, mut alone, mut ratio, mut cpu) = (
+        vec![vec![]; n],
+        vec![vec![]; n],
+        vec![vec![]; n],
+        vec![vec![]; n],
+    );
     for _ in 0..rounds {
         let (f, fc) = ms(Command::new(bash).args(["-c", "true"]), "bash -c true");
         floor.push(f);
@@ -166,7 +164,11 @@ fn main() {
         }
     }
     let tmp = tempfile::tempdir().unwrap();
-    let with = if deadline { " (with --deadline 60)" } else { "" };
+    let with = if deadline {
+        " (with --deadline 60)"
+    } else {
+        ""
+    };
     println!(
         "## supervisor + runner around `true`{with} against `bash -c true`, median of {rounds} rounds"
     );
