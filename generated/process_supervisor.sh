@@ -42,12 +42,13 @@
 # a receipt path that is a directory, FIFO, socket or device, or a link to
 # one: left as it is).
 #
-# Started without a process group of its own, it runs again as a job in a
-# new group; the first shell passes TERM/INT/HUP on, and its death (the
-# provider KILLed its group) is a stop too, seen as EOF on a pipe only it
-# writes to. Started with `&` by a shell without job control (INT ignored),
-# it restarts in place with INT and QUIT at their defaults when
-# `env --default-signal` or perl exists; otherwise INT cannot stop it.
+# Started without a process group of its own, it runs on as a job (a
+# subshell, the script not read again) in a new group; the first shell
+# passes TERM/INT/HUP on, and its death (the provider KILLed its group) is
+# a stop too, seen as EOF on a pipe only it writes to. Started with `&` by
+# a shell without job control (INT ignored), it restarts in place with INT
+# and QUIT at their defaults when `env --default-signal` or perl exists;
+# otherwise INT cannot stop it.
 
 # An inherited BASH_ENV file runs before this line, and aliases it defined
 # would change how the rest of this file is parsed: drop them first.
@@ -945,7 +946,7 @@ job_running() {
 forward() {
     got_signal=1
     # A nested run of this trap (see on_signal) would pass one signal on
-    # twice, and a second one makes the copy skip the grace period.
+    # twice, and a second one makes the job skip the grace period.
     [[ -n $in_on_signal ]] && return 0
     in_on_signal=1
     kill -s "$1" "$forward_to" 2>/dev/null
@@ -1079,7 +1080,7 @@ collect_harness() {
     rc=$wait_rc
 }
 
-# In the regrouped copy: a small job blocked on the lifeline (fd 58) until
+# In the regrouped job: a small job blocked on the lifeline (fd 58) until
 # the first shell, the only writer, is gone; then it sends USR1, a stop like
 # TERM. Started before the harness (so no scan reaches it) and nobody else
 # keeps fd 58: the harness and the other helpers never see the pipe.

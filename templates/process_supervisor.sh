@@ -40,12 +40,13 @@
 # a receipt path that is a directory, FIFO, socket or device, or a link to
 # one: left as it is).
 #
-# Started without a process group of its own, it runs again as a job in a
-# new group; the first shell passes TERM/INT/HUP on, and its death (the
-# provider KILLed its group) is a stop too, seen as EOF on a pipe only it
-# writes to. Started with `&` by a shell without job control (INT ignored),
-# it restarts in place with INT and QUIT at their defaults when
-# `env --default-signal` or perl exists; otherwise INT cannot stop it.
+# Started without a process group of its own, it runs on as a job (a
+# subshell, the script not read again) in a new group; the first shell
+# passes TERM/INT/HUP on, and its death (the provider KILLed its group) is
+# a stop too, seen as EOF on a pipe only it writes to. Started with `&` by
+# a shell without job control (INT ignored), it restarts in place with INT
+# and QUIT at their defaults when `env --default-signal` or perl exists;
+# otherwise INT cannot stop it.
 
 # An inherited BASH_ENV file runs before this line, and aliases it defined
 # would change how the rest of this file is parsed: drop them first.

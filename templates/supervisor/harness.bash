@@ -96,7 +96,7 @@ collect_harness() {
     rc=$wait_rc
 }
 
-# In the regrouped copy: a small job blocked on the lifeline (fd 58) until
+# In the regrouped job: a small job blocked on the lifeline (fd 58) until
 # the first shell, the only writer, is gone; then it sends USR1, a stop like
 # TERM. Started before the harness (so no scan reaches it) and nobody else
 # keeps fd 58: the harness and the other helpers never see the pipe.

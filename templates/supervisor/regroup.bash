@@ -82,7 +82,7 @@ job_running() {
 forward() {
     got_signal=1
     # A nested run of this trap (see on_signal) would pass one signal on
-    # twice, and a second one makes the copy skip the grace period.
+    # twice, and a second one makes the job skip the grace period.
     [[ -n $in_on_signal ]] && return 0
     in_on_signal=1
     kill -s "$1" "$forward_to" 2>/dev/null
