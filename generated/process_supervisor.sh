@@ -783,11 +783,11 @@ stat_checked() {
     return 0
 }
 
-# Read one process's stat into st_state st_pgid st_start.
+# Read one process's stat into st_state st_start.
 read_stat() {
     local f
     read_stat_fields "$1" || return 1
-    st_state=${f[2]} st_pgid=${f[4]} st_start=${f[21]}
+    st_state=${f[2]} st_start=${f[21]}
 }
 
 # Centiseconds since boot from /proc/uptime into now_cs.
@@ -912,13 +912,7 @@ regroup_if_needed() {
     [[ $self_pgid == "$self_pid" ]] && return 0
     open_pipe 57 || fail 125 "cannot make a pipe for the lifeline"
     set -m
-    (
-        set +m
-        regrouped=1 subst_pids=() subst_starts=()
-        check_proc
-        [[ $self_pgid == "$self_pid" ]] || fail 125 "could not get a process group of its own"
-        supervise "$@"
-    ) 58</proc/self/fd/57 57>&- &
+    (regrouped_job "$@") 58</proc/self/fd/57 57>&- &
     child=$!
     set +m
     child_start=
@@ -935,6 +929,16 @@ regroup_if_needed() {
         wait_job "$child" "$child_start"
     done
     exit "$wait_rc"
+}
+
+# The regrouped job (a subshell, started under set -m: a group of its own):
+# it names itself anew and runs the supervisor. Never returns.
+regrouped_job() {
+    set +m
+    regrouped=1 subst_pids=() subst_starts=()
+    check_proc
+    [[ $self_pgid == "$self_pid" ]] || fail 125 "could not get a process group of its own"
+    supervise "$@"
 }
 
 # Whether PID $1 is still the process that started at tick $2, not yet dead.

@@ -29,11 +29,11 @@ stat_checked() {
     return 0
 }
 
-# Read one process's stat into st_state st_pgid st_start.
+# Read one process's stat into st_state st_start.
 read_stat() {
     local f
     read_stat_fields "$1" || return 1
-    st_state=${f[2]} st_pgid=${f[4]} st_start=${f[21]}
+    st_state=${f[2]} st_start=${f[21]}
 }
 
 # Centiseconds since boot from /proc/uptime into now_cs.

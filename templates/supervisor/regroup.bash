@@ -48,13 +48,7 @@ regroup_if_needed() {
     [[ $self_pgid == "$self_pid" ]] && return 0
     open_pipe 57 || fail 125 "cannot make a pipe for the lifeline"
     set -m
-    (
-        set +m
-        regrouped=1 subst_pids=() subst_starts=()
-        check_proc
-        [[ $self_pgid == "$self_pid" ]] || fail 125 "could not get a process group of its own"
-        supervise "$@"
-    ) 58</proc/self/fd/57 57>&- &
+    (regrouped_job "$@") 58</proc/self/fd/57 57>&- &
     child=$!
     set +m
     child_start=
@@ -71,6 +65,16 @@ regroup_if_needed() {
         wait_job "$child" "$child_start"
     done
     exit "$wait_rc"
+}
+
+# The regrouped job (a subshell, started under set -m: a group of its own):
+# it names itself anew and runs the supervisor. Never returns.
+regrouped_job() {
+    set +m
+    regrouped=1 subst_pids=() subst_starts=()
+    check_proc
+    [[ $self_pgid == "$self_pid" ]] || fail 125 "could not get a process group of its own"
+    supervise "$@"
 }
 
 # Whether PID $1 is still the process that started at tick $2, not yet dead.
