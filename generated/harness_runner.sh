@@ -940,5 +940,5 @@ emit_block() {
     printf '%s\t%s\n' "$re_stamp" "$rb_joined${rb_body//$'\n'/$'\n'$re_stamp$'\t'}"
 }
 
+# Events mode: run_events ends the runner with the CLI's status (or fails).
 run_events
-fail 125 "internal error: the CLI did not start"

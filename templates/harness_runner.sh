@@ -103,5 +103,5 @@ main "$@"
 
 {% include "runner/blocks.bash" %}
 
+# Events mode: run_events ends the runner with the CLI's status (or fails).
 run_events
-fail 125 "internal error: the CLI did not start"
