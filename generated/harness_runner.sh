@@ -573,6 +573,26 @@ launch_cli() {
     exec "${RUNNER_ARGV[@]}"
 }
 
+# Everything up to the CLI's start; direct mode ends here (exec), events
+# mode returns to the recorder below.
+main() {
+    reset_shell_options
+    clear_inherited_params
+    [[ $# -eq 1 ]] || fail 125 "usage: harness_runner.sh PARAMS_FILE"
+    load_params "$1"
+    check_params
+    enter_cwd
+    prefix_path
+    run_setup
+    [[ ${RUNNER_MODE-direct} == events ]] && return 0
+    launch_cli direct
+    fail 125 "internal error: the CLI did not start"
+}
+
+# bash reads a script as it runs it: in direct mode main never returns, and
+# the events recorder below (a third of this file) is never read nor parsed.
+main "$@"
+
 # events_tools: (bash 3.2 to 4.4) find dd, sed, tr, mktemp and rm (and
 # sleep, which is optional) on the PATH the CLI will see, and make the
 # recorder's private directory, before the CLI starts: record_chunks needs
@@ -940,20 +960,5 @@ emit_block() {
     printf '%s\t%s\n' "$re_stamp" "$rb_joined${rb_body//$'\n'/$'\n'$re_stamp$'\t'}"
 }
 
-main() {
-    reset_shell_options
-    clear_inherited_params
-    [[ $# -eq 1 ]] || fail 125 "usage: harness_runner.sh PARAMS_FILE"
-    load_params "$1"
-    check_params
-    enter_cwd
-    prefix_path
-    run_setup
-    case ${RUNNER_MODE-direct} in
-        events) run_events ;;
-        *) launch_cli direct ;;
-    esac
-    fail 125 "internal error: the CLI did not start"
-}
-
-main "$@"
+# Events mode: run_events ends the runner with the CLI's status (or fails).
+run_events

@@ -42,12 +42,13 @@
 # a receipt path that is a directory, FIFO, socket or device, or a link to
 # one: left as it is).
 #
-# Started without a process group of its own, it runs again as a job in a
-# new group; the first shell passes TERM/INT/HUP on, and its death (the
-# provider KILLed its group) is a stop too, seen as EOF on a pipe only it
-# writes to. Started with `&` by a shell without job control (INT ignored),
-# it restarts in place with INT and QUIT at their defaults when
-# `env --default-signal` or perl exists; otherwise INT cannot stop it.
+# Started without a process group of its own, it runs on as a job (a
+# subshell, the script not read again) in a new group; the first shell
+# passes TERM/INT/HUP on, and its death (the provider KILLed its group) is
+# a stop too, seen as EOF on a pipe only it writes to. Started with `&` by
+# a shell without job control (INT ignored), it restarts in place with INT
+# and QUIT at their defaults when `env --default-signal` or perl exists;
+# otherwise INT cannot stop it.
 
 # An inherited BASH_ENV file runs before this line, and aliases it defined
 # would change how the rest of this file is parsed: drop them first.
@@ -92,9 +93,15 @@ reset_shell_state() {
 #   55  nap's pipe: this shell's timed reads, the helper's ticks
 #   56  the helper's doorbell: one empty line per command
 #   57  the lifeline's write end, in the first shell (regroup_if_needed)
-#   58  its read end: the regrouped copy, then the lifeline job only
+#   58  its read end: the regrouped job, then the lifeline job only
 #   63  bash < 4 leaves a process substitution's end here (closed)
-# Globals, set in main unless a part says otherwise:
+# Globals, set in main's phases (init_globals first) unless a part says
+# otherwise:
+#   self_pid self_pgid self_start
+#                            this shell (check_proc; $$ is the first
+#                            shell's PID in the regrouped job)
+#   regrouped entry_opts     this is the regrouped job; the caller's options
+#   subst_pids subst_starts  open_pipe's substitutions not yet seen gone
 #   receipt receipt_tmp      the receipt path and its temporary name
 #   token marker_entry       the marker and NEMO_GYM_SUPERVISOR=TOKEN
 #   cmd hpid harness_group harness_start launch_tick launch_cs
@@ -120,27 +127,43 @@ reset_shell_state() {
 # top), nap's pauses on one of them, and the stop helper behind another.
 
 # An anonymous pipe open for reading and writing on fd $1 (a number: eval
-# only because bash 3.2 takes no variable there), with no process left over.
+# only because bash 3.2 takes no variable there). The process behind the
+# `<(:)` exits at once; it is not waited for here (a wait per pipe was a
+# good part of the start-up) but listed, PID and start time, for
+# end_substitutions.
 open_pipe() {
     eval "exec $1<> <(:)" || return 1
-    end_substitution "$!"
+    if read_stat "$!"; then
+        subst_pids+=("$!") subst_starts+=("$st_start")
+    fi
     # bash < 4 keeps the substitution's own end open (as fd 63).
     if [[ /proc/self/fd/63 -ef /proc/self/fd/$1 ]]; then exec 63<&-; fi
 }
 
-# The process behind a `<(:)` exits at once; wait until it has, so that it
-# never outlives this shell. bash 4.4+ can `wait` for it; older ones reap it
-# unasked (and refuse the wait): watch its stat for a moment instead.
-end_substitution() {
-    local start='' end
-    wait "$1" 2>/dev/null
-    read_stat "$1" && start=$st_start
-    read_now
-    end=$((now_cs + 100))
-    while [[ -n $start ]] && read_stat "$1" && [[ $st_start == "$start" && $st_state != Z ]]; do
+# Wait until the processes behind open_pipe's substitutions have exited,
+# so that none outlives this shell: before the harness starts, and in fail.
+# bash 4.4+ can `wait` for one (only while it still is the same process:
+# its PID may since be another child of ours); older ones reap them unasked
+# (and refuse the wait): watch each stat for a moment instead.
+end_substitutions() {
+    local i end
+    for ((i = 0; i < ${#subst_pids[@]}; i++)); do
+        subst_running "$i" || continue
+        wait "${subst_pids[i]}" 2>/dev/null
         read_now
-        ((now_cs < end)) || break
+        end=$((now_cs + 100))
+        while subst_running "$i"; do
+            read_now
+            ((now_cs < end)) || break
+        done
     done
+    subst_pids=() subst_starts=()
+}
+
+# Whether substitution $1 of subst_pids is still the same process, alive.
+subst_running() {
+    read_stat "${subst_pids[$1]}" &&
+        [[ $st_start == "${subst_starts[$1]}" && $st_state != Z && $st_state != X ]]
 }
 
 # The descriptors this shell keeps for itself (52, 55 and 56: see the
@@ -310,6 +333,12 @@ end_helper() {
 json_quote() {
     local LC_ALL=C
     local s=$1 out='' c i code hex
+    # Printable ASCII without a quote or backslash (a marker, most names)
+    # is its own JSON: no loop over its bytes.
+    if [[ $s != *[!\ -~]* && $s != *[\"\\]* ]]; then
+        json_out="\"$s\""
+        return 0
+    fi
     for ((i = 0; i < ${#s}; i++)); do
         c=${s:i:1}
         case $c in
@@ -465,7 +494,7 @@ make_receipt_tmp() {
     read -r up _ 2>/dev/null </proc/uptime
     uuid=${uuid//[!0-9a-f]/}
     up=${up//[!0-9]/}
-    receipt_tmp="$dir/.receipt.tmp.$$.$RANDOM$RANDOM.$up.${uuid:0:32}"
+    receipt_tmp="$dir/.receipt.tmp.${self_pid:-$$}.$RANDOM$RANDOM.$up.${uuid:0:32}"
 }
 
 # Write the receipt atomically: a temporary file beside it, then a rename
@@ -544,6 +573,7 @@ fail() {
     write_receipt
     end_helper
     remove_cgroup
+    end_substitutions
     exit "$status"
 }
 
@@ -753,11 +783,11 @@ stat_checked() {
     return 0
 }
 
-# Read one process's stat into st_state st_pgid st_start.
+# Read one process's stat into st_state st_start.
 read_stat() {
     local f
     read_stat_fields "$1" || return 1
-    st_state=${f[2]} st_pgid=${f[4]} st_start=${f[21]}
+    st_state=${f[2]} st_start=${f[21]}
 }
 
 # Centiseconds since boot from /proc/uptime into now_cs.
@@ -769,17 +799,23 @@ read_now() {
     now_cs=$((10#$up))
 }
 
-# Refuse to run without a /proc that describes this shell.
+# Refuse to run without a /proc that describes this shell; its PID into
+# self_pid (in the regrouped job, a subshell, $$ is the first shell's PID:
+# its parent), its group and start time into self_pgid and self_start.
 check_proc() {
     local f
     stat_fields=0
     read -r -a f 2>/dev/null </proc/self/stat || fail 125 "/proc is not readable: refusing to launch"
     stat_fields=${#f[@]}
-    [[ ${f[0]} == "$$" && $stat_fields -ge 22 ]] ||
+    self_pid=${f[0]}
+    case $self_pid in '' | *[!0-9]*) self_pid='' ;; esac
+    [[ -n $self_pid && ($self_pid == "$$" || -n $regrouped) && $stat_fields -ge 22 ]] ||
         fail 125 "/proc/self/stat does not describe this shell: refusing to launch"
-    read_stat "$$" || fail 125 "/proc/$$/stat is not readable: refusing to launch"
-    self_pgid=$st_pgid
-    self_start=$st_start
+    read_stat_fields "$self_pid" || fail 125 "/proc/$self_pid/stat is not readable: refusing to launch"
+    [[ $self_pid == "$$" || ${f[3]} == "$$" ]] ||
+        fail 125 "/proc/self/stat does not describe this shell: refusing to launch"
+    self_pgid=${f[4]}
+    self_start=${f[21]}
     [[ -r /proc/uptime ]] || fail 125 "/proc/uptime is not readable: refusing to launch"
 }
 # ---------------------------------------------------------------- tools
@@ -808,23 +844,21 @@ find_tool() {
     [[ -n $tool_path ]]
 }
 
-# Sets mv_bin, sleep_bin (with a deadline), env_bin, perl_bin, mkdir_bin and
-# rmdir_bin; refuses (125) when a needed one is missing or unusable.
+# Sets mv_bin and sleep_bin (with a deadline); refuses (125) when a needed
+# one is missing or unusable. The tools only some runs need are looked up
+# where they are needed, still before the harness starts: env and perl by
+# restore_signals_if_needed (INT ignored at entry), mkdir and rmdir by
+# setup_cgroup (a cgroup to make).
 resolve_tools() {
     mv_bin='' sleep_bin='' env_bin='' perl_bin='' mkdir_bin='' rmdir_bin=''
     find_tool mv || fail 125 "mv not found on PATH: refusing to launch"
     mv_bin=$tool_path
     if [[ -n $deadline_cs ]] && ((deadline_cs >= 1)); then
         find_tool sleep || fail 125 "sleep not found on PATH (needed for --deadline): refusing to launch"
-        "$tool_path" 0.01 </dev/null >/dev/null 2>&1 ||
-            fail 125 "$tool_path does not sleep 0.01 s (needed for --deadline): refusing to launch"
+        # As short as a fraction goes: the probe is part of every start.
+        "$tool_path" 0.001 </dev/null >/dev/null 2>&1 ||
+            fail 125 "$tool_path does not sleep 0.001 s (needed for --deadline): refusing to launch"
         sleep_bin=$tool_path
-    fi
-    find_tool env && env_bin=$tool_path
-    find_tool perl && perl_bin=$tool_path
-    if [[ $cgroup_opt != none ]]; then
-        find_tool mkdir && mkdir_bin=$tool_path
-        find_tool rmdir && rmdir_bin=$tool_path
     fi
     return 0
 }
@@ -848,8 +882,10 @@ restore_signals_if_needed() {
     # INT is bit 2 (0x2). QUIT (0x4) cannot tell: bash ignores it in itself.
     # `&` ignores both, so both are restored.
     ((0x${mask:${#mask}-1} & 2)) || return 0
+    env_bin='' perl_bin=''
+    find_tool env && env_bin=$tool_path
+    find_tool perl && perl_bin=$tool_path
     export SHFORGE_SUPERVISOR_RESTORED=1 SHFORGE_SUPERVISOR_SHELLOPTS="$entry_opts"
-    [[ -n $regrouped ]] && export SHFORGE_SUPERVISOR_REGROUPED=1
     if [[ -n $env_bin ]] && "$env_bin" --default-signal=INT,QUIT true >/dev/null 2>&1; then
         exec "$env_bin" --default-signal=INT,QUIT "$BASH" --noprofile --norc "$0" "$@"
     fi
@@ -858,29 +894,25 @@ restore_signals_if_needed() {
         exec "$perl_bin" -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec { $ARGV[0] } @ARGV; exit 127' \
             "$BASH" --noprofile --norc "$0" "$@"
     fi
-    unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS SHFORGE_SUPERVISOR_REGROUPED
+    unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
 }
 
 # Without a process group of its own, a provider's group KILL would end the
-# supervisor before the receipt. Run again as a job in a new group; this shell
-# only passes signals on and exits with the same status. It also holds the
-# only write end of a pipe (the lifeline) whose read end the new copy gets:
-# when this shell dies (the provider KILLed its group), the copy reads EOF
-# and stops the harness as for TERM. The copy starts without monitor in an
-# exported SHELLOPTS and learns the caller's options from a variable.
+# supervisor before the receipt. Run the rest (supervise) as a job in a new
+# group: a subshell of this one, so the script is not read and parsed again
+# (a new bash took half the start-up). This shell only passes signals on
+# and exits with the same status. It also holds the only write end of a
+# pipe (the lifeline) whose read end the job gets: when this shell dies (the
+# provider KILLed its group), the job reads EOF and stops the harness as for
+# TERM. The job's $$ is still this shell's PID: the supervisor names itself
+# by self_pid (check_proc) everywhere. No trap is set yet, and the signal
+# dispositions are this shell's (INT restored above when it could be).
 regroup_if_needed() {
     local child
-    [[ $self_pgid == "$$" ]] && return 0
-    if [[ -n $regrouped ]]; then
-        fail 125 "could not get a process group of its own"
-    fi
+    [[ $self_pgid == "$self_pid" ]] && return 0
     open_pipe 57 || fail 125 "cannot make a pipe for the lifeline"
     set -m
-    (
-        set +m
-        SHFORGE_SUPERVISOR_REGROUPED=1 SHFORGE_SUPERVISOR_SHELLOPTS=$entry_opts \
-            exec "$BASH" --noprofile --norc "$0" "$@"
-    ) 58</proc/self/fd/57 57>&- &
+    (regrouped_job "$@") 58</proc/self/fd/57 57>&- &
     child=$!
     set +m
     child_start=
@@ -891,11 +923,22 @@ regroup_if_needed() {
     trap 'forward TERM' TERM
     trap 'forward INT' INT
     trap 'forward HUP' HUP
+    end_substitutions
     wait_rc=
     while [[ -z $wait_rc ]]; do
         wait_job "$child" "$child_start"
     done
     exit "$wait_rc"
+}
+
+# The regrouped job (a subshell, started under set -m: a group of its own):
+# it names itself anew and runs the supervisor. Never returns.
+regrouped_job() {
+    set +m
+    regrouped=1 subst_pids=() subst_starts=()
+    check_proc
+    [[ $self_pgid == "$self_pid" ]] || fail 125 "could not get a process group of its own"
+    supervise "$@"
 }
 
 # Whether PID $1 is still the process that started at tick $2, not yet dead.
@@ -907,7 +950,7 @@ job_running() {
 forward() {
     got_signal=1
     # A nested run of this trap (see on_signal) would pass one signal on
-    # twice, and a second one makes the copy skip the grace period.
+    # twice, and a second one makes the job skip the grace period.
     [[ -n $in_on_signal ]] && return 0
     in_on_signal=1
     kill -s "$1" "$forward_to" 2>/dev/null
@@ -1041,7 +1084,7 @@ collect_harness() {
     rc=$wait_rc
 }
 
-# In the regrouped copy: a small job blocked on the lifeline (fd 58) until
+# In the regrouped job: a small job blocked on the lifeline (fd 58) until
 # the first shell, the only writer, is gone; then it sends USR1, a stop like
 # TERM. Started before the harness (so no scan reaches it) and nobody else
 # keeps fd 58: the harness and the other helpers never see the pipe.
@@ -1081,8 +1124,9 @@ end_lifeline() {
     kill_lifeline
     read_now
     end=$((now_cs + 100))
+    # A KILLed process is gone within moments: look again soon.
     while job_running "$lifeline_pid" "$lifeline_start"; do
-        nap 0.01
+        nap 0.001
         read_now
         ((now_cs < end)) || break
     done
@@ -1627,7 +1671,7 @@ note_zombies() {
     zb_pid=() zb_ppid=() zb_start=()
     for ((i = 0; i < c_n && ${#zb_pid[@]} < 100; i++)); do
         pid=${c_pid[i]}
-        [[ ${c_state[i]} == Z && ${rs[pid]-} == "${c_start[i]}" && ${c_ppid[i]} != "$$" ]] || continue
+        [[ ${c_state[i]} == Z && ${rs[pid]-} == "${c_start[i]}" && ${c_ppid[i]} != "$self_pid" ]] || continue
         if read_stat "$pid" && [[ $st_state == Z && $st_start == "${c_start[i]}" ]]; then
             zb_pid+=("$pid") zb_ppid+=("${c_ppid[i]}") zb_start+=("${c_start[i]}")
         fi
@@ -1673,11 +1717,14 @@ setup_cgroup() {
         [[ -n $needed ]] && fail 125 "--cgroup ${parent:0:200} is not a writable cgroup v2 directory: refusing to launch"
         return 0
     fi
+    # Looked up only now: most runs have no cgroup to make.
+    find_tool mkdir && mkdir_bin=$tool_path
+    find_tool rmdir && rmdir_bin=$tool_path
     if [[ -z $mkdir_bin || -z $rmdir_bin ]]; then
         [[ -n $needed ]] && fail 125 "mkdir and rmdir are needed for --cgroup and not found on PATH: refusing to launch"
         return 0
     fi
-    cg="$parent/shforge-supervisor-$$-$self_start"
+    cg="$parent/shforge-supervisor-$self_pid-$self_start"
     if ! run_tool "$mkdir_bin" -- "$cg" 2>/dev/null; then
         cg=''
         [[ -n $needed ]] && fail 125 "cannot make a cgroup in ${parent:0:200}: refusing to launch"
@@ -2094,17 +2141,9 @@ signal_status() {
     esac
 }
 
-main() {
-    reset_shell_state
-    regrouped=${SHFORGE_SUPERVISOR_REGROUPED-}
-    restored=${SHFORGE_SUPERVISOR_RESTORED-}
-    # The caller's options: from the first line, or from the shell that
-    # started this copy (whose own SHELLOPTS no longer shows them).
-    entry_opts=$supervisor_entry_opts
-    if [[ -n $regrouped || -n $restored ]]; then
-        entry_opts=${SHFORGE_SUPERVISOR_SHELLOPTS-}
-    fi
-    unset SHFORGE_SUPERVISOR_REGROUPED SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
+# The globals every part reads (see the table at the top), before anything
+# can fail: fail and finish report from them.
+init_globals() {
     confirmed=true rc='' err='' timed_out=false containment=proc
     stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
     helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
@@ -2112,46 +2151,92 @@ main() {
     launch_cs='' stop_began_cs='' stop_term_cs='' stop_kill_cs='' stop_end_cs=''
     stop_graceful_end_cs='' stop_grace_cs='' stop_n_term=0 stop_n_kill=0 stop_by_itself=''
     zb_pid=() zb_ppid=() zb_start=()
-    undecided=0
+    undecided=0 self_pid='' subst_pids=() subst_starts=()
     bash_major=${BASH_VERSINFO[0]}
     # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
     # takes whole seconds only.
     kick_wait=1
     ((bash_major >= 4)) && kick_wait=0.05
-    if [[ ${1-} == --end-services ]]; then
-        parse_end_args "$@"
-        check_proc
-        read_services
-        sup_pid=$$
-        sup_start=$self_start
-        open_nap_pipe
-        start_helper
-        tell_helper tick
-        check_services
-        end_services
-        end_helper
-        exit "$end_status"
-    fi
+}
+
+main() {
+    reset_shell_state
+    restored=${SHFORGE_SUPERVISOR_RESTORED-}
+    # The caller's options: from the first line, or from the shell that
+    # restarted this one in place (whose SHELLOPTS no longer shows them).
+    entry_opts=$supervisor_entry_opts
+    [[ -n $restored ]] && entry_opts=${SHFORGE_SUPERVISOR_SHELLOPTS-}
+    unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
+    regrouped=''
+    init_globals
+    [[ ${1-} == --end-services ]] && end_services_main "$@"
     parse_args "$@"
     make_receipt_tmp
     check_proc
     resolve_tools
     restore_signals_if_needed "$@"
     regroup_if_needed "$@"
+    supervise "$@"
+}
+
+# --end-services RECEIPT [--grace S]: end a finished run's services.
+end_services_main() {
+    parse_end_args "$@"
+    check_proc
+    read_services
+    sup_pid=$self_pid
+    sup_start=$self_start
+    open_nap_pipe
+    start_helper
+    end_substitutions
+    tell_helper tick
+    check_services
+    end_services
+    end_helper
+    exit "$end_status"
+}
+
+# The run itself, in the shell that leads its own process group: get
+# ready, launch, wait, stop, report. Never returns.
+supervise() {
     shift "$args_used"
     cmd=("$@")
-    sup_pid=$$
+    prepare_stop
+    if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
+        timed_out=true
+        finish 124
+    fi
+    if [[ -n $stop_reason ]]; then
+        signal_status "$stop_reason"
+        finish "$sig_status"
+    fi
+    start_timer
+    launch
+    wait_harness
+    stop_harness
+    stop_timer
+    if [[ -z $rc ]]; then
+        err="the harness could not be stopped"
+        finish 125
+    fi
+    finish "$rc"
+}
+
+# Everything the stop needs, made before the harness exists: the marker,
+# the PID counters, nap's pipe, the traps, the stop helper, the cgroup and
+# the lifeline.
+prepare_stop() {
+    sup_pid=$self_pid
     sup_start=$self_start
     make_receipt_tmp
     if [[ -z $token ]]; then
         local uuid=''
         read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
-        token="sv-$$-$self_start-$RANDOM$RANDOM-$uuid"
+        token="sv-$self_pid-$self_start-$RANDOM$RANDOM-$uuid"
     fi
     marker_entry="$marker_var=$token"
     check_pid_counters
     open_nap_pipe
-
     trap 'on_signal TERM' TERM
     trap 'on_signal INT' INT
     trap 'on_signal HUP' HUP
@@ -2163,26 +2248,23 @@ main() {
     start_helper
     setup_cgroup
     start_lifeline
+    end_substitutions
+}
 
-    if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
-        timed_out=true
-        finish 124
-    fi
-    if [[ -n $stop_reason ]]; then
-        signal_status "$stop_reason"
-        finish "$sig_status"
-    fi
-
-    start_timer
-    launch
+# Until the harness ends (rc) or a stop is asked for (stop_reason).
+wait_harness() {
     while :; do
         wait_job "$hpid" "$harness_start"
         if [[ -n $wait_rc ]]; then
             rc=$wait_rc
-            break
+            return 0
         fi
-        [[ -n $stop_reason ]] && break
+        [[ -n $stop_reason ]] && return 0
     done
+}
+
+# The stop (stop_everything, no fork) and what the receipt says of it.
+stop_harness() {
     # From here on the stop takes naps: the helper keeps them short.
     tell_helper tick
     # A wake-up still on its way is of no use now; ignored, it cannot
@@ -2193,7 +2275,7 @@ main() {
     [[ -n $rc ]] && stop_by_itself=1
     read_now
     stop_began_cs=$now_cs
-    # bash reports jobs that die of a signal ("Killed") at moments of its
+    # bash reports jobs that die of signals ("Killed") at moments of its
     # own choosing: not the supervisor's message to give.
     stop_note=''
     stop_everything 2>/dev/null
@@ -2203,12 +2285,6 @@ main() {
     [[ -z $stop_note ]] || say "$stop_note"
     # Unless it is still alive (a KILL that did not take effect in time).
     collect_harness
-    stop_timer
-    if [[ -z $rc ]]; then
-        err="the harness could not be stopped"
-        finish 125
-    fi
-    finish "$rc"
 }
 
 # The end of every run that got as far as the stop helper: receipt, then

@@ -54,8 +54,8 @@
 <%# The runner's parts, one job each, in the order they must run:
 runner/functions.bash clears inherited functions (before this script defines any),
 runner/params.bash reads and checks the parameter file, runner/setup.bash runs
-RUNNER_SETUP under its guards, runner/launch.bash turns a process into the CLI,
-runner/events.bash records events mode (bash 3.2 to 4.4: dd, tr, sed), runner/blocks.bash
+RUNNER_SETUP under its guards, runner/launch.bash turns a process into the CLI;
+after main, read only in events mode: runner/events.bash records events mode (bash 3.2 to 4.4: dd, tr, sed), runner/blocks.bash
 is its reader for bash 5.0 and later (read -N). #%>{% include "runner/functions.bash" %}
 
 # fail STATUS MESSAGE: the one way this script reports an error and stops.
@@ -80,10 +80,8 @@ reset_shell_options() {
 
 {% include "runner/launch.bash" %}
 
-{% include "runner/events.bash" %}
-
-{% include "runner/blocks.bash" %}
-
+# Everything up to the CLI's start; direct mode ends here (exec), events
+# mode returns to the recorder below.
 main() {
     reset_shell_options
     clear_inherited_params
@@ -93,11 +91,18 @@ main() {
     enter_cwd
     prefix_path
     run_setup
-    case ${RUNNER_MODE-direct} in
-        events) run_events ;;
-        *) launch_cli direct ;;
-    esac
+    [[ ${RUNNER_MODE-direct} == events ]] && return 0
+    launch_cli direct
     fail 125 "internal error: the CLI did not start"
 }
 
+# bash reads a script as it runs it: in direct mode main never returns, and
+# the events recorder below (a third of this file) is never read nor parsed.
 main "$@"
+
+{% include "runner/events.bash" %}
+
+{% include "runner/blocks.bash" %}
+
+# Events mode: run_events ends the runner with the CLI's status (or fails).
+run_events

@@ -40,12 +40,13 @@
 # a receipt path that is a directory, FIFO, socket or device, or a link to
 # one: left as it is).
 #
-# Started without a process group of its own, it runs again as a job in a
-# new group; the first shell passes TERM/INT/HUP on, and its death (the
-# provider KILLed its group) is a stop too, seen as EOF on a pipe only it
-# writes to. Started with `&` by a shell without job control (INT ignored),
-# it restarts in place with INT and QUIT at their defaults when
-# `env --default-signal` or perl exists; otherwise INT cannot stop it.
+# Started without a process group of its own, it runs on as a job (a
+# subshell, the script not read again) in a new group; the first shell
+# passes TERM/INT/HUP on, and its death (the provider KILLed its group) is
+# a stop too, seen as EOF on a pipe only it writes to. Started with `&` by
+# a shell without job control (INT ignored), it restarts in place with INT
+# and QUIT at their defaults when `env --default-signal` or perl exists;
+# otherwise INT cannot stop it.
 
 # An inherited BASH_ENV file runs before this line, and aliases it defined
 # would change how the rest of this file is parsed: drop them first.
@@ -90,9 +91,15 @@ reset_shell_state() {
 #   55  nap's pipe: this shell's timed reads, the helper's ticks
 #   56  the helper's doorbell: one empty line per command
 #   57  the lifeline's write end, in the first shell (regroup_if_needed)
-#   58  its read end: the regrouped copy, then the lifeline job only
+#   58  its read end: the regrouped job, then the lifeline job only
 #   63  bash < 4 leaves a process substitution's end here (closed)
-# Globals, set in main unless a part says otherwise:
+# Globals, set in main's phases (init_globals first) unless a part says
+# otherwise:
+#   self_pid self_pgid self_start
+#                            this shell (check_proc; $$ is the first
+#                            shell's PID in the regrouped job)
+#   regrouped entry_opts     this is the regrouped job; the caller's options
+#   subst_pids subst_starts  open_pipe's substitutions not yet seen gone
 #   receipt receipt_tmp      the receipt path and its temporary name
 #   token marker_entry       the marker and NEMO_GYM_SUPERVISOR=TOKEN
 #   cmd hpid harness_group harness_start launch_tick launch_cs

@@ -30,11 +30,14 @@ setup_cgroup() {
         [[ -n $needed ]] && fail 125 "--cgroup ${parent:0:200} is not a writable cgroup v2 directory: refusing to launch"
         return 0
     fi
+    # Looked up only now: most runs have no cgroup to make.
+    find_tool mkdir && mkdir_bin=$tool_path
+    find_tool rmdir && rmdir_bin=$tool_path
     if [[ -z $mkdir_bin || -z $rmdir_bin ]]; then
         [[ -n $needed ]] && fail 125 "mkdir and rmdir are needed for --cgroup and not found on PATH: refusing to launch"
         return 0
     fi
-    cg="$parent/shforge-supervisor-$$-$self_start"
+    cg="$parent/shforge-supervisor-$self_pid-$self_start"
     if ! run_tool "$mkdir_bin" -- "$cg" 2>/dev/null; then
         cg=''
         [[ -n $needed ]] && fail 125 "cannot make a cgroup in ${parent:0:200}: refusing to launch"

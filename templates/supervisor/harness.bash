@@ -96,7 +96,7 @@ collect_harness() {
     rc=$wait_rc
 }
 
-# In the regrouped copy: a small job blocked on the lifeline (fd 58) until
+# In the regrouped job: a small job blocked on the lifeline (fd 58) until
 # the first shell, the only writer, is gone; then it sends USR1, a stop like
 # TERM. Started before the harness (so no scan reaches it) and nobody else
 # keeps fd 58: the harness and the other helpers never see the pipe.
@@ -136,8 +136,9 @@ end_lifeline() {
     kill_lifeline
     read_now
     end=$((now_cs + 100))
+    # A KILLed process is gone within moments: look again soon.
     while job_running "$lifeline_pid" "$lifeline_start"; do
-        nap 0.01
+        nap 0.001
         read_now
         ((now_cs < end)) || break
     done

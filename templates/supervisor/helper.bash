@@ -5,27 +5,43 @@
 # top), nap's pauses on one of them, and the stop helper behind another.
 
 # An anonymous pipe open for reading and writing on fd $1 (a number: eval
-# only because bash 3.2 takes no variable there), with no process left over.
+# only because bash 3.2 takes no variable there). The process behind the
+# `<(:)` exits at once; it is not waited for here (a wait per pipe was a
+# good part of the start-up) but listed, PID and start time, for
+# end_substitutions.
 open_pipe() {
     eval "exec $1<> <(:)" || return 1
-    end_substitution "$!"
+    if read_stat "$!"; then
+        subst_pids+=("$!") subst_starts+=("$st_start")
+    fi
     # bash < 4 keeps the substitution's own end open (as fd 63).
     if [[ /proc/self/fd/63 -ef /proc/self/fd/$1 ]]; then exec 63<&-; fi
 }
 
-# The process behind a `<(:)` exits at once; wait until it has, so that it
-# never outlives this shell. bash 4.4+ can `wait` for it; older ones reap it
-# unasked (and refuse the wait): watch its stat for a moment instead.
-end_substitution() {
-    local start='' end
-    wait "$1" 2>/dev/null
-    read_stat "$1" && start=$st_start
-    read_now
-    end=$((now_cs + 100))
-    while [[ -n $start ]] && read_stat "$1" && [[ $st_start == "$start" && $st_state != Z ]]; do
+# Wait until the processes behind open_pipe's substitutions have exited,
+# so that none outlives this shell: before the harness starts, and in fail.
+# bash 4.4+ can `wait` for one (only while it still is the same process:
+# its PID may since be another child of ours); older ones reap them unasked
+# (and refuse the wait): watch each stat for a moment instead.
+end_substitutions() {
+    local i end
+    for ((i = 0; i < ${#subst_pids[@]}; i++)); do
+        subst_running "$i" || continue
+        wait "${subst_pids[i]}" 2>/dev/null
         read_now
-        ((now_cs < end)) || break
+        end=$((now_cs + 100))
+        while subst_running "$i"; do
+            read_now
+            ((now_cs < end)) || break
+        done
     done
+    subst_pids=() subst_starts=()
+}
+
+# Whether substitution $1 of subst_pids is still the same process, alive.
+subst_running() {
+    read_stat "${subst_pids[$1]}" &&
+        [[ $st_start == "${subst_starts[$1]}" && $st_state != Z && $st_state != X ]]
 }
 
 # The descriptors this shell keeps for itself (52, 55 and 56: see the

@@ -9,17 +9,9 @@ signal_status() {
     esac
 }
 
-main() {
-    reset_shell_state
-    regrouped=${SHFORGE_SUPERVISOR_REGROUPED-}
-    restored=${SHFORGE_SUPERVISOR_RESTORED-}
-    # The caller's options: from the first line, or from the shell that
-    # started this copy (whose own SHELLOPTS no longer shows them).
-    entry_opts=$supervisor_entry_opts
-    if [[ -n $regrouped || -n $restored ]]; then
-        entry_opts=${SHFORGE_SUPERVISOR_SHELLOPTS-}
-    fi
-    unset SHFORGE_SUPERVISOR_REGROUPED SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
+# The globals every part reads (see the table at the top), before anything
+# can fail: fail and finish report from them.
+init_globals() {
     confirmed=true rc='' err='' timed_out=false containment=proc
     stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
     helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
@@ -27,46 +19,92 @@ main() {
     launch_cs='' stop_began_cs='' stop_term_cs='' stop_kill_cs='' stop_end_cs=''
     stop_graceful_end_cs='' stop_grace_cs='' stop_n_term=0 stop_n_kill=0 stop_by_itself=''
     zb_pid=() zb_ppid=() zb_start=()
-    undecided=0
+    undecided=0 self_pid='' subst_pids=() subst_starts=()
     bash_major=${BASH_VERSINFO[0]}
     # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
     # takes whole seconds only.
     kick_wait=1
     ((bash_major >= 4)) && kick_wait=0.05
-    if [[ ${1-} == --end-services ]]; then
-        parse_end_args "$@"
-        check_proc
-        read_services
-        sup_pid=$$
-        sup_start=$self_start
-        open_nap_pipe
-        start_helper
-        tell_helper tick
-        check_services
-        end_services
-        end_helper
-        exit "$end_status"
-    fi
+}
+
+main() {
+    reset_shell_state
+    restored=${SHFORGE_SUPERVISOR_RESTORED-}
+    # The caller's options: from the first line, or from the shell that
+    # restarted this one in place (whose SHELLOPTS no longer shows them).
+    entry_opts=$supervisor_entry_opts
+    [[ -n $restored ]] && entry_opts=${SHFORGE_SUPERVISOR_SHELLOPTS-}
+    unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
+    regrouped=''
+    init_globals
+    [[ ${1-} == --end-services ]] && end_services_main "$@"
     parse_args "$@"
     make_receipt_tmp
     check_proc
     resolve_tools
     restore_signals_if_needed "$@"
     regroup_if_needed "$@"
+    supervise "$@"
+}
+
+# --end-services RECEIPT [--grace S]: end a finished run's services.
+end_services_main() {
+    parse_end_args "$@"
+    check_proc
+    read_services
+    sup_pid=$self_pid
+    sup_start=$self_start
+    open_nap_pipe
+    start_helper
+    end_substitutions
+    tell_helper tick
+    check_services
+    end_services
+    end_helper
+    exit "$end_status"
+}
+
+# The run itself, in the shell that leads its own process group: get
+# ready, launch, wait, stop, report. Never returns.
+supervise() {
     shift "$args_used"
     cmd=("$@")
-    sup_pid=$$
+    prepare_stop
+    if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
+        timed_out=true
+        finish 124
+    fi
+    if [[ -n $stop_reason ]]; then
+        signal_status "$stop_reason"
+        finish "$sig_status"
+    fi
+    start_timer
+    launch
+    wait_harness
+    stop_harness
+    stop_timer
+    if [[ -z $rc ]]; then
+        err="the harness could not be stopped"
+        finish 125
+    fi
+    finish "$rc"
+}
+
+# Everything the stop needs, made before the harness exists: the marker,
+# the PID counters, nap's pipe, the traps, the stop helper, the cgroup and
+# the lifeline.
+prepare_stop() {
+    sup_pid=$self_pid
     sup_start=$self_start
     make_receipt_tmp
     if [[ -z $token ]]; then
         local uuid=''
         read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
-        token="sv-$$-$self_start-$RANDOM$RANDOM-$uuid"
+        token="sv-$self_pid-$self_start-$RANDOM$RANDOM-$uuid"
     fi
     marker_entry="$marker_var=$token"
     check_pid_counters
     open_nap_pipe
-
     trap 'on_signal TERM' TERM
     trap 'on_signal INT' INT
     trap 'on_signal HUP' HUP
@@ -78,26 +116,23 @@ main() {
     start_helper
     setup_cgroup
     start_lifeline
+    end_substitutions
+}
 
-    if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
-        timed_out=true
-        finish 124
-    fi
-    if [[ -n $stop_reason ]]; then
-        signal_status "$stop_reason"
-        finish "$sig_status"
-    fi
-
-    start_timer
-    launch
+# Until the harness ends (rc) or a stop is asked for (stop_reason).
+wait_harness() {
     while :; do
         wait_job "$hpid" "$harness_start"
         if [[ -n $wait_rc ]]; then
             rc=$wait_rc
-            break
+            return 0
         fi
-        [[ -n $stop_reason ]] && break
+        [[ -n $stop_reason ]] && return 0
     done
+}
+
+# The stop (stop_everything, no fork) and what the receipt says of it.
+stop_harness() {
     # From here on the stop takes naps: the helper keeps them short.
     tell_helper tick
     # A wake-up still on its way is of no use now; ignored, it cannot
@@ -108,7 +143,7 @@ main() {
     [[ -n $rc ]] && stop_by_itself=1
     read_now
     stop_began_cs=$now_cs
-    # bash reports jobs that die of a signal ("Killed") at moments of its
+    # bash reports jobs that die of signals ("Killed") at moments of its
     # own choosing: not the supervisor's message to give.
     stop_note=''
     stop_everything 2>/dev/null
@@ -118,12 +153,6 @@ main() {
     [[ -z $stop_note ]] || say "$stop_note"
     # Unless it is still alive (a KILL that did not take effect in time).
     collect_harness
-    stop_timer
-    if [[ -z $rc ]]; then
-        err="the harness could not be stopped"
-        finish 125
-    fi
-    finish "$rc"
 }
 
 # The end of every run that got as far as the stop helper: receipt, then

@@ -29,11 +29,11 @@ stat_checked() {
     return 0
 }
 
-# Read one process's stat into st_state st_pgid st_start.
+# Read one process's stat into st_state st_start.
 read_stat() {
     local f
     read_stat_fields "$1" || return 1
-    st_state=${f[2]} st_pgid=${f[4]} st_start=${f[21]}
+    st_state=${f[2]} st_start=${f[21]}
 }
 
 # Centiseconds since boot from /proc/uptime into now_cs.
@@ -45,16 +45,22 @@ read_now() {
     now_cs=$((10#$up))
 }
 
-# Refuse to run without a /proc that describes this shell.
+# Refuse to run without a /proc that describes this shell; its PID into
+# self_pid (in the regrouped job, a subshell, $$ is the first shell's PID:
+# its parent), its group and start time into self_pgid and self_start.
 check_proc() {
     local f
     stat_fields=0
     read -r -a f 2>/dev/null </proc/self/stat || fail 125 "/proc is not readable: refusing to launch"
     stat_fields=${#f[@]}
-    [[ ${f[0]} == "$$" && $stat_fields -ge 22 ]] ||
+    self_pid=${f[0]}
+    case $self_pid in '' | *[!0-9]*) self_pid='' ;; esac
+    [[ -n $self_pid && ($self_pid == "$$" || -n $regrouped) && $stat_fields -ge 22 ]] ||
         fail 125 "/proc/self/stat does not describe this shell: refusing to launch"
-    read_stat "$$" || fail 125 "/proc/$$/stat is not readable: refusing to launch"
-    self_pgid=$st_pgid
-    self_start=$st_start
+    read_stat_fields "$self_pid" || fail 125 "/proc/$self_pid/stat is not readable: refusing to launch"
+    [[ $self_pid == "$$" || ${f[3]} == "$$" ]] ||
+        fail 125 "/proc/self/stat does not describe this shell: refusing to launch"
+    self_pgid=${f[4]}
+    self_start=${f[21]}
     [[ -r /proc/uptime ]] || fail 125 "/proc/uptime is not readable: refusing to launch"
 }

@@ -4,6 +4,12 @@
 json_quote() {
     local LC_ALL=C
     local s=$1 out='' c i code hex
+    # Printable ASCII without a quote or backslash (a marker, most names)
+    # is its own JSON: no loop over its bytes.
+    if [[ $s != *[!\ -~]* && $s != *[\"\\]* ]]; then
+        json_out="\"$s\""
+        return 0
+    fi
     for ((i = 0; i < ${#s}; i++)); do
         c=${s:i:1}
         case $c in
@@ -159,7 +165,7 @@ make_receipt_tmp() {
     read -r up _ 2>/dev/null </proc/uptime
     uuid=${uuid//[!0-9a-f]/}
     up=${up//[!0-9]/}
-    receipt_tmp="$dir/.receipt.tmp.$$.$RANDOM$RANDOM.$up.${uuid:0:32}"
+    receipt_tmp="$dir/.receipt.tmp.${self_pid:-$$}.$RANDOM$RANDOM.$up.${uuid:0:32}"
 }
 
 # Write the receipt atomically: a temporary file beside it, then a rename
@@ -238,6 +244,7 @@ fail() {
     write_receipt
     end_helper
     remove_cgroup
+    end_substitutions
     exit "$status"
 }
 

@@ -18,8 +18,10 @@ restore_signals_if_needed() {
     # INT is bit 2 (0x2). QUIT (0x4) cannot tell: bash ignores it in itself.
     # `&` ignores both, so both are restored.
     ((0x${mask:${#mask}-1} & 2)) || return 0
+    env_bin='' perl_bin=''
+    find_tool env && env_bin=$tool_path
+    find_tool perl && perl_bin=$tool_path
     export SHFORGE_SUPERVISOR_RESTORED=1 SHFORGE_SUPERVISOR_SHELLOPTS="$entry_opts"
-    [[ -n $regrouped ]] && export SHFORGE_SUPERVISOR_REGROUPED=1
     if [[ -n $env_bin ]] && "$env_bin" --default-signal=INT,QUIT true >/dev/null 2>&1; then
         exec "$env_bin" --default-signal=INT,QUIT "$BASH" --noprofile --norc "$0" "$@"
     fi
@@ -28,29 +30,25 @@ restore_signals_if_needed() {
         exec "$perl_bin" -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec { $ARGV[0] } @ARGV; exit 127' \
             "$BASH" --noprofile --norc "$0" "$@"
     fi
-    unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS SHFORGE_SUPERVISOR_REGROUPED
+    unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
 }
 
 # Without a process group of its own, a provider's group KILL would end the
-# supervisor before the receipt. Run again as a job in a new group; this shell
-# only passes signals on and exits with the same status. It also holds the
-# only write end of a pipe (the lifeline) whose read end the new copy gets:
-# when this shell dies (the provider KILLed its group), the copy reads EOF
-# and stops the harness as for TERM. The copy starts without monitor in an
-# exported SHELLOPTS and learns the caller's options from a variable.
+# supervisor before the receipt. Run the rest (supervise) as a job in a new
+# group: a subshell of this one, so the script is not read and parsed again
+# (a new bash took half the start-up). This shell only passes signals on
+# and exits with the same status. It also holds the only write end of a
+# pipe (the lifeline) whose read end the job gets: when this shell dies (the
+# provider KILLed its group), the job reads EOF and stops the harness as for
+# TERM. The job's $$ is still this shell's PID: the supervisor names itself
+# by self_pid (check_proc) everywhere. No trap is set yet, and the signal
+# dispositions are this shell's (INT restored above when it could be).
 regroup_if_needed() {
     local child
-    [[ $self_pgid == "$$" ]] && return 0
-    if [[ -n $regrouped ]]; then
-        fail 125 "could not get a process group of its own"
-    fi
+    [[ $self_pgid == "$self_pid" ]] && return 0
     open_pipe 57 || fail 125 "cannot make a pipe for the lifeline"
     set -m
-    (
-        set +m
-        SHFORGE_SUPERVISOR_REGROUPED=1 SHFORGE_SUPERVISOR_SHELLOPTS=$entry_opts \
-            exec "$BASH" --noprofile --norc "$0" "$@"
-    ) 58</proc/self/fd/57 57>&- &
+    (regrouped_job "$@") 58</proc/self/fd/57 57>&- &
     child=$!
     set +m
     child_start=
@@ -61,11 +59,22 @@ regroup_if_needed() {
     trap 'forward TERM' TERM
     trap 'forward INT' INT
     trap 'forward HUP' HUP
+    end_substitutions
     wait_rc=
     while [[ -z $wait_rc ]]; do
         wait_job "$child" "$child_start"
     done
     exit "$wait_rc"
+}
+
+# The regrouped job (a subshell, started under set -m: a group of its own):
+# it names itself anew and runs the supervisor. Never returns.
+regrouped_job() {
+    set +m
+    regrouped=1 subst_pids=() subst_starts=()
+    check_proc
+    [[ $self_pgid == "$self_pid" ]] || fail 125 "could not get a process group of its own"
+    supervise "$@"
 }
 
 # Whether PID $1 is still the process that started at tick $2, not yet dead.
@@ -77,7 +86,7 @@ job_running() {
 forward() {
     got_signal=1
     # A nested run of this trap (see on_signal) would pass one signal on
-    # twice, and a second one makes the copy skip the grace period.
+    # twice, and a second one makes the job skip the grace period.
     [[ -n $in_on_signal ]] && return 0
     in_on_signal=1
     kill -s "$1" "$forward_to" 2>/dev/null

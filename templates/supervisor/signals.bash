@@ -249,7 +249,7 @@ note_zombies() {
     zb_pid=() zb_ppid=() zb_start=()
     for ((i = 0; i < c_n && ${#zb_pid[@]} < 100; i++)); do
         pid=${c_pid[i]}
-        [[ ${c_state[i]} == Z && ${rs[pid]-} == "${c_start[i]}" && ${c_ppid[i]} != "$$" ]] || continue
+        [[ ${c_state[i]} == Z && ${rs[pid]-} == "${c_start[i]}" && ${c_ppid[i]} != "$self_pid" ]] || continue
         if read_stat "$pid" && [[ $st_state == Z && $st_start == "${c_start[i]}" ]]; then
             zb_pid+=("$pid") zb_ppid+=("${c_ppid[i]}") zb_start+=("${c_start[i]}")
         fi

@@ -24,23 +24,21 @@ find_tool() {
     [[ -n $tool_path ]]
 }
 
-# Sets mv_bin, sleep_bin (with a deadline), env_bin, perl_bin, mkdir_bin and
-# rmdir_bin; refuses (125) when a needed one is missing or unusable.
+# Sets mv_bin and sleep_bin (with a deadline); refuses (125) when a needed
+# one is missing or unusable. The tools only some runs need are looked up
+# where they are needed, still before the harness starts: env and perl by
+# restore_signals_if_needed (INT ignored at entry), mkdir and rmdir by
+# setup_cgroup (a cgroup to make).
 resolve_tools() {
     mv_bin='' sleep_bin='' env_bin='' perl_bin='' mkdir_bin='' rmdir_bin=''
     find_tool mv || fail 125 "mv not found on PATH: refusing to launch"
     mv_bin=$tool_path
     if [[ -n $deadline_cs ]] && ((deadline_cs >= 1)); then
         find_tool sleep || fail 125 "sleep not found on PATH (needed for --deadline): refusing to launch"
-        "$tool_path" 0.01 </dev/null >/dev/null 2>&1 ||
-            fail 125 "$tool_path does not sleep 0.01 s (needed for --deadline): refusing to launch"
+        # As short as a fraction goes: the probe is part of every start.
+        "$tool_path" 0.001 </dev/null >/dev/null 2>&1 ||
+            fail 125 "$tool_path does not sleep 0.001 s (needed for --deadline): refusing to launch"
         sleep_bin=$tool_path
-    fi
-    find_tool env && env_bin=$tool_path
-    find_tool perl && perl_bin=$tool_path
-    if [[ $cgroup_opt != none ]]; then
-        find_tool mkdir && mkdir_bin=$tool_path
-        find_tool rmdir && rmdir_bin=$tool_path
     fi
     return 0
 }

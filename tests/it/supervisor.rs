@@ -959,7 +959,7 @@ fn sleep_without_fractions_on_path_is_refused_with_125() {
             r.error
                 .as_deref()
                 .unwrap_or("")
-                .contains("does not sleep 0.01 s"),
+                .contains("does not sleep 0.001 s"),
             "{}",
             o.context()
         );
