@@ -269,9 +269,32 @@ fn run_scenario_with(shell: &Shell, scenario: &str, setup: Setup) -> Outcome {
     drop(v2);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (status, notes, problems) = driver_report(&stdout, scenario, leftovers);
+    let receipt_path = dir.path().join("receipt.json");
+    let receipt_text = std::fs::read_to_string(&receipt_path).unwrap_or_default();
+    let receipt = CleanupReceipt::from_file(&receipt_path).ok();
+    Outcome {
+        shell: shell.name.clone(),
+        status,
+        notes,
+        problems,
+        receipt,
+        receipt_text,
+        dir,
+        raw: format!("{stdout}--- stderr:\n{stderr}"),
+    }
+}
+
+/// The driver's report on stdout: its `STATUS`, its `NOTE`s, and the
+/// problems it saw (added to `problems`), one of them when it never said
+/// `END` (but in `noproc`, which ends without it).
+fn driver_report(
+    stdout: &str,
+    scenario: &str,
+    mut problems: Vec<String>,
+) -> (String, Vec<String>, Vec<String>) {
     let mut status = String::new();
     let mut notes = Vec::new();
-    let mut problems = leftovers;
     let mut ended = false;
     for line in stdout.lines() {
         if let Some(s) = line.strip_prefix("STATUS ") {
@@ -290,19 +313,7 @@ fn run_scenario_with(shell: &Shell, scenario: &str, setup: Setup) -> Outcome {
     if !ended && scenario != "noproc" {
         problems.push("driver did not finish".to_owned());
     }
-    let receipt_path = dir.path().join("receipt.json");
-    let receipt_text = std::fs::read_to_string(&receipt_path).unwrap_or_default();
-    let receipt = CleanupReceipt::from_file(&receipt_path).ok();
-    Outcome {
-        shell: shell.name.clone(),
-        status,
-        notes,
-        problems,
-        receipt,
-        receipt_text,
-        dir,
-        raw: format!("{stdout}--- stderr:\n{stderr}"),
-    }
+    (status, notes, problems)
 }
 
 /// Run `scenario` under every bash (in parallel), apply the shared checks and
