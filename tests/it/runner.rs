@@ -871,8 +871,14 @@ fn cli_inherits_no_runner_descriptors() {
 /// process_supervisor.sh does, and wait for the runner's exit.
 fn run_stopped(shell: &Shell, params: &Path, ready: &Path, signal: &str, cwd: &Path) -> Output {
     use std::os::unix::process::CommandExt as _;
-    let mut cmd = shell.command(&runner_script());
-    cmd.arg(params)
+    // The stop's signals at their defaults whatever this test inherited
+    // (under `nohup` HUP is ignored, and stays ignored for the CLI, as it
+    // should: the runner never undoes an ignored signal).
+    let mut cmd = Command::new("env");
+    cmd.arg("--default-signal=TERM,INT,HUP")
+        .args(&shell.argv)
+        .arg(runner_script())
+        .arg(params)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("LC_ALL", "C")
