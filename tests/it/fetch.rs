@@ -200,7 +200,7 @@ fn fetch_without_npm(source: &str, file: &str) -> Output {
     let bin = w.path().join("bin");
     fs::create_dir(&bin).unwrap();
     for tool in ["sh", "dirname", "pwd", "cat", "printf"] {
-        if let Ok(p) = which(tool) {
+        if let Some(p) = crate::support::which(tool) {
             std::os::unix::fs::symlink(p, bin.join(tool)).unwrap();
         }
     }
@@ -215,13 +215,6 @@ fn fetch_without_npm(source: &str, file: &str) -> Output {
     let o = run(c);
     assert_eq!(entries(&w.path().join("artifacts")), Vec::<String>::new());
     o
-}
-
-fn which(tool: &str) -> Result<std::path::PathBuf, ()> {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join(tool))
-        .find(|p| p.is_file())
-        .ok_or(())
 }
 
 #[test]
