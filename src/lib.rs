@@ -63,30 +63,46 @@
 //! harness profiles and the supervised launch, without SQLite, the fake
 //! server or the smoke.
 
-pub mod catalog;
-pub mod dialect;
-mod diff;
-pub mod fetch;
+// Public modules: the paths README.md and SPEC.md name
+// (`shforge::host::supervised_launch`, `shforge::snapshot::atif::to_atif`, ...).
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod files;
-pub mod generate;
 pub mod harness;
 pub mod host;
-mod lex;
 #[cfg(feature = "fake-model-server")]
 pub mod model_server;
 pub mod musl;
 pub mod names;
 pub mod outcome;
-pub mod params;
-pub mod provenance;
 pub mod quote;
-pub mod script;
 pub mod scripts;
-#[cfg(feature = "smoke")]
-pub mod smoke;
 #[cfg(feature = "snapshot")]
 pub mod snapshot;
-pub mod template_lint;
+
+// Internal modules: the command line's machinery, reached through
+// [`cli`] and the root re-exports below, never by path. What only the
+// command uses is compiled only with it.
+#[cfg(feature = "cli")]
+mod catalog;
+mod dialect;
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+mod diff;
+#[cfg(feature = "cli")]
+mod fetch;
+// Writing and checking a whole `generated/` is the command's; `finish` and
+// `Output` are every builder's.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+mod generate;
+mod lex;
+mod params;
+#[cfg(feature = "cli")]
+mod provenance;
+mod script;
+#[cfg(feature = "cli")]
+mod smoke;
+#[cfg(feature = "cli")]
+mod template_lint;
 
 /// The installer API adapters use (`shforge::installer::Installer`); the
 /// module lives with the other scripts in [`scripts::installer`].
@@ -96,6 +112,8 @@ pub use scripts::installer;
 // What an adapter uses around one rollout, at the crate root; the modules
 // above hold the rest (and the command line's own machinery).
 
+/// The trait every generated script implements, and its dialect.
+pub use dialect::Dialect;
 /// Bounded inputs and safe outputs.
 pub use files::{Bound, FileError};
 /// Every generated file, whoever builds it.
@@ -112,11 +130,10 @@ pub use host::{
 /// Checked names.
 pub use names::{NameError, PkgName, RelPath, VarName};
 /// Parameter files for the runner.
-pub use params::{ParamsError, shell_assignments};
+pub use params::{ParamValue, ParamsError, shell_assignments};
 /// Quoting: one shell word per value; shell code is its own type.
 pub use quote::{QuoteError, Raw, Value, Word, quote, quote_value};
-/// The trait every generated script implements.
-pub use script::Script;
+pub use script::{RenderError, Script};
 /// The bootstrap, with an adapter's needs baked in.
 pub use scripts::bootstrap::{BootstrapBuilder, BootstrapError};
 /// Installers from a builder or a spec.
