@@ -2,39 +2,50 @@
 //! shforge: generate the portable shell runtime that AI coding-agent
 //! harnesses run under inside task sandboxes.
 //!
-//! * [`quote`] — every value becomes exactly one shell word; code is a
+//! Public modules (the paths README.md and SPEC.md name):
+//!
+//! * [`quote`](mod@quote) — every value becomes exactly one shell word; code is a
 //!   separate type.
-//! * [`lex`] and [`dialect`] — the static guard that keeps a script inside
-//!   `posix` or `bash` (3.2).
-//! * [`template_lint`] — where `{{ }}` may stand in a shell template.
-//! * [`script`] — the [`script::Script`] trait every generated script
-//!   implements; [`scripts`] — the scripts themselves (bootstrap,
-//!   supervisor, runner, installer).
-//! * [`catalog`] lists the scripts; [`generate`] turns any `&dyn Script`
-//!   into a file and writes/checks `generated/`.
-//! * [`diff`] — unified diffs with a hunk shared by several files shown
-//!   once (`shforge check`).
-//! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
-//!   real harness CLIs in tests.
-//! * [`snapshot`] — a harness's session data (SQLite or JSONL) as one JSON
-//!   document.
-//! * [`harness`] — harness profiles: the session dir for one rollout.
-//! * [`host`] — the supervised launch command and the cleanup receipt.
-//! * [`outcome`] — why a rollout ended: status, cause and evidence.
-//! * [`smoke`] — the real harness CLIs end to end against the fake server.
-//! * [`musl`] — the musl libraries harnesses need.
-//! * [`params`] — `shell_assignments`, the parameter files the runner reads.
 //! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
-//! * [`provenance`] — which sources the binary was built from; `generate`
-//!   and `check` refuse a stale binary inside a shforge source tree.
-//! * [`fetch`] — fetching and verifying the installers' pinned artifacts.
+//! * [`scripts`] — the scripts themselves (bootstrap, supervisor, runner,
+//!   installer) and their builders; [`installer`] is
+//!   [`scripts::installer`].
+//! * [`host`] — the supervised launch command and the cleanup receipt.
+//! * [`harness`] — harness profiles: the session dir for one rollout.
+//! * [`outcome`] — why a rollout ended: status, cause and evidence.
+//! * [`snapshot`] — a harness's session data (SQLite or JSONL) as one JSON
+//!   document (feature `snapshot`).
+//! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
+//!   real harness CLIs in tests (feature `fake-model-server`).
+//! * [`musl`] — the musl libraries harnesses need.
 //! * [`files`] — every output written atomically and never through a link,
 //!   every input bounded.
+//! * [`cli`] — the `shforge` command line itself (feature `cli`);
+//!   `src/main.rs` only calls [`cli::main`].
+//!
+//! Internal modules (the command's machinery, reached through [`cli`] and
+//! the re-exports below, never by path):
+//!
+//! * `lex` and `dialect` — the static guard that keeps a script inside
+//!   `posix` or `bash` (3.2) ([`Dialect`] is re-exported).
+//! * `template_lint` — where `{{ }}` may stand in a shell template.
+//! * `script` — the [`Script`] trait every generated script implements
+//!   (re-exported).
+//! * `catalog` lists the scripts; `generate` turns any `&dyn Script` into a
+//!   file ([`finish`], [`Output`]) and writes/checks `generated/`.
+//! * `diff` — unified diffs with a hunk shared by several files shown once
+//!   (`shforge check`).
+//! * `params` — [`shell_assignments`], the parameter files the runner reads.
+//! * `provenance` — which sources the binary was built from; `generate`
+//!   and `check` refuse a stale binary inside a shforge source tree.
+//! * `fetch` — fetching and verifying the installers' pinned artifacts.
+//! * `smoke` — the real harness CLIs end to end against the fake server
+//!   (`shforge smoke`).
 //!
 //! # The front door
 //!
 //! What an adapter uses around one rollout is re-exported here: quoting
-//! ([`quote`], [`Raw`]), names, [`shell_assignments`] and [`RunnerParams`],
+//! ([`quote`](fn@quote), [`Raw`]), names, [`shell_assignments`] and [`RunnerParams`],
 //! [`BootstrapBuilder`], [`Installer`], the supervised launch
 //! ([`supervised_launch`], [`SupervisorOptions`], [`CleanupReceipt`]), a
 //! harness session ([`SessionSpec`]) and, with the `snapshot` feature,
@@ -56,12 +67,13 @@
 //!
 //! # Cargo features
 //!
-//! `cli` (the default) builds the `shforge` command and everything below.
-//! `snapshot` (bundled SQLite), `fake-model-server` and `smoke` can be
-//! turned off: `shforge = { version = "…", default-features = false }`
-//! keeps quoting, names, params, the scripts and their builders, the
-//! harness profiles and the supervised launch, without SQLite, the fake
-//! server or the smoke.
+//! `cli` (the default) builds the `shforge` command ([`cli`], with the
+//! smoke, the fetcher, the catalog and the lints) and everything below.
+//! `snapshot` (bundled SQLite) and `fake-model-server` can be had on their
+//! own; `smoke` is a part of the command. `shforge = { version = "…",
+//! default-features = false }` keeps quoting, names, params, the scripts
+//! and their builders, the harness profiles and the supervised launch,
+//! without SQLite, the fake server, the smoke, clap or anyhow.
 
 // Public modules: the paths README.md and SPEC.md name
 // (`shforge::host::supervised_launch`, `shforge::snapshot::atif::to_atif`, ...).

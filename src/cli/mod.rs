@@ -1,7 +1,7 @@
 //! The `shforge` command line (the `cli` feature): its arguments here,
 //! each command in `run.rs`. `src/main.rs` only calls [`main`], so the
 //! binary reaches nothing the library keeps private, and an error becomes
-//! an exit code in one place ([`exit_code`]).
+//! an exit code in one place (`exit_code`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
