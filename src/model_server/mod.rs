@@ -31,6 +31,7 @@
 
 mod anthropic;
 mod chat;
+#[cfg(feature = "cli")]
 pub(crate) mod cli;
 mod decide;
 mod fail;
