@@ -13,6 +13,8 @@ use crate::generate;
 use crate::model_server::{self, Directives, ServerConfig};
 use crate::params;
 
+/// One parsed command: its exit code, or an error that
+/// [`super::exit_code`] turns into one.
 pub(super) fn run(command: Command) -> Result<u8> {
     match command {
         Command::Generate { out, specs } => generate_into(&out, &specs),
