@@ -153,8 +153,12 @@ fn quote_heavy_times(bash: &str, dir: &Path) -> ((Duration, Duration), (Duration
         .render()
         .expect("params render")
         .into_string();
-    let mut json = shforge::params::parse(&serde_json::json!({"V": value}).to_string()).unwrap();
-    let big = shforge::params::render(&json).unwrap().into_string();
+    let assign = |name: &str| {
+        shforge::shell_assignments(&serde_json::json!({ name: value }).to_string())
+            .unwrap()
+            .into_string()
+    };
+    let big = assign("V");
     std::fs::write(&params, &big).unwrap();
     let sourced = best_with_cpu(|| {
         let mut cmd = Command::new(bash);
@@ -165,13 +169,8 @@ fn quote_heavy_times(bash: &str, dir: &Path) -> ((Duration, Duration), (Duration
             .arg(value.chars().count().to_string());
         timed(cmd)
     });
-    json[0].0 = "RUNNER_EVENTS".into();
     let runner_file = dir.join("runner-quotes.sh");
-    std::fs::write(
-        &runner_file,
-        file + shforge::params::render(&json).unwrap().as_str(),
-    )
-    .unwrap();
+    std::fs::write(&runner_file, file + &assign("RUNNER_EVENTS")).unwrap();
     let read = best_with_cpu(|| {
         let mut cmd = Command::new(bash);
         cmd.arg(runner()).arg(&runner_file);

@@ -36,13 +36,6 @@ pub enum CatalogError {
     },
 }
 
-impl CatalogError {
-    /// 2: every catalog error is the user's input (a spec to fix).
-    pub fn exit_code(&self) -> u8 {
-        2
-    }
-}
-
 /// Every script, in output-path order: the generic bootstrap, the
 /// supervisor, the runner and one installer per harness spec.
 pub fn catalog() -> Result<Vec<Box<dyn Script>>, CatalogError> {
@@ -210,5 +203,58 @@ mod tests {
         // The bodies are the same whichever way they were made.
         let body = |c: &str| c.split_once(".\n").unwrap().1.to_owned();
         assert_eq!(body(&listed.content), body(&from_spec));
+    }
+
+    /// The crate's own checkout (these tests run from it).
+    fn root() -> &'static Path {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// generated/ is exactly what the catalog renders (moved here from
+    /// tests/it/generate.rs when the catalog became internal).
+    #[test]
+    fn golden_generated_dir_is_fresh() {
+        let outputs = render_all(&catalog().expect("catalog builds")).expect("catalog renders");
+        let report = crate::generate::check_dir(&root().join("generated"), &outputs).unwrap();
+        assert!(
+            report.is_clean(),
+            "generated/ is stale: run `cargo run -- generate`\nmissing {:?} extra {:?}\n{}",
+            report.missing,
+            report.extra,
+            report.diff()
+        );
+    }
+
+    /// Each script, as `shforge generate` writes it (the golden test above
+    /// holds generated/ to these outputs): a shebang, then a header naming
+    /// its template, its spec (if any) and `shforge generate`; no absolute
+    /// path of this checkout.
+    #[test]
+    fn generated_scripts_are_headed() {
+        let catalog = catalog().expect("catalog builds");
+        let outputs = render_all(&catalog).expect("catalog renders");
+        assert_eq!(outputs.len(), catalog.len());
+        for (e, o) in catalog.iter().zip(&outputs) {
+            assert_eq!(o.path, e.path(), "outputs follow the catalog");
+            let mut lines = o.content.lines();
+            assert!(
+                lines.next().unwrap().starts_with("#!"),
+                "{}: no shebang",
+                e.path()
+            );
+            let header = lines.next().unwrap();
+            assert!(
+                header.contains(&format!("templates/{}", e.template()))
+                    && header.contains("shforge generate")
+                    && e.spec().is_none_or(|spec| header.contains(spec)),
+                "{}: header {header:?}",
+                e.path()
+            );
+            assert!(
+                !o.content.contains(root().to_str().unwrap()),
+                "{}: absolute path leaked",
+                e.path()
+            );
+        }
     }
 }

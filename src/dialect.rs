@@ -700,4 +700,53 @@ mod tests {
         let src = "echo \"${EPOCHREALTIME}\" # shforge-allow: bash32-epoch\n";
         assert_eq!(check(src, Dialect::Bash).len(), 1);
     }
+
+    // CASES: the integration tests' cases (`shforge lint` on each), shared.
+    include!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/it/lint_cases.rs"
+    ));
+
+    #[test]
+    fn every_rule_has_a_case() {
+        for rule in RULES {
+            assert!(
+                CASES.iter().any(|c| c.0 == rule.id),
+                "rule {} has no test case",
+                rule.id
+            );
+        }
+        for case in CASES {
+            assert!(
+                RULES.iter().any(|r| r.id == case.0),
+                "case for unknown rule {}",
+                case.0
+            );
+        }
+    }
+
+    #[test]
+    fn library_check_agrees_with_cli() {
+        assert!(check("[[ x ]]\n", Dialect::Posix).len() == 1);
+        assert!(check("[[ x ]]\n", Dialect::Bash).is_empty());
+    }
+
+    #[test]
+    fn constructs_in_a_trailing_comment_are_not_code() {
+        for &(rule, dialect, bad, _) in CASES {
+            if bad.contains('\n') {
+                continue;
+            }
+            let dialect: Dialect = dialect.parse().unwrap();
+            for code in [": ok", "printf '%s\\n' x", "echo \"$x\""] {
+                let text = format!("{code} # {bad}\n");
+                let findings = check(&text, dialect);
+                assert!(
+                    findings.is_empty(),
+                    "{rule}: {text:?} gave {:?}",
+                    findings.iter().map(|f| f.render("t")).collect::<Vec<_>>()
+                );
+            }
+        }
+    }
 }

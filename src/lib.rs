@@ -2,39 +2,50 @@
 //! shforge: generate the portable shell runtime that AI coding-agent
 //! harnesses run under inside task sandboxes.
 //!
-//! * [`quote`] — every value becomes exactly one shell word; code is a
+//! Public modules (the paths README.md and SPEC.md name):
+//!
+//! * [`quote`](mod@quote) — every value becomes exactly one shell word; code is a
 //!   separate type.
-//! * [`lex`] and [`dialect`] — the static guard that keeps a script inside
-//!   `posix` or `bash` (3.2).
-//! * [`template_lint`] — where `{{ }}` may stand in a shell template.
-//! * [`script`] — the [`script::Script`] trait every generated script
-//!   implements; [`scripts`] — the scripts themselves (bootstrap,
-//!   supervisor, runner, installer).
-//! * [`catalog`] lists the scripts; [`generate`] turns any `&dyn Script`
-//!   into a file and writes/checks `generated/`.
-//! * [`diff`] — unified diffs with a hunk shared by several files shown
-//!   once (`shforge check`).
-//! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
-//!   real harness CLIs in tests.
-//! * [`snapshot`] — a harness's session data (SQLite or JSONL) as one JSON
-//!   document.
-//! * [`harness`] — harness profiles: the session dir for one rollout.
-//! * [`host`] — the supervised launch command and the cleanup receipt.
-//! * [`outcome`] — why a rollout ended: status, cause and evidence.
-//! * [`smoke`] — the real harness CLIs end to end against the fake server.
-//! * [`musl`] — the musl libraries harnesses need.
-//! * [`params`] — `shell_assignments`, the parameter files the runner reads.
 //! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
-//! * [`provenance`] — which sources the binary was built from; `generate`
-//!   and `check` refuse a stale binary inside a shforge source tree.
-//! * [`fetch`] — fetching and verifying the installers' pinned artifacts.
+//! * [`scripts`] — the scripts themselves (bootstrap, supervisor, runner,
+//!   installer) and their builders; [`installer`] is
+//!   [`scripts::installer`].
+//! * [`host`] — the supervised launch command and the cleanup receipt.
+//! * [`harness`] — harness profiles: the session dir for one rollout.
+//! * [`outcome`] — why a rollout ended: status, cause and evidence.
+//! * [`snapshot`] — a harness's session data (SQLite or JSONL) as one JSON
+//!   document (feature `snapshot`).
+//! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
+//!   real harness CLIs in tests (feature `fake-model-server`).
+//! * [`musl`] — the musl libraries harnesses need.
 //! * [`files`] — every output written atomically and never through a link,
 //!   every input bounded.
+//! * [`cli`] — the `shforge` command line itself (feature `cli`);
+//!   `src/main.rs` only calls [`cli::main`].
+//!
+//! Internal modules (the command's machinery, reached through [`cli`] and
+//! the re-exports below, never by path):
+//!
+//! * `lex` and `dialect` — the static guard that keeps a script inside
+//!   `posix` or `bash` (3.2) ([`Dialect`] is re-exported).
+//! * `template_lint` — where `{{ }}` may stand in a shell template.
+//! * `script` — the [`Script`] trait every generated script implements
+//!   (re-exported).
+//! * `catalog` lists the scripts; `generate` turns any `&dyn Script` into a
+//!   file ([`finish`], [`Output`]) and writes/checks `generated/`.
+//! * `diff` — unified diffs with a hunk shared by several files shown once
+//!   (`shforge check`).
+//! * `params` — [`shell_assignments`], the parameter files the runner reads.
+//! * `provenance` — which sources the binary was built from; `generate`
+//!   and `check` refuse a stale binary inside a shforge source tree.
+//! * `fetch` — fetching and verifying the installers' pinned artifacts.
+//! * `smoke` — the real harness CLIs end to end against the fake server
+//!   (`shforge smoke`).
 //!
 //! # The front door
 //!
 //! What an adapter uses around one rollout is re-exported here: quoting
-//! ([`quote`], [`Raw`]), names, [`shell_assignments`] and [`RunnerParams`],
+//! ([`quote`](fn@quote), [`Raw`]), names, [`shell_assignments`] and [`RunnerParams`],
 //! [`BootstrapBuilder`], [`Installer`], the supervised launch
 //! ([`supervised_launch`], [`SupervisorOptions`], [`CleanupReceipt`]), a
 //! harness session ([`SessionSpec`]) and, with the `snapshot` feature,
@@ -56,37 +67,54 @@
 //!
 //! # Cargo features
 //!
-//! `cli` (the default) builds the `shforge` command and everything below.
-//! `snapshot` (bundled SQLite), `fake-model-server` and `smoke` can be
-//! turned off: `shforge = { version = "…", default-features = false }`
-//! keeps quoting, names, params, the scripts and their builders, the
-//! harness profiles and the supervised launch, without SQLite, the fake
-//! server or the smoke.
+//! `cli` (the default) builds the `shforge` command ([`cli`], with the
+//! smoke, the fetcher, the catalog and the lints) and everything below.
+//! `snapshot` (bundled SQLite) and `fake-model-server` can be had on their
+//! own; `smoke` is a part of the command. `shforge = { version = "…",
+//! default-features = false }` keeps quoting, names, params, the scripts
+//! and their builders, the harness profiles and the supervised launch,
+//! without SQLite, the fake server, the smoke, clap or anyhow.
 
-pub mod catalog;
-pub mod dialect;
-mod diff;
-pub mod fetch;
+// Public modules: the paths README.md and SPEC.md name
+// (`shforge::host::supervised_launch`, `shforge::snapshot::atif::to_atif`, ...).
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod files;
-pub mod generate;
 pub mod harness;
 pub mod host;
-mod lex;
 #[cfg(feature = "fake-model-server")]
 pub mod model_server;
 pub mod musl;
 pub mod names;
 pub mod outcome;
-pub mod params;
-pub mod provenance;
 pub mod quote;
-pub mod script;
 pub mod scripts;
-#[cfg(feature = "smoke")]
-pub mod smoke;
 #[cfg(feature = "snapshot")]
 pub mod snapshot;
-pub mod template_lint;
+
+// Internal modules: the command line's machinery, reached through
+// [`cli`] and the root re-exports below, never by path. What only the
+// command uses is compiled only with it.
+#[cfg(feature = "cli")]
+mod catalog;
+mod dialect;
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+mod diff;
+#[cfg(feature = "cli")]
+mod fetch;
+// Writing and checking a whole `generated/` is the command's; `finish` and
+// `Output` are every builder's.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+mod generate;
+mod lex;
+mod params;
+#[cfg(feature = "cli")]
+mod provenance;
+mod script;
+#[cfg(feature = "cli")]
+mod smoke;
+#[cfg(feature = "cli")]
+mod template_lint;
 
 /// The installer API adapters use (`shforge::installer::Installer`); the
 /// module lives with the other scripts in [`scripts::installer`].
@@ -96,6 +124,8 @@ pub use scripts::installer;
 // What an adapter uses around one rollout, at the crate root; the modules
 // above hold the rest (and the command line's own machinery).
 
+/// The trait every generated script implements, and its dialect.
+pub use dialect::Dialect;
 /// Bounded inputs and safe outputs.
 pub use files::{Bound, FileError};
 /// Every generated file, whoever builds it.
@@ -112,11 +142,10 @@ pub use host::{
 /// Checked names.
 pub use names::{NameError, PkgName, RelPath, VarName};
 /// Parameter files for the runner.
-pub use params::{ParamsError, shell_assignments};
+pub use params::{ParamValue, ParamsError, shell_assignments};
 /// Quoting: one shell word per value; shell code is its own type.
 pub use quote::{QuoteError, Raw, Value, Word, quote, quote_value};
-/// The trait every generated script implements.
-pub use script::Script;
+pub use script::{RenderError, Script};
 /// The bootstrap, with an adapter's needs baked in.
 pub use scripts::bootstrap::{BootstrapBuilder, BootstrapError};
 /// Installers from a builder or a spec.

@@ -220,4 +220,23 @@ mod tests {
         assert!(check_name("x.sh.j2").is_some());
         assert!(check_name("x").is_some());
     }
+
+    #[test]
+    fn the_lint_catches_each_trap_position() {
+        let bad = [
+            ("echo \"{{ v }}\"", "quoted string"),
+            ("# {{ v }}", "comment"),
+            ("cat <<EOF\n{{ v }}\nEOF", "here-document"),
+            ("{{ v|safe }}", "filter `safe`"),
+            ("{{ v|join(\" \") }}", "filter `join`"),
+        ];
+        for (src, want) in bad {
+            let found = check(src);
+            assert!(
+                found.iter().any(|f| f.message.contains(want)),
+                "{src:?}: {found:?}"
+            );
+        }
+        assert!(check_name("x.sh.j2").is_some());
+    }
 }

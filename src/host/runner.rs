@@ -1,6 +1,6 @@
 //! The runner's parameter file, built on the host: [`RunnerParams`] checks
 //! what `harness_runner.sh` would refuse and renders through
-//! [`crate::params::render`] (the same code as `shforge params`), so nobody
+//! `crate::params::render` (the same code as `shforge params`), so nobody
 //! writes the JSON or the shell by hand. The script itself is
 //! [`crate::scripts::runner`].
 

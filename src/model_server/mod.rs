@@ -5,19 +5,19 @@
 //! Responses (`/v1/responses`) and Anthropic Messages (`/v1/messages`), as
 //! JSON or as SSE when the body says `"stream": true`, the Gemini API
 //! (`/v1beta/models/M:generateContent`, `:streamGenerateContent?alt=sse`),
-//! and lists one model at `GET /v1/models` (and `GET /v1beta/models`). Every answer follows [`decide::decide`]: text when no
+//! and lists one model at `GET /v1/models` (and `GET /v1beta/models`). Every answer follows `decide::decide`: text when no
 //! tools are offered, `done` once a tool result is in the conversation, and
 //! otherwise exactly one tool call that writes a token to a target file.
 //!
-//! * [`http`] — reading requests and writing responses;
-//! * [`respond`] — answering one request: its route, its log line, the
+//! * `http` — reading requests and writing responses;
+//! * `respond` — answering one request: its route, its log line, the
 //!   reply;
-//! * [`decide`] — the decision and the tool arguments;
-//! * [`chat`], [`responses`], [`anthropic`], [`gemini`] — one wire format each;
-//! * [`wire`] — what the formats share;
-//! * [`fail`] — scripted error answers in each API's own shape
+//! * `decide` — the decision and the tool arguments;
+//! * `chat`, `responses`, `anthropic`, `gemini` — one wire format each;
+//! * `wire` — what the formats share;
+//! * `fail` — scripted error answers in each API's own shape
 //!   (`shforge-fail=429:retry-after=1`, `context`, `cut`, ...);
-//! * [`cli`] — `shforge fake-model-server`.
+//! * `cli` — `shforge fake-model-server`.
 //!
 //! ```no_run
 //! use shforge::model_server::{Directives, RunningServer, ServerConfig};
@@ -31,8 +31,9 @@
 
 mod anthropic;
 mod chat;
-pub mod cli;
-pub mod decide;
+#[cfg(feature = "cli")]
+pub(crate) mod cli;
+mod decide;
 mod fail;
 mod gemini;
 mod http;
@@ -51,7 +52,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use decide::{Decision, Directives, Prefer};
+pub use decide::{
+    DEFAULT_TARGET, DEFAULT_TOKEN, DONE_TEXT, Decision, Directives, PLAIN_TEXT, Prefer, ToolCall,
+};
 
 use respond::{error_json, respond};
 

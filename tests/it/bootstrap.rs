@@ -677,11 +677,8 @@ fn generated_script_is_clean() {
         skip_header(&body.content),
         "generated/ is stale"
     );
-    for t in ["templates/bootstrap.sh", "templates/lib/musl.sh"] {
-        let src = fs::read_to_string(support::root().join(t)).unwrap();
-        let findings = shforge::template_lint::check(&src);
-        assert!(findings.is_empty(), "{t}: {findings:?}");
-    }
+    let findings = crate::templates::template_lint_files(&["bootstrap.sh", "lib/musl.sh"]);
+    assert!(findings.is_empty(), "{findings:?}");
     assert!(body.content.is_ascii());
     assert!(
         !body

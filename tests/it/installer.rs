@@ -1428,8 +1428,7 @@ fn generated_installers_are_clean_and_name_no_host() {
 
 #[test]
 fn templates_pass_the_template_lint() {
-    let t = support::root().join("templates");
-    let mut files = vec![t.join("installer.sh")];
+    let mut files = vec!["installer.sh".to_owned()];
     for n in [
         "install_log.sh",
         "download.sh",
@@ -1439,13 +1438,11 @@ fn templates_pass_the_template_lint() {
         "select.sh",
         "musl_install.sh",
     ] {
-        files.push(t.join("lib").join(n));
+        files.push(format!("lib/{n}"));
     }
-    for f in files {
-        let src = fs::read_to_string(&f).unwrap();
-        let findings = shforge::template_lint::check(&src);
-        assert!(findings.is_empty(), "{}: {findings:?}", f.display());
-    }
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let findings = crate::templates::template_lint_files(&files);
+    assert!(findings.is_empty(), "{findings:?}");
 }
 
 #[test]

@@ -7,242 +7,8 @@ use crate::support;
 use std::fs;
 use std::process::Command;
 
-use shforge::dialect::{Dialect, RULES};
-
-/// (rule, dialect, breaking sample, clean twin)
-const CASES: &[(&str, &str, &str, &str)] = &[
-    (
-        "posix-double-bracket",
-        "posix",
-        "if [[ -n $x ]]; then :; fi",
-        "echo '[[ -n $x ]]' # [[ x ]]",
-    ),
-    ("posix-array-assign", "posix", "a=(x y)", "a='(x y)'"),
-    (
-        "posix-array-subscript",
-        "posix",
-        "echo \"${a[0]}\"",
-        "echo \"${a}[0]\"",
-    ),
-    (
-        "posix-local",
-        "posix",
-        "f() { local x=1; }",
-        "f() { x_local=1; echo local; }",
-    ),
-    ("posix-ansi-quote", "posix", "nl=$'\\n'", "nl='$'"),
-    (
-        "posix-substring",
-        "posix",
-        "echo \"${x:1:2}\"",
-        "echo \"${x:-1}\" \"${x:+y}\" \"${x:=z}\" \"${x:?e}\"",
-    ),
-    (
-        "posix-pattern-substitution",
-        "posix",
-        "echo \"${x//a/b}\"",
-        "echo \"${x%/*}\" \"${x#*/}\"",
-    ),
-    (
-        "posix-function-keyword",
-        "posix",
-        "function f { :; }",
-        "f() { :; } # function f",
-    ),
-    (
-        "posix-source",
-        "posix",
-        "source ./lib.sh",
-        ". ./lib.sh # source it",
-    ),
-    (
-        "posix-test-double-equals",
-        "posix",
-        "[ \"$a\" == b ]",
-        "[ \"$a\" = '==' ]",
-    ),
-    (
-        "posix-echo-options",
-        "posix",
-        "echo -n hi",
-        "printf '%s' 'echo -n hi'",
-    ),
-    (
-        "posix-pipefail",
-        "posix",
-        "set -o pipefail",
-        "echo 'set -o pipefail'",
-    ),
-    (
-        "posix-here-string",
-        "posix",
-        "cat <<< \"$x\"",
-        "printf '%s\\n' \"$x\" | cat",
-    ),
-    (
-        "posix-process-substitution",
-        "posix",
-        "diff <(a) <(b)",
-        "echo '<(a)' >out",
-    ),
-    ("posix-and-redirect", "posix", "cmd &>log", "cmd >log 2>&1"),
-    ("posix-pipe-stderr", "posix", "cmd |& cat", "cmd 2>&1 | cat"),
-    ("posix-arith-command", "posix", "(( i++ ))", "i=$((i + 1))"),
-    (
-        "posix-bash-builtins",
-        "posix",
-        "declare x=1",
-        "x=1 # declare",
-    ),
-    (
-        "posix-brace-expansion",
-        "posix",
-        "mkdir -p a/{b,c}",
-        "echo \"${x:-a,b}\" '{b,c}'",
-    ),
-    (
-        "posix-bash-variables",
-        "posix",
-        "echo \"$RANDOM\"",
-        "echo '$RANDOM' \"$RANDOMIZE\"",
-    ),
-    (
-        "posix-read-options",
-        "posix",
-        "read -t 5 x",
-        "IFS= read -r x",
-    ),
-    (
-        "posix-printf-v",
-        "posix",
-        "printf -v x '%s' y",
-        "x=$(printf '%s' y)",
-    ),
-    (
-        "posix-indirection",
-        "posix",
-        "echo \"${!name}\"",
-        "echo \"${name}\" '${!x}'",
-    ),
-    ("posix-regex-match", "posix", "[ x =~ y ]", "echo 'a =~ b'"),
-    (
-        "posix-bash-trap",
-        "posix",
-        "trap 'echo err' ERR",
-        "trap 'echo bye' EXIT INT TERM",
-    ),
-    (
-        "bash32-assoc-array",
-        "bash",
-        "declare -A map",
-        "declare -a list # declare -A",
-    ),
-    (
-        "bash32-case-modification",
-        "bash",
-        "echo \"${x,,}\"",
-        "echo \"${x}\" | tr '[:upper:]' '[:lower:]'",
-    ),
-    (
-        "bash32-mapfile",
-        "bash",
-        "mapfile -t lines < f",
-        "while IFS= read -r l; do :; done < f # mapfile",
-    ),
-    (
-        "bash32-read-fractional-timeout",
-        "bash",
-        "read -r -t 0.5 x",
-        "read -r -t 5 x",
-    ),
-    (
-        "bash32-read-new-options",
-        "bash",
-        "read -N 4 x",
-        "read -r -n 4 x",
-    ),
-    (
-        "bash32-bashpid",
-        "bash",
-        "echo \"$BASHPID\"",
-        "echo \"$$\" '$BASHPID'",
-    ),
-    (
-        "bash32-case-fallthrough",
-        "bash",
-        "case x in a) :;& b) :;; esac",
-        "case x in a) :;; b) :;; esac",
-    ),
-    ("bash32-pipe-stderr", "bash", "cmd |& cat", "cmd 2>&1 | cat"),
-    ("bash32-append-both", "bash", "cmd &>>log", "cmd >>log 2>&1"),
-    ("bash32-coproc", "bash", "coproc cat", "echo coproc-free"),
-    (
-        "bash32-new-shopt",
-        "bash",
-        "shopt -s globstar",
-        "shopt -s extglob",
-    ),
-    (
-        "bash32-declare-new-attributes",
-        "bash",
-        "declare -g x=1",
-        "declare -r x=1",
-    ),
-    ("bash32-local-dash", "bash", "local -", "local x"),
-    ("bash32-named-fd", "bash", "exec {fd}>log", "exec 3>log"),
-    (
-        "bash32-printf-time",
-        "bash",
-        "printf '%(%s)T' -1",
-        "printf '%s' \"$(date +%s)\"",
-    ),
-    (
-        "bash32-negative-subscript",
-        "bash",
-        "echo \"${a[-1]}\"",
-        "echo \"${a[${#a[@]}-1]}\"",
-    ),
-    (
-        "bash32-negative-length",
-        "bash",
-        "echo \"${x:1:-1}\"",
-        "echo \"${x:1:2}\"",
-    ),
-    ("bash32-wait-options", "bash", "wait -n", "wait \"$pid\""),
-    ("bash32-test-v", "bash", "[[ -v x ]]", "[[ -n ${x+set} ]]"),
-    (
-        "bash32-transform",
-        "bash",
-        "echo \"${x@Q}\"",
-        "printf '%q' \"$x\"",
-    ),
-    (
-        "bash32-epoch",
-        "bash",
-        "t=$EPOCHREALTIME",
-        "t=$(date +%s) # EPOCHREALTIME",
-    ),
-    ("bash32-braced-at", "bash", "f \"${@}\"", "f \"$@\""),
-    (
-        "bash32-brace-sequence-step",
-        "bash",
-        "echo {1..9..2} {01..03}",
-        "echo {1..9} x{1..3}",
-    ),
-    (
-        "posix-brace-sequence",
-        "posix",
-        "for i in {1..3}; do :; done",
-        "for i in 1 2 3; do :; done # {1..3}",
-    ),
-    ("bash32-unicode-escape", "bash", "x=$'\\u00e9'", "x=$'\\t'"),
-    (
-        "bash32-empty-array-nounset",
-        "bash",
-        "set -u\nf \"${a[@]}\"",
-        "set -u\nf ${a[@]+\"${a[@]}\"}",
-    ),
-];
+// CASES: (rule, dialect, breaking sample, clean twin).
+include!("lint_cases.rs");
 
 fn lint(dialect: &str, text: &str) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -257,23 +23,8 @@ fn lint(dialect: &str, text: &str) -> (i32, String) {
     )
 }
 
-#[test]
-fn every_rule_has_a_case() {
-    for rule in RULES {
-        assert!(
-            CASES.iter().any(|c| c.0 == rule.id),
-            "rule {} has no test case",
-            rule.id
-        );
-    }
-    for case in CASES {
-        assert!(
-            RULES.iter().any(|r| r.id == case.0),
-            "case for unknown rule {}",
-            case.0
-        );
-    }
-}
+// Every rule has a case, and every case a rule:
+// `dialect::tests::every_rule_has_a_case` (the rules are internal).
 
 #[test]
 fn each_rule_catches_its_sample_and_passes_its_twin() {
@@ -344,29 +95,19 @@ fn unreadable_file_is_a_usage_error() {
     assert_eq!(support::run(c).status.code(), Some(2));
 }
 
+/// `shforge lint` says what the library's check says
+/// (`dialect::tests::library_check_agrees_with_cli`).
 #[test]
 fn library_check_agrees_with_cli() {
-    assert!(shforge::dialect::check("[[ x ]]\n", Dialect::Posix).len() == 1);
-    assert!(shforge::dialect::check("[[ x ]]\n", Dialect::Bash).is_empty());
+    assert_eq!(lint("posix", "[[ x ]]").0, 1);
+    assert_eq!(lint("posix", "[[ x ]]").1.lines().count(), 1);
+    assert_eq!(lint("bash", "[[ x ]]").0, 0);
 }
 
 #[test]
 fn constructs_in_a_trailing_comment_are_not_code() {
     let (code, out) = lint("bash", "printf '%s\\n' x # printf '%(%s)T' -1");
     assert_eq!(code, 0, "{out}");
-    for &(rule, dialect, bad, _) in CASES {
-        if bad.contains('\n') {
-            continue;
-        }
-        let dialect: Dialect = dialect.parse().unwrap();
-        for code in [": ok", "printf '%s\\n' x", "echo \"$x\""] {
-            let text = format!("{code} # {bad}\n");
-            let findings = shforge::dialect::check(&text, dialect);
-            assert!(
-                findings.is_empty(),
-                "{rule}: {text:?} gave {:?}",
-                findings.iter().map(|f| f.render("t")).collect::<Vec<_>>()
-            );
-        }
-    }
+    // Every case's sample in a trailing comment:
+    // `dialect::tests::constructs_in_a_trailing_comment_are_not_code`.
 }

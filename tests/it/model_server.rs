@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use shforge::model_server::decide::{DEFAULT_TARGET, DEFAULT_TOKEN, PLAIN_TEXT};
-use shforge::model_server::{Directives, Prefer, RunningServer, ServerConfig};
+use shforge::model_server::{
+    DEFAULT_TARGET, DEFAULT_TOKEN, Directives, PLAIN_TEXT, Prefer, RunningServer, ServerConfig,
+};
 
 // ---------------------------------------------------------------- clients
 

@@ -5,6 +5,7 @@ use crate::support;
 
 use std::fmt;
 use std::fs;
+use std::path::Path;
 
 use askama::Template;
 // `filters` must be in scope where a template uses `|raw`.
@@ -13,8 +14,34 @@ use shforge::quote::{Raw, Value, filters};
 #[test]
 fn every_template_passes_the_template_lint() {
     let root = support::root().join("templates");
-    let problems = shforge::template_lint::check_dir(&root).expect("templates/ is readable");
+    let problems = lint_templates(&[&root]);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// `shforge lint-templates` over DIRS: its findings, one a line (none
+/// when it exits 0; it must exit 0 or 1).
+fn lint_templates(dirs: &[&Path]) -> Vec<String> {
+    let mut c = std::process::Command::new(support::shforge());
+    c.arg("lint-templates").args(dirs);
+    let out = support::run(c);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    match out.status.code() {
+        Some(0) if text.is_empty() => Vec::new(),
+        Some(1) if !text.is_empty() => text.lines().map(str::to_owned).collect(),
+        _ => panic!("lint-templates: {out:?}"),
+    }
+}
+
+/// The template lint's findings for each of FILES (each under templates/),
+/// through `shforge lint-templates` on copies of them alone.
+pub(crate) fn template_lint_files(files: &[&str]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    for f in files {
+        let to = dir.path().join(f);
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(support::root().join("templates").join(f), &to).unwrap();
+    }
+    lint_templates(&[dir.path()])
 }
 
 /// `shforge lint-templates` runs the same lint: names, positions, ASCII.
@@ -133,14 +160,17 @@ fn the_lint_catches_each_trap_position() {
         ("{{ v|safe }}", "filter `safe`"),
         ("{{ v|join(\" \") }}", "filter `join`"),
     ];
+    // Each through `shforge lint-templates`; the library's own check of
+    // the same: `template_lint::tests::the_lint_catches_each_trap_position`.
     for (src, want) in bad {
-        let found = shforge::template_lint::check(src);
-        assert!(
-            found.iter().any(|f| f.message.contains(want)),
-            "{src:?}: {found:?}"
-        );
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("t.sh"), format!("{src}\n")).unwrap();
+        let found = lint_templates(&[dir.path()]);
+        assert!(found.iter().any(|f| f.contains(want)), "{src:?}: {found:?}");
     }
-    assert!(shforge::template_lint::check_name("x.sh.j2").is_some());
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("x.sh.j2"), "x=1\n").unwrap();
+    assert_eq!(lint_templates(&[dir.path()]).len(), 1);
 }
 
 #[test]

@@ -112,7 +112,7 @@ impl Libc {
 
 /// Which libc runs an artifact's programs: the image's own, or the private
 /// glibc runtime the installer brings where the image's cannot (musl, or a
-/// glibc older than [`Relocation::glibc`]).
+/// glibc older than `Relocation::glibc`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Runtime {

@@ -4,7 +4,7 @@
 //! * [`builder`] — [`Installer::builder`], the typed API adapters use (the
 //!   rules each value holds are in `builder/check.rs`).
 //! * [`spec`] — the TOML format that maps one to one onto the builder.
-//! * [`template`] — rendering; the [`crate::script::Script`] impls of an
+//! * `template` — rendering; the [`crate::script::Script`] impls of an
 //!   [`Installer`] and of [`FromSpec`] are in `as_script.rs`.
 //!
 //! The shipped harness specs live in `installers/NAME.toml`, are compiled in
