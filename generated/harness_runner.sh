@@ -830,8 +830,8 @@ clock_digits() {
 # /proc/uptime ("SECONDS.CC IDLE"). 1 when the file is unreadable or its
 # first word has another shape; clock_up is then left as it was.
 clock_uptime() {
-    local cu_line='' cu_rest cu_int cu_frac
-    read -r cu_line cu_rest 2>/dev/null </proc/uptime || return 1
+    local cu_line='' cu_int cu_frac
+    read -r cu_line _ 2>/dev/null </proc/uptime || return 1
     cu_int=${cu_line%.*}
     cu_frac=${cu_line##*.}
     [[ $cu_line == "$cu_int.$cu_frac" && ${#cu_frac} == 2 ]] || return 1
