@@ -765,7 +765,7 @@ event_stamp() {
         # shforge-allow: bash32-epoch only read when BASH_VERSINFO[0] >= 5
         re_stamp=$EPOCHREALTIME
     else
-        clock_now
+        clock_wall_now
         re_stamp=$clock_stamp
     fi
 }
@@ -786,7 +786,7 @@ run_events() {
     local ev_opened='' ev_status re_dir=''
     local clock_kind='' clock_base=0 clock_at=0 clock_up=0 clock_stamp=''
     if ((BASH_VERSINFO[0] < 5)); then
-        clock_start || fail 125 "date +%s failed: no clock for event timestamps"
+        clock_wall_start || fail 125 "date +%s failed: no clock for event timestamps"
         events_tools
     fi
     trap '' TERM INT HUP
@@ -807,13 +807,15 @@ run_events() {
     exit "${ev_status[0]}"
 }
 
-# clock.bash: wall-clock times with a fraction for bash 3.2 to 4.4, which
-# have no $EPOCHREALTIME, with no fork after the start. clock_start takes one
-# `date +%s.%N` and, just before it, the time since boot from /proc/uptime
-# (centiseconds, read by the builtin `read`); clock_now adds the time since
-# boot that has passed since then. Where either is missing (no /proc, or a
-# date without %N: busybox's prints "%N", BSD's "N"), clock_kind is "whole"
-# and clock_now gives whole seconds: that date's seconds plus $SECONDS. A
+# clock.bash: clocks with a fraction for bash 3.2 to 4.4, which have no
+# $EPOCHREALTIME, with no fork after the start. clock_uptime reads the time
+# since boot from /proc/uptime (centiseconds, by the builtin `read`): the
+# installer's progress lines time their phases with it alone. The runner's
+# event stamps need the wall clock: clock_wall_start takes one `date +%s.%N`
+# and, just before it, the uptime; clock_wall_now adds the uptime that has
+# passed since then. Where either is missing (no /proc, or a date without
+# %N: busybox's prints "%N", BSD's "N"), clock_kind is "whole" and
+# clock_wall_now gives whole seconds: that date's seconds plus $SECONDS. A
 # step of the system clock during the run is not followed (as $SECONDS does
 # not follow it); the kernel's slewing reaches both clocks alike.
 
@@ -839,14 +841,14 @@ clock_uptime() {
     clock_up=$((10#$cu_int * 100 + 10#$cu_frac))
 }
 
-# clock_start: the start of the clock, or 1 when `date +%s` gives no
+# clock_wall_start: the start of the clock, or 1 when `date +%s` gives no
 # seconds. "fine": clock_base is the wall clock in microseconds when
 # clock_at (then clock_up) was the time since boot in centiseconds. The
 # uptime is read before date runs, so a stamp is never earlier than the
 # truth by more than the uptime's 0.01 s (it is later by date's start-up,
 # about a millisecond). "whole": clock_base is the wall clock in seconds
 # when clock_at was $SECONDS.
-clock_start() {
+clock_wall_start() {
     local cs_up='' cs_wall cs_secs cs_frac
     clock_at=$SECONDS
     clock_uptime && cs_up=$clock_up
@@ -867,10 +869,10 @@ clock_start() {
     clock_base=$cs_secs
 }
 
-# clock_now: the time now in clock_stamp, SECONDS.FFFFFF (the shape of
-# $EPOCHREALTIME) or whole seconds (clock_start). No fork: /proc/uptime is
+# clock_wall_now: the time now in clock_stamp, SECONDS.FFFFFF (the shape of
+# $EPOCHREALTIME) or whole seconds (clock_wall_start). No fork: /proc/uptime is
 # read by the builtin `read`; should it fail now, the last reading stands.
-clock_now() {
+clock_wall_now() {
     local cn_us
     if [[ $clock_kind != fine ]]; then
         clock_stamp=$((clock_base + SECONDS - clock_at))

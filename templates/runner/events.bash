@@ -170,7 +170,7 @@ event_stamp() {
         # shforge-allow: bash32-epoch only read when BASH_VERSINFO[0] >= 5
         re_stamp=$EPOCHREALTIME
     else
-        clock_now
+        clock_wall_now
         re_stamp=$clock_stamp
     fi
 }
@@ -191,7 +191,7 @@ run_events() {
     local ev_opened='' ev_status re_dir=''
     local clock_kind='' clock_base=0 clock_at=0 clock_up=0 clock_stamp=''
     if ((BASH_VERSINFO[0] < 5)); then
-        clock_start || fail 125 "date +%s failed: no clock for event timestamps"
+        clock_wall_start || fail 125 "date +%s failed: no clock for event timestamps"
         events_tools
     fi
     trap '' TERM INT HUP
