@@ -178,6 +178,82 @@ check_home=
 art_got=
 install_took=
 
+# clock.bash: clocks with a fraction for bash 3.2 to 4.4, which have no
+# $EPOCHREALTIME, with no fork after the start. clock_uptime reads the time
+# since boot from /proc/uptime (centiseconds, by the builtin `read`): the
+# installer's progress lines time their phases with it alone. The runner's
+# event stamps need the wall clock: clock_wall_start takes one `date +%s.%N`
+# and, just before it, the uptime; clock_wall_now adds the uptime that has
+# passed since then. Where either is missing (no /proc, or a date without
+# %N: busybox's prints "%N", BSD's "N"), clock_kind is "whole" and
+# clock_wall_now gives whole seconds: that date's seconds plus $SECONDS. A
+# step of the system clock during the run is not followed (as $SECONDS does
+# not follow it); the kernel's slewing reaches both clocks alike.
+
+# clock_digits WORD: WORD is 1 to 12 ASCII digits (no sign, no blank; short
+# enough for bash's 64-bit arithmetic once scaled to microseconds).
+clock_digits() {
+    case $1 in
+        '' | *[!0123456789]*) return 1 ;;
+    esac
+    ((${#1} <= 12))
+}
+
+# clock_uptime: the time since boot in centiseconds, in clock_up, from
+# /proc/uptime ("SECONDS.CC IDLE"). 1 when the file is unreadable or its
+# first word has another shape; clock_up is then left as it was.
+clock_uptime() {
+    local cu_line='' cu_int cu_frac
+    read -r cu_line _ 2>/dev/null </proc/uptime || return 1
+    cu_int=${cu_line%.*}
+    cu_frac=${cu_line##*.}
+    [[ $cu_line == "$cu_int.$cu_frac" && ${#cu_frac} == 2 ]] || return 1
+    clock_digits "$cu_int" && clock_digits "$cu_frac" || return 1
+    clock_up=$((10#$cu_int * 100 + 10#$cu_frac))
+}
+
+# clock_wall_start: the start of the clock, or 1 when `date +%s` gives no
+# seconds. "fine": clock_base is the wall clock in microseconds when
+# clock_at (then clock_up) was the time since boot in centiseconds. The
+# uptime is read before date runs, so a stamp is never earlier than the
+# truth by more than the uptime's 0.01 s (it is later by date's start-up,
+# about a millisecond). "whole": clock_base is the wall clock in seconds
+# when clock_at was $SECONDS.
+clock_wall_start() {
+    local cs_up='' cs_wall cs_secs cs_frac
+    clock_at=$SECONDS
+    clock_uptime && cs_up=$clock_up
+    cs_wall=$(date +%s.%N 2>/dev/null)
+    cs_secs=${cs_wall%%.*}
+    cs_frac=${cs_wall#*.}
+    if [[ -n $cs_up && $cs_wall == "$cs_secs.$cs_frac" && ${#cs_frac} == 9 ]] &&
+        clock_digits "$cs_secs" && clock_digits "$cs_frac"; then
+        clock_kind=fine
+        clock_base=$((10#$cs_secs * 1000000 + 10#${cs_frac:0:6}))
+        clock_at=$cs_up
+        return 0
+    fi
+    clock_kind=whole
+    # A date that refused the format may still know +%s.
+    clock_digits "$cs_secs" || cs_secs=$(date +%s 2>/dev/null)
+    clock_digits "$cs_secs" || return 1
+    clock_base=$cs_secs
+}
+
+# clock_wall_now: the time now in clock_stamp, SECONDS.FFFFFF (the shape of
+# $EPOCHREALTIME) or whole seconds (clock_wall_start). No fork: /proc/uptime is
+# read by the builtin `read`; should it fail now, the last reading stands.
+clock_wall_now() {
+    local cn_us
+    if [[ $clock_kind != fine ]]; then
+        clock_stamp=$((clock_base + SECONDS - clock_at))
+        return 0
+    fi
+    clock_uptime || :
+    cn_us=$((clock_base + (clock_up - clock_at) * 10000))
+    printf -v clock_stamp '%d.%06d' "$((cn_us / 1000000))" "$((cn_us % 1000000))"
+}
+
 # Messages of an installer. Everything but the final entry path goes to
 # stderr, so the last line of stdout is always the path a caller reads.
 # die CODE MESSAGE: the one way out on failure; the EXIT trap cleans up.
@@ -199,23 +275,35 @@ die() {
 # Progress: one line per phase per artifact, with the phase's elapsed time,
 # read without forking: bash 5.0+ has $EPOCHREALTIME (microseconds; its
 # decimal point follows the locale, so only its digits are kept); older
-# bashes have only $SECONDS, whole seconds, and `date` has no portable
-# sub-second format (busybox and macOS lack %N), so a fork per line would
-# buy nothing. The unit says which precision a line has.
+# bashes read the time since boot from /proc/uptime (clock_uptime in
+# lib/clock.bash, hundredths of a second, by the builtin `read`), and where
+# that cannot be read they have only $SECONDS, whole seconds (`date` has no
+# portable sub-second format: busybox and macOS lack %N, and a fork per line
+# would buy nothing). The unit says which precision a line has: clock_us is
+# 1 for $EPOCHREALTIME, 2 for /proc/uptime (both count in microseconds), 0
+# for $SECONDS.
 if [ "${BASH_VERSINFO[0]}" -ge 5 ]; then
     clock_us=1
+elif clock_uptime; then
+    clock_us=2
 else
     clock_us=0
 fi
 
-# clock_now: sets clock to now (microseconds, or seconds on bash < 5).
+# clock_now: sets clock to now (microseconds, or seconds when clock_us is 0).
 clock_now() {
-    if [ "$clock_us" -eq 1 ]; then
-        # shforge-allow: bash32-epoch only where BASH_VERSINFO says 5.0 or later
-        clock=${EPOCHREALTIME//[!0-9]/}
-    else
-        clock=$SECONDS
-    fi
+    case $clock_us in
+        1)
+            # shforge-allow: bash32-epoch only where BASH_VERSINFO says 5.0 or later
+            clock=${EPOCHREALTIME//[!0-9]/}
+            ;;
+        2)
+            # Should a reading fail, the last one stands (clock_uptime).
+            clock_uptime || :
+            clock=$((clock_up * 10000))
+            ;;
+        *) clock=$SECONDS ;;
+    esac
 }
 
 # phase_start: the phase being reported starts now.
@@ -229,7 +317,7 @@ elapsed_since() {
     local d
     clock_now
     d=$((clock - $1))
-    if [ "$clock_us" -eq 1 ]; then
+    if [ "$clock_us" -ne 0 ]; then
         d=$((d / 1000))
         printf -v REPLY '%d.%03d s' "$((d / 1000))" "$((d % 1000))"
     else
