@@ -35,7 +35,7 @@ events_tool() {
 # subshell, under the C locale (given to sed and tr too: they see every
 # byte as one character, whatever the user's locale). Without
 # $EPOCHREALTIME (bash < 5.0) the stamp comes from lib/clock.bash (started by
-# run_events): no fork per chunk. TERM, INT and HUP are ignored here
+# run_events), which takes no fork. TERM, INT and HUP are ignored here
 # (and so in dd, sed, tr and sleep): a stop of the process group must not
 # lose output the CLI already wrote.
 record_events() {
