@@ -629,7 +629,7 @@ events_tool() {
 # first byte; record_blocks: the block that ends it). Runs in its own
 # subshell, under the C locale (given to sed and tr too: they see every
 # byte as one character, whatever the user's locale). Without
-# $EPOCHREALTIME (bash < 5.0) the stamp comes from lib/clock.bash (started by
+# $EPOCHREALTIME (bash < 5.0) the stamp comes from runner/clock.bash (started by
 # run_events), which takes no fork. TERM, INT and HUP are ignored here
 # (and so in dd, sed, tr and sleep): a stop of the process group must not
 # lose output the CLI already wrote.
@@ -807,17 +807,11 @@ run_events() {
     exit "${ev_status[0]}"
 }
 
-# clock.bash: clocks with a fraction for bash 3.2 to 4.4, which have no
-# $EPOCHREALTIME, with no fork after the start. clock_uptime reads the time
-# since boot from /proc/uptime (centiseconds, by the builtin `read`): the
-# installer's progress lines time their phases with it alone. The runner's
-# event stamps need the wall clock: clock_wall_start takes one `date +%s.%N`
-# and, just before it, the uptime; clock_wall_now adds the uptime that has
-# passed since then. Where either is missing (no /proc, or a date without
-# %N: busybox's prints "%N", BSD's "N"), clock_kind is "whole" and
-# clock_wall_now gives whole seconds: that date's seconds plus $SECONDS. A
-# step of the system clock during the run is not followed (as $SECONDS does
-# not follow it); the kernel's slewing reaches both clocks alike.
+# uptime.bash: the time since boot, with a fraction and no fork, for bash
+# 3.2 to 4.4 (no $EPOCHREALTIME): clock_uptime reads /proc/uptime
+# (hundredths of a second) with the builtin `read`. The installer's progress
+# lines time their phases with it; the runner's event stamps add it to one
+# `date +%s.%N` (runner/clock.bash).
 
 # clock_digits WORD: WORD is 1 to 12 ASCII digits (no sign, no blank; short
 # enough for bash's 64-bit arithmetic once scaled to microseconds).
@@ -840,6 +834,16 @@ clock_uptime() {
     clock_digits "$cu_int" && clock_digits "$cu_frac" || return 1
     clock_up=$((10#$cu_int * 100 + 10#$cu_frac))
 }
+
+# clock.bash: the wall clock of the event stamps for bash 3.2 to 4.4, which
+# have no $EPOCHREALTIME, with no fork after the start: clock_wall_start
+# takes one `date +%s.%N` and, just before it, the time since boot
+# (clock_uptime, lib/uptime.bash); clock_wall_now adds the time since boot
+# that has passed since then. Where either is missing (no /proc, or a date
+# without %N: busybox's prints "%N", BSD's "N"), clock_kind is "whole" and
+# clock_wall_now gives whole seconds: that date's seconds plus $SECONDS. A
+# step of the system clock during the run is not followed (as $SECONDS does
+# not follow it); the kernel's slewing reaches both clocks alike.
 
 # clock_wall_start: the start of the clock, or 1 when `date +%s` gives no
 # seconds. "fine": clock_base is the wall clock in microseconds when

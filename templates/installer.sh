@@ -147,7 +147,7 @@ check_home=
 art_got=
 install_took=
 
-{% include "lib/clock.bash" %}
+{% include "lib/uptime.bash" %}
 
 {% include "lib/install_log.sh" %}
 

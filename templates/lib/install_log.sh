@@ -20,7 +20,7 @@ die() {
 # read without forking: bash 5.0+ has $EPOCHREALTIME (microseconds; its
 # decimal point follows the locale, so only its digits are kept); older
 # bashes read the time since boot from /proc/uptime (clock_uptime in
-# lib/clock.bash, hundredths of a second, by the builtin `read`), and where
+# lib/uptime.bash, hundredths of a second, by the builtin `read`), and where
 # that cannot be read they have only $SECONDS, whole seconds (`date` has no
 # portable sub-second format: busybox and macOS lack %N, and a fork per line
 # would buy nothing). The unit says which precision a line has: clock_us is

@@ -34,7 +34,7 @@ events_tool() {
 # first byte; record_blocks: the block that ends it). Runs in its own
 # subshell, under the C locale (given to sed and tr too: they see every
 # byte as one character, whatever the user's locale). Without
-# $EPOCHREALTIME (bash < 5.0) the stamp comes from lib/clock.bash (started by
+# $EPOCHREALTIME (bash < 5.0) the stamp comes from runner/clock.bash (started by
 # run_events), which takes no fork. TERM, INT and HUP are ignored here
 # (and so in dd, sed, tr and sleep): a stop of the process group must not
 # lose output the CLI already wrote.

@@ -1,36 +1,12 @@
-# clock.bash: clocks with a fraction for bash 3.2 to 4.4, which have no
-# $EPOCHREALTIME, with no fork after the start. clock_uptime reads the time
-# since boot from /proc/uptime (centiseconds, by the builtin `read`): the
-# installer's progress lines time their phases with it alone. The runner's
-# event stamps need the wall clock: clock_wall_start takes one `date +%s.%N`
-# and, just before it, the uptime; clock_wall_now adds the uptime that has
-# passed since then. Where either is missing (no /proc, or a date without
-# %N: busybox's prints "%N", BSD's "N"), clock_kind is "whole" and
+# clock.bash: the wall clock of the event stamps for bash 3.2 to 4.4, which
+# have no $EPOCHREALTIME, with no fork after the start: clock_wall_start
+# takes one `date +%s.%N` and, just before it, the time since boot
+# (clock_uptime, lib/uptime.bash); clock_wall_now adds the time since boot
+# that has passed since then. Where either is missing (no /proc, or a date
+# without %N: busybox's prints "%N", BSD's "N"), clock_kind is "whole" and
 # clock_wall_now gives whole seconds: that date's seconds plus $SECONDS. A
 # step of the system clock during the run is not followed (as $SECONDS does
 # not follow it); the kernel's slewing reaches both clocks alike.
-
-# clock_digits WORD: WORD is 1 to 12 ASCII digits (no sign, no blank; short
-# enough for bash's 64-bit arithmetic once scaled to microseconds).
-clock_digits() {
-    case $1 in
-        '' | *[!0123456789]*) return 1 ;;
-    esac
-    ((${#1} <= 12))
-}
-
-# clock_uptime: the time since boot in centiseconds, in clock_up, from
-# /proc/uptime ("SECONDS.CC IDLE"). 1 when the file is unreadable or its
-# first word has another shape; clock_up is then left as it was.
-clock_uptime() {
-    local cu_line='' cu_int cu_frac
-    read -r cu_line _ 2>/dev/null </proc/uptime || return 1
-    cu_int=${cu_line%.*}
-    cu_frac=${cu_line##*.}
-    [[ $cu_line == "$cu_int.$cu_frac" && ${#cu_frac} == 2 ]] || return 1
-    clock_digits "$cu_int" && clock_digits "$cu_frac" || return 1
-    clock_up=$((10#$cu_int * 100 + 10#$cu_frac))
-}
 
 # clock_wall_start: the start of the clock, or 1 when `date +%s` gives no
 # seconds. "fine": clock_base is the wall clock in microseconds when
