@@ -624,17 +624,17 @@ events_tool() {
     path_lookup "$1" || fail 125 "events mode needs $1 on PATH; the CLI was not started"
 }
 
-# record_events EPOCH AT: read the CLI's stdout and write one event line per
+# record_events: read the CLI's stdout and write one event line per
 # line, stamped when the recorder read it (record_chunks: the chunk of its
 # first byte; record_blocks: the block that ends it). Runs in its own
 # subshell, under the C locale (given to sed and tr too: they see every
 # byte as one character, whatever the user's locale). Without
-# $EPOCHREALTIME (bash < 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
-# AT) plus SECONDS: no fork per line. TERM, INT and HUP are ignored here
+# $EPOCHREALTIME (bash < 5.0) the stamp comes from runner/clock.bash (started by
+# run_events), which takes no fork. TERM, INT and HUP are ignored here
 # (and so in dd, sed, tr and sleep): a stop of the process group must not
 # lose output the CLI already wrote.
 record_events() {
-    local re_epoch=$1 re_at=$2 re_stamp='' re_status
+    local re_stamp='' re_status
     trap '' TERM INT HUP
     LC_ALL=C
     if new_bash; then
@@ -758,13 +758,15 @@ s/^/p/
 w flag
 x"
 }
+
 # event_stamp: the time of the chunk or block just read, in re_stamp.
 event_stamp() {
     if ((BASH_VERSINFO[0] >= 5)); then
         # shforge-allow: bash32-epoch only read when BASH_VERSINFO[0] >= 5
         re_stamp=$EPOCHREALTIME
     else
-        re_stamp=$((re_epoch + SECONDS - re_at))
+        clock_wall_now
+        re_stamp=$clock_stamp
     fi
 }
 
@@ -781,13 +783,10 @@ event_stamp() {
 # (`trap -` there keeps them ignored on bash 4.2); a signal the runner
 # itself got ignored stays ignored for the CLI, as in direct mode.
 run_events() {
-    local ev_epoch=0 ev_at=0 ev_opened='' ev_status re_dir=''
+    local ev_opened='' ev_status re_dir=''
+    local clock_kind='' clock_base=0 clock_at=0 clock_up=0 clock_stamp=''
     if ((BASH_VERSINFO[0] < 5)); then
-        ev_at=$SECONDS
-        ev_epoch=$(date +%s 2>/dev/null)
-        case $ev_epoch in
-            '' | *[!0123456789]*) fail 125 "date +%s failed: no clock for event timestamps" ;;
-        esac
+        clock_wall_start || fail 125 "date +%s failed: no clock for event timestamps"
         events_tools
     fi
     trap '' TERM INT HUP
@@ -796,7 +795,7 @@ run_events() {
         (
             trap ' ' TERM INT HUP
             launch_cli events
-        ) | (record_events "$ev_epoch" "$ev_at")
+        ) | (record_events)
         ev_status=("${PIPESTATUS[@]}")
     } >"$RUNNER_EVENTS"
     if [[ -z $ev_opened ]]; then
@@ -806,6 +805,86 @@ run_events() {
     [[ ${ev_status[1]} == 0 ]] ||
         fail 125 "writing RUNNER_EVENTS '$RUNNER_EVENTS' failed (the CLI exited with status ${ev_status[0]})"
     exit "${ev_status[0]}"
+}
+
+# uptime.bash: the time since boot, with a fraction and no fork, for bash
+# 3.2 to 4.4 (no $EPOCHREALTIME): clock_uptime reads /proc/uptime
+# (hundredths of a second) with the builtin `read`. The installer's progress
+# lines time their phases with it; the runner's event stamps add it to one
+# `date +%s.%N` (runner/clock.bash).
+
+# clock_digits WORD: WORD is 1 to 12 ASCII digits (no sign, no blank; short
+# enough for bash's 64-bit arithmetic once scaled to microseconds).
+clock_digits() {
+    case $1 in
+        '' | *[!0123456789]*) return 1 ;;
+    esac
+    ((${#1} <= 12))
+}
+
+# clock_uptime: the time since boot in centiseconds, in clock_up, from
+# /proc/uptime ("SECONDS.CC IDLE"). 1 when the file is unreadable or its
+# first word has another shape; clock_up is then left as it was.
+clock_uptime() {
+    local cu_line='' cu_int cu_frac
+    read -r cu_line _ 2>/dev/null </proc/uptime || return 1
+    cu_int=${cu_line%.*}
+    cu_frac=${cu_line##*.}
+    [[ $cu_line == "$cu_int.$cu_frac" && ${#cu_frac} == 2 ]] || return 1
+    clock_digits "$cu_int" && clock_digits "$cu_frac" || return 1
+    clock_up=$((10#$cu_int * 100 + 10#$cu_frac))
+}
+
+# clock.bash: the wall clock of the event stamps for bash 3.2 to 4.4, which
+# have no $EPOCHREALTIME, with no fork after the start: clock_wall_start
+# takes one `date +%s.%N` and, just before it, the time since boot
+# (clock_uptime, lib/uptime.bash); clock_wall_now adds the time since boot
+# that has passed since then. Where either is missing (no /proc, or a date
+# without %N: busybox's prints "%N", BSD's "N"), clock_kind is "whole" and
+# clock_wall_now gives whole seconds: that date's seconds plus $SECONDS. A
+# step of the system clock during the run is not followed (as $SECONDS does
+# not follow it); the kernel's slewing reaches both clocks alike.
+
+# clock_wall_start: the start of the clock, or 1 when `date +%s` gives no
+# seconds. "fine": clock_base is the wall clock in microseconds when
+# clock_at (then clock_up) was the time since boot in centiseconds. The
+# uptime is read before date runs, so a stamp is never earlier than the
+# truth by more than the uptime's 0.01 s (it is later by date's start-up,
+# about a millisecond). "whole": clock_base is the wall clock in seconds
+# when clock_at was $SECONDS.
+clock_wall_start() {
+    local cs_up='' cs_wall cs_secs cs_frac
+    clock_at=$SECONDS
+    clock_uptime && cs_up=$clock_up
+    cs_wall=$(date +%s.%N 2>/dev/null)
+    cs_secs=${cs_wall%%.*}
+    cs_frac=${cs_wall#*.}
+    if [[ -n $cs_up && $cs_wall == "$cs_secs.$cs_frac" && ${#cs_frac} == 9 ]] &&
+        clock_digits "$cs_secs" && clock_digits "$cs_frac"; then
+        clock_kind=fine
+        clock_base=$((10#$cs_secs * 1000000 + 10#${cs_frac:0:6}))
+        clock_at=$cs_up
+        return 0
+    fi
+    clock_kind=whole
+    # A date that refused the format may still know +%s.
+    clock_digits "$cs_secs" || cs_secs=$(date +%s 2>/dev/null)
+    clock_digits "$cs_secs" || return 1
+    clock_base=$cs_secs
+}
+
+# clock_wall_now: the time now in clock_stamp, SECONDS.FFFFFF (the shape of
+# $EPOCHREALTIME) or whole seconds (clock_wall_start). No fork: /proc/uptime is
+# read by the builtin `read`; should it fail now, the last reading stands.
+clock_wall_now() {
+    local cn_us
+    if [[ $clock_kind != fine ]]; then
+        clock_stamp=$((clock_base + SECONDS - clock_at))
+        return 0
+    fi
+    clock_uptime || :
+    cn_us=$((clock_base + (clock_up - clock_at) * 10000))
+    printf -v clock_stamp '%d.%06d' "$((cn_us / 1000000))" "$((cn_us % 1000000))"
 }
 
 # The events reader of bash 5.0 and later: blocks read with `read -N`, no
@@ -818,8 +897,9 @@ run_events() {
 # record_blocks SIZE: bash 5.0 and later. `read -N` reads a pipe in blocks
 # (one system call per pipe chunk instead of one per byte), but it returns
 # only once it has SIZE bytes or the output ends. So it is timed (`read -t`):
-# what arrived within 0.1 s goes out then, its whole lines stamped, and a
-# line not yet ended waits for the rest. A timed read costs about one system
+# what arrived within 0.05 s goes out then, its whole lines stamped (within
+# 0.05 s of their arrival, as record_chunks stamps them), and a line not yet
+# ended waits for the rest. A timed read costs about one system
 # call per byte on bash 5.2 and 5.3 (16 MiB: 20 s instead of 0.9 s), so
 # while the output flows (a quarter of a block or more per read, and more
 # already waiting) the reads are untimed, until a block finds nothing more
@@ -851,7 +931,7 @@ record_blocks() {
             read -r -N "$1" rb_text
         else
             # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
-            read -r -t 0.1 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 5.0 only
+            read -r -t 0.05 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 5.0 only
         fi
         rb_status=$?
         if ((rb_status > 128)); then

@@ -55,8 +55,9 @@
 runner/functions.bash clears inherited functions (before this script defines any),
 runner/params.bash reads and checks the parameter file, runner/setup.bash runs
 RUNNER_SETUP under its guards, runner/launch.bash turns a process into the CLI;
-after main, read only in events mode: runner/events.bash records events mode (bash 3.2 to 4.4: dd, tr, sed), runner/blocks.bash
-is its reader for bash 5.0 and later (read -N). #%>{% include "runner/functions.bash" %}
+after main, read only in events mode: runner/events.bash records events mode (bash 3.2 to 4.4: dd, tr, sed),
+runner/clock.bash with lib/uptime.bash is its clock there (date once, then /proc/uptime),
+runner/blocks.bash is its reader for bash 5.0 and later (read -N). #%>{% include "runner/functions.bash" %}
 
 # fail STATUS MESSAGE: the one way this script reports an error and stops.
 fail() {
@@ -101,6 +102,10 @@ main() {
 main "$@"
 
 {% include "runner/events.bash" %}
+
+{% include "lib/uptime.bash" %}
+
+{% include "runner/clock.bash" %}
 
 {% include "runner/blocks.bash" %}
 

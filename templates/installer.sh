@@ -147,6 +147,8 @@ check_home=
 art_got=
 install_took=
 
+{% include "lib/uptime.bash" %}
+
 {% include "lib/install_log.sh" %}
 
 {% include "lib/musl.sh" %}

@@ -219,6 +219,34 @@ check_home=
 art_got=
 install_took=
 
+# uptime.bash: the time since boot, with a fraction and no fork, for bash
+# 3.2 to 4.4 (no $EPOCHREALTIME): clock_uptime reads /proc/uptime
+# (hundredths of a second) with the builtin `read`. The installer's progress
+# lines time their phases with it; the runner's event stamps add it to one
+# `date +%s.%N` (runner/clock.bash).
+
+# clock_digits WORD: WORD is 1 to 12 ASCII digits (no sign, no blank; short
+# enough for bash's 64-bit arithmetic once scaled to microseconds).
+clock_digits() {
+    case $1 in
+        '' | *[!0123456789]*) return 1 ;;
+    esac
+    ((${#1} <= 12))
+}
+
+# clock_uptime: the time since boot in centiseconds, in clock_up, from
+# /proc/uptime ("SECONDS.CC IDLE"). 1 when the file is unreadable or its
+# first word has another shape; clock_up is then left as it was.
+clock_uptime() {
+    local cu_line='' cu_int cu_frac
+    read -r cu_line _ 2>/dev/null </proc/uptime || return 1
+    cu_int=${cu_line%.*}
+    cu_frac=${cu_line##*.}
+    [[ $cu_line == "$cu_int.$cu_frac" && ${#cu_frac} == 2 ]] || return 1
+    clock_digits "$cu_int" && clock_digits "$cu_frac" || return 1
+    clock_up=$((10#$cu_int * 100 + 10#$cu_frac))
+}
+
 # Messages of an installer. Everything but the final entry path goes to
 # stderr, so the last line of stdout is always the path a caller reads.
 # die CODE MESSAGE: the one way out on failure; the EXIT trap cleans up.
@@ -240,23 +268,35 @@ die() {
 # Progress: one line per phase per artifact, with the phase's elapsed time,
 # read without forking: bash 5.0+ has $EPOCHREALTIME (microseconds; its
 # decimal point follows the locale, so only its digits are kept); older
-# bashes have only $SECONDS, whole seconds, and `date` has no portable
-# sub-second format (busybox and macOS lack %N), so a fork per line would
-# buy nothing. The unit says which precision a line has.
+# bashes read the time since boot from /proc/uptime (clock_uptime in
+# lib/uptime.bash, hundredths of a second, by the builtin `read`), and where
+# that cannot be read they have only $SECONDS, whole seconds (`date` has no
+# portable sub-second format: busybox and macOS lack %N, and a fork per line
+# would buy nothing). The unit says which precision a line has: clock_us is
+# 1 for $EPOCHREALTIME, 2 for /proc/uptime (both count in microseconds), 0
+# for $SECONDS.
 if [ "${BASH_VERSINFO[0]}" -ge 5 ]; then
     clock_us=1
+elif clock_uptime; then
+    clock_us=2
 else
     clock_us=0
 fi
 
-# clock_now: sets clock to now (microseconds, or seconds on bash < 5).
+# clock_now: sets clock to now (microseconds, or seconds when clock_us is 0).
 clock_now() {
-    if [ "$clock_us" -eq 1 ]; then
-        # shforge-allow: bash32-epoch only where BASH_VERSINFO says 5.0 or later
-        clock=${EPOCHREALTIME//[!0-9]/}
-    else
-        clock=$SECONDS
-    fi
+    case $clock_us in
+        1)
+            # shforge-allow: bash32-epoch only where BASH_VERSINFO says 5.0 or later
+            clock=${EPOCHREALTIME//[!0-9]/}
+            ;;
+        2)
+            # Should a reading fail, the last one stands (clock_uptime).
+            clock_uptime || :
+            clock=$((clock_up * 10000))
+            ;;
+        *) clock=$SECONDS ;;
+    esac
 }
 
 # phase_start: the phase being reported starts now.
@@ -270,7 +310,7 @@ elapsed_since() {
     local d
     clock_now
     d=$((clock - $1))
-    if [ "$clock_us" -eq 1 ]; then
+    if [ "$clock_us" -ne 0 ]; then
         d=$((d / 1000))
         printf -v REPLY '%d.%03d s' "$((d / 1000))" "$((d % 1000))"
     else

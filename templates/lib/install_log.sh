@@ -19,23 +19,35 @@ die() {
 # Progress: one line per phase per artifact, with the phase's elapsed time,
 # read without forking: bash 5.0+ has $EPOCHREALTIME (microseconds; its
 # decimal point follows the locale, so only its digits are kept); older
-# bashes have only $SECONDS, whole seconds, and `date` has no portable
-# sub-second format (busybox and macOS lack %N), so a fork per line would
-# buy nothing. The unit says which precision a line has.
+# bashes read the time since boot from /proc/uptime (clock_uptime in
+# lib/uptime.bash, hundredths of a second, by the builtin `read`), and where
+# that cannot be read they have only $SECONDS, whole seconds (`date` has no
+# portable sub-second format: busybox and macOS lack %N, and a fork per line
+# would buy nothing). The unit says which precision a line has: clock_us is
+# 1 for $EPOCHREALTIME, 2 for /proc/uptime (both count in microseconds), 0
+# for $SECONDS.
 if [ "${BASH_VERSINFO[0]}" -ge 5 ]; then
     clock_us=1
+elif clock_uptime; then
+    clock_us=2
 else
     clock_us=0
 fi
 
-# clock_now: sets clock to now (microseconds, or seconds on bash < 5).
+# clock_now: sets clock to now (microseconds, or seconds when clock_us is 0).
 clock_now() {
-    if [ "$clock_us" -eq 1 ]; then
-        # shforge-allow: bash32-epoch only where BASH_VERSINFO says 5.0 or later
-        clock=${EPOCHREALTIME//[!0-9]/}
-    else
-        clock=$SECONDS
-    fi
+    case $clock_us in
+        1)
+            # shforge-allow: bash32-epoch only where BASH_VERSINFO says 5.0 or later
+            clock=${EPOCHREALTIME//[!0-9]/}
+            ;;
+        2)
+            # Should a reading fail, the last one stands (clock_uptime).
+            clock_uptime || :
+            clock=$((clock_up * 10000))
+            ;;
+        *) clock=$SECONDS ;;
+    esac
 }
 
 # phase_start: the phase being reported starts now.
@@ -49,7 +61,7 @@ elapsed_since() {
     local d
     clock_now
     d=$((clock - $1))
-    if [ "$clock_us" -eq 1 ]; then
+    if [ "$clock_us" -ne 0 ]; then
         d=$((d / 1000))
         printf -v REPLY '%d.%03d s' "$((d / 1000))" "$((d % 1000))"
     else

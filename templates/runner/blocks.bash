@@ -8,8 +8,9 @@
 # record_blocks SIZE: bash 5.0 and later. `read -N` reads a pipe in blocks
 # (one system call per pipe chunk instead of one per byte), but it returns
 # only once it has SIZE bytes or the output ends. So it is timed (`read -t`):
-# what arrived within 0.1 s goes out then, its whole lines stamped, and a
-# line not yet ended waits for the rest. A timed read costs about one system
+# what arrived within 0.05 s goes out then, its whole lines stamped (within
+# 0.05 s of their arrival, as record_chunks stamps them), and a line not yet
+# ended waits for the rest. A timed read costs about one system
 # call per byte on bash 5.2 and 5.3 (16 MiB: 20 s instead of 0.9 s), so
 # while the output flows (a quarter of a block or more per read, and more
 # already waiting) the reads are untimed, until a block finds nothing more
@@ -41,7 +42,7 @@ record_blocks() {
             read -r -N "$1" rb_text
         else
             # shforge-allow: bash32-read-new-options record_blocks runs on bash >= 5.0 only
-            read -r -t 0.1 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 5.0 only
+            read -r -t 0.05 -N "$1" rb_text # shforge-allow: bash32-read-fractional-timeout bash >= 5.0 only
         fi
         rb_status=$?
         if ((rb_status > 128)); then

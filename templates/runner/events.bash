@@ -29,17 +29,17 @@ events_tool() {
     path_lookup "$1" || fail 125 "events mode needs $1 on PATH; the CLI was not started"
 }
 
-# record_events EPOCH AT: read the CLI's stdout and write one event line per
+# record_events: read the CLI's stdout and write one event line per
 # line, stamped when the recorder read it (record_chunks: the chunk of its
 # first byte; record_blocks: the block that ends it). Runs in its own
 # subshell, under the C locale (given to sed and tr too: they see every
 # byte as one character, whatever the user's locale). Without
-# $EPOCHREALTIME (bash < 5.0) the stamp is one `date +%s` taken at start (EPOCH, when SECONDS was
-# AT) plus SECONDS: no fork per line. TERM, INT and HUP are ignored here
+# $EPOCHREALTIME (bash < 5.0) the stamp comes from runner/clock.bash (started by
+# run_events), which takes no fork. TERM, INT and HUP are ignored here
 # (and so in dd, sed, tr and sleep): a stop of the process group must not
 # lose output the CLI already wrote.
 record_events() {
-    local re_epoch=$1 re_at=$2 re_stamp='' re_status
+    local re_stamp='' re_status
     trap '' TERM INT HUP
     LC_ALL=C
     if new_bash; then
@@ -163,13 +163,15 @@ s/^/p/
 w flag
 x"
 }
+
 # event_stamp: the time of the chunk or block just read, in re_stamp.
 event_stamp() {
     if ((BASH_VERSINFO[0] >= 5)); then
         # shforge-allow: bash32-epoch only read when BASH_VERSINFO[0] >= 5
         re_stamp=$EPOCHREALTIME
     else
-        re_stamp=$((re_epoch + SECONDS - re_at))
+        clock_wall_now
+        re_stamp=$clock_stamp
     fi
 }
 
@@ -186,13 +188,10 @@ event_stamp() {
 # (`trap -` there keeps them ignored on bash 4.2); a signal the runner
 # itself got ignored stays ignored for the CLI, as in direct mode.
 run_events() {
-    local ev_epoch=0 ev_at=0 ev_opened='' ev_status re_dir=''
+    local ev_opened='' ev_status re_dir=''
+    local clock_kind='' clock_base=0 clock_at=0 clock_up=0 clock_stamp=''
     if ((BASH_VERSINFO[0] < 5)); then
-        ev_at=$SECONDS
-        ev_epoch=$(date +%s 2>/dev/null)
-        case $ev_epoch in
-            '' | *[!0123456789]*) fail 125 "date +%s failed: no clock for event timestamps" ;;
-        esac
+        clock_wall_start || fail 125 "date +%s failed: no clock for event timestamps"
         events_tools
     fi
     trap '' TERM INT HUP
@@ -201,7 +200,7 @@ run_events() {
         (
             trap ' ' TERM INT HUP
             launch_cli events
-        ) | (record_events "$ev_epoch" "$ev_at")
+        ) | (record_events)
         ev_status=("${PIPESTATUS[@]}")
     } >"$RUNNER_EVENTS"
     if [[ -z $ev_opened ]]; then

@@ -2569,15 +2569,20 @@ fn two_artifact_world() -> (World, usize, usize) {
 }
 
 /// The progress lines of a fresh install, without their elapsed time (the
-/// last `, N s` / `, N.NNN s`), which is checked for its form only.
+/// last `, N.NNN s`), which is checked for its form only: a fraction on
+/// every bash, since this machine has /proc/uptime (bash 5 reads
+/// $EPOCHREALTIME; whole seconds, `, N s`, are only for a bash < 5 without it).
 fn progress_lines(o: &Output) -> Vec<String> {
     let err = String::from_utf8_lossy(&o.stderr);
-    let elapsed = regex::Regex::new(r", (\d+|\d+\.\d{3}) s$").unwrap();
+    let elapsed = regex::Regex::new(r", \d+\.\d{3} s$").unwrap();
+    let total = regex::Regex::new(r"^\d+\.\d{3} s$").unwrap();
     err.lines()
         .map(|l| {
             let l = l.strip_prefix("install_fake: ").unwrap_or(l);
             if l.starts_with("installed ") {
-                return l.split(" in ").next().unwrap().to_owned();
+                let (head, took) = l.rsplit_once(" in ").unwrap();
+                assert!(total.is_match(took), "no elapsed time in {l:?}");
+                return head.to_owned();
             }
             assert!(elapsed.is_match(l), "no elapsed time in {l:?}");
             elapsed.replace(l, "").into_owned()

@@ -152,10 +152,31 @@ fn expected_events(input: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The shape of an event's stamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stamp {
+    /// `SECONDS.FFFFFF`: every bash where a clock with a fraction exists.
+    Fraction,
+    /// `SECONDS`: bash 3.2 to 4.4 without /proc/uptime or `date +%N`.
+    Whole,
+}
+
 /// Split an events file into timestamps and the rest, checking each stamp's
-/// shape (fractional from bash 5.0 on), range and order.
+/// shape (`SECONDS.FFFFFF` on every bash: this machine has /proc and GNU
+/// date), range and order.
 fn check_events(events: &[u8], shell: &Shell, t0: f64, t1: f64, what: &str) -> Vec<u8> {
-    let fractional = major(shell) >= 5;
+    check_stamped(events, shell, Stamp::Fraction, (t0, t1), what)
+}
+
+/// check_events for stamps of the given shape, within the run `t0..t1`.
+fn check_stamped(
+    events: &[u8],
+    shell: &Shell,
+    shape: Stamp,
+    (t0, t1): (f64, f64),
+    what: &str,
+) -> Vec<u8> {
+    let fractional = shape == Stamp::Fraction;
     let mut rest = Vec::with_capacity(events.len());
     let mut last = 0.0f64;
     assert!(
@@ -1904,4 +1925,198 @@ fn events_mode_without_a_private_directory() {
         }
     }
     support::report("events_mode_without_a_private_directory", &shells);
+}
+
+/// How late each event was stamped: its stamp less the time its line says
+/// it was written (clock.sh's `{"n":N,"written":T}`), in seconds.
+fn lags_of(raw: &[u8], what: &str) -> Vec<f64> {
+    raw.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let tab = l.iter().position(|&b| b == b'\t').unwrap();
+            let stamp: f64 = std::str::from_utf8(&l[..tab]).unwrap().parse().unwrap();
+            let line: serde_json::Value = serde_json::from_slice(&l[tab + 1..])
+                .unwrap_or_else(|e| panic!("{what}: event {:?}: {e}", String::from_utf8_lossy(l)));
+            stamp - line["written"].as_f64().expect("a written time")
+        })
+        .collect()
+}
+
+/// Every bash stamps a line within 0.1 s of its arrival (issue 24): a CLI
+/// prints six lines 0.3 s apart, each carrying the wall-clock time just
+/// before it was written (clock.sh, from GNU date). No stamp is earlier than
+/// that (less 0.01 s: /proc/uptime counts hundredths), most are within 0.1 s
+/// of it, and every one within 0.35 s: the slack of a loaded machine, where
+/// the recorder and the CLI itself (between its date and its write) can run
+/// late. Whole-second stamps cannot pass: over the 1.5 s of lines, a stamp
+/// that is a whole second is early or more than 0.35 s late for most lines.
+#[test]
+fn events_mode_stamps_each_line_within_a_tenth_of_a_second() {
+    const LINES: usize = 6;
+    let shells = support::bashes();
+    for shell in &shells {
+        let d = tmp();
+        let events = d.path().join("events.log");
+        let file = params(
+            d.path(),
+            &json!({
+                "RUNNER_ARGV": [fixture("clock.sh"), LINES.to_string(), "0.3"],
+                "RUNNER_MODE": "events",
+                "RUNNER_EVENTS": p(&events),
+            }),
+        );
+        let what = shell.name.clone();
+        let t0 = now();
+        let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
+        let t1 = now();
+        assert_eq!(code(&out), 0, "{what}: {}", err(&out));
+        let raw = std::fs::read(&events).unwrap();
+        check_events(&raw, shell, t0, t1, &what);
+        let lags = lags_of(&raw, &what);
+        assert_eq!(lags.len(), LINES, "{what}: {lags:?}");
+        for lag in &lags {
+            assert!(
+                *lag >= -0.01,
+                "{what}: a line stamped {:.3} s before it was written (lags {lags:?})",
+                -lag
+            );
+            assert!(
+                *lag <= 0.35,
+                "{what}: a line stamped {lag:.3} s after it was written (lags {lags:?})"
+            );
+        }
+        let close = lags.iter().filter(|&&lag| lag <= 0.1).count();
+        assert!(
+            close * 2 > LINES,
+            "{what}: only {close} of {LINES} lines stamped within 0.1 s of their writing (lags {lags:?})"
+        );
+    }
+    support::report(
+        "events_mode_stamps_each_line_within_a_tenth_of_a_second",
+        &shells,
+    );
+}
+
+/// A `date` that does not expand %N (date_without_nano.sh, first on the
+/// PATH by way of RUNNER_PATH_PREFIX: busybox's prints "%N", BSD's "N",
+/// and one that fails outright): bash 3.2 to 4.4 fall back to whole-second
+/// stamps, bash 5 keeps $EPOCHREALTIME, and every byte comes through.
+#[test]
+fn events_mode_without_a_nanosecond_date_stamps_whole_seconds() {
+    let shells = support::bashes();
+    let input = mixed_input();
+    let want = expected_events(&input);
+    for shell in &shells {
+        for fake in ["busybox", "bsd", "refuse"] {
+            let d = tmp();
+            let bin = d.path().join("bin");
+            std::fs::create_dir(&bin).unwrap();
+            std::os::unix::fs::symlink(fixture("date_without_nano.sh"), bin.join("date")).unwrap();
+            let data = d.path().join("cli-output");
+            std::fs::write(&data, &input).unwrap();
+            let events = d.path().join("events.log");
+            let file = params(
+                d.path(),
+                &json!({
+                    "RUNNER_ARGV": [fixture("replay.sh"), p(&data)],
+                    "RUNNER_MODE": "events",
+                    "RUNNER_EVENTS": p(&events),
+                    "RUNNER_PATH_PREFIX": p(&bin),
+                }),
+            );
+            let what = format!("{} with a {fake} date", shell.name);
+            let t0 = now();
+            let out = run(shell, "C", &file, d.path(), &[("FAKE_DATE", fake)]);
+            let t1 = now();
+            assert_eq!(code(&out), 0, "{what}: {}", err(&out));
+            assert_eq!(err(&out), "", "{what}");
+            let shape = if major(shell) < 5 {
+                Stamp::Whole
+            } else {
+                Stamp::Fraction
+            };
+            let raw = std::fs::read(&events).unwrap();
+            let got = check_stamped(&raw, shell, shape, (t0, t1), &what);
+            assert!(
+                got == want,
+                "{what}: events differ:\n got {:?}\nwant {:?}",
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want)
+            );
+        }
+    }
+    support::report(
+        "events_mode_without_a_nanosecond_date_stamps_whole_seconds",
+        &shells,
+    );
+}
+
+/// /proc/uptime unreadable for the recorder (empty: /dev/null mounted over
+/// it in a mount namespace of the test's own) or of another shape (no
+/// fraction): bash 3.2 to 4.4 fall back to whole-second stamps, bash 5 keeps
+/// $EPOCHREALTIME, and every byte comes through. Needs root (unshare, mount).
+#[test]
+fn events_mode_without_proc_uptime_stamps_whole_seconds() {
+    let test = "events_mode_without_proc_uptime_stamps_whole_seconds";
+    if !support::require_root(test)
+        || !support::require_tool(test, "unshare")
+        || !support::require_tool(test, "mount")
+    {
+        return;
+    }
+    let shells = support::bashes();
+    let input = mixed_input();
+    let want = expected_events(&input);
+    for shell in &shells {
+        for (case, uptime) in [("empty", None), ("no fraction", Some("12345 678\n"))] {
+            let d = tmp();
+            let fake = match uptime {
+                None => "/dev/null".to_owned(),
+                Some(text) => {
+                    let f = d.path().join("uptime");
+                    std::fs::write(&f, text).unwrap();
+                    p(&f)
+                }
+            };
+            let data = d.path().join("cli-output");
+            std::fs::write(&data, &input).unwrap();
+            let events = d.path().join("events.log");
+            let file = params(
+                d.path(),
+                &json!({
+                    "RUNNER_ARGV": [fixture("replay.sh"), p(&data)],
+                    "RUNNER_MODE": "events",
+                    "RUNNER_EVENTS": p(&events),
+                }),
+            );
+            let mut cmd = Command::new("unshare");
+            cmd.args(["--mount", "--propagation", "private", "--", "/bin/sh", "-c"])
+                .arg(r#"f=$1; shift; mount --bind "$f" /proc/uptime && exec "$@""#)
+                .arg("sh")
+                .arg(&fake)
+                .args(&shell.argv)
+                .arg(runner_script())
+                .arg(&file);
+            let what = format!("{} with a {case} /proc/uptime", shell.name);
+            let t0 = now();
+            let out = run_env(cmd, "C", &[], d.path());
+            let t1 = now();
+            assert_eq!(code(&out), 0, "{what}: {}", err(&out));
+            assert_eq!(err(&out), "", "{what}");
+            let shape = if major(shell) < 5 {
+                Stamp::Whole
+            } else {
+                Stamp::Fraction
+            };
+            let raw = std::fs::read(&events).unwrap();
+            let got = check_stamped(&raw, shell, shape, (t0, t1), &what);
+            assert!(
+                got == want,
+                "{what}: events differ:\n got {:?}\nwant {:?}",
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want)
+            );
+        }
+    }
+    support::report(test, &shells);
 }
