@@ -731,7 +731,10 @@ pause_after_chunk() {
 # held CR in front of it). A line ended in the chunk loses one CR before
 # its newline; the last line is written without a newline (sed keeps the
 # missing newline of its input), its CR held back, and "p" or "c" goes to
-# the file "flag" by way of the hold space (no pattern runs over the line).
+# the file "flag": the line is copied to the hold space (h), replaced by the
+# flag and written, and copied back (g). Not `x`: busybox's sed takes a line
+# swapped in from the hold space as ended, and would write the newline the
+# open line lacks.
 chunk_script() {
     local cr=$'\r'
     # shellcheck disable=SC2016 # sed's $ (the last line), not bash's
@@ -747,16 +750,16 @@ b
 }
 /$cr\$/{
 s/$cr\$//
-x
-s/^/c/
+h
+s/.*/c/
 w flag
-x
+g
 b
 }
-x
-s/^/p/
+h
+s/.*/p/
 w flag
-x"
+g"
 }
 
 # event_stamp: the time of the chunk or block just read, in re_stamp.

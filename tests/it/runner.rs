@@ -1945,56 +1945,75 @@ fn lags_of(raw: &[u8], what: &str) -> Vec<f64> {
 /// Every bash stamps a line within 0.1 s of its arrival (issue 24): a CLI
 /// prints six lines 0.3 s apart, each carrying the wall-clock time just
 /// before it was written (clock.sh, from GNU date). No stamp is earlier than
-/// that (less 0.01 s: /proc/uptime counts hundredths), most are within 0.1 s
-/// of it, and every one within 0.35 s: the slack of a loaded machine, where
-/// the recorder and the CLI itself (between its date and its write) can run
-/// late. Whole-second stamps cannot pass: over the 1.5 s of lines, a stamp
-/// that is a whole second is early or more than 0.35 s late for most lines.
+/// that (less 0.01 s: /proc/uptime counts hundredths) and none is more than
+/// 1 s later, on every run; most are within 0.1 s of it. Only that last
+/// figure depends on the machine's load (the recorder and the CLI itself,
+/// between its date and its write, can be scheduled late), so a run that
+/// misses it is tried again, up to three runs in all: a recorder that stamps
+/// late misses it every time. Whole-second stamps cannot pass: they are
+/// early for nearly every line.
 #[test]
 fn events_mode_stamps_each_line_within_a_tenth_of_a_second() {
     const LINES: usize = 6;
+    const RUNS: usize = 3;
     let shells = support::bashes();
     for shell in &shells {
-        let d = tmp();
-        let events = d.path().join("events.log");
-        let file = params(
-            d.path(),
-            &json!({
-                "RUNNER_ARGV": [fixture("clock.sh"), LINES.to_string(), "0.3"],
-                "RUNNER_MODE": "events",
-                "RUNNER_EVENTS": p(&events),
-            }),
-        );
         let what = shell.name.clone();
-        let t0 = now();
-        let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
-        let t1 = now();
-        assert_eq!(code(&out), 0, "{what}: {}", err(&out));
-        let raw = std::fs::read(&events).unwrap();
-        check_events(&raw, shell, t0, t1, &what);
-        let lags = lags_of(&raw, &what);
-        assert_eq!(lags.len(), LINES, "{what}: {lags:?}");
-        for lag in &lags {
-            assert!(
-                *lag >= -0.01,
-                "{what}: a line stamped {:.3} s before it was written (lags {lags:?})",
-                -lag
-            );
-            assert!(
-                *lag <= 0.35,
-                "{what}: a line stamped {lag:.3} s after it was written (lags {lags:?})"
-            );
+        let mut tries = Vec::new();
+        for _ in 0..RUNS {
+            let lags = clock_lags(shell, LINES);
+            for lag in &lags {
+                assert!(
+                    *lag >= -0.01,
+                    "{what}: a line stamped {:.3} s before it was written (lags {lags:?})",
+                    -lag
+                );
+                assert!(
+                    *lag <= 1.0,
+                    "{what}: a line stamped {lag:.3} s after it was written (lags {lags:?})"
+                );
+            }
+            let close = lags.iter().filter(|&&lag| lag <= 0.1).count();
+            tries.push(lags);
+            if close * 2 > LINES {
+                break;
+            }
         }
-        let close = lags.iter().filter(|&&lag| lag <= 0.1).count();
+        let last = tries.last().unwrap();
         assert!(
-            close * 2 > LINES,
-            "{what}: only {close} of {LINES} lines stamped within 0.1 s of their writing (lags {lags:?})"
+            last.iter().filter(|&&lag| lag <= 0.1).count() * 2 > LINES,
+            "{what}: in each of {RUNS} runs, most lines were stamped over 0.1 s after their writing (lags {tries:?})"
         );
     }
     support::report(
         "events_mode_stamps_each_line_within_a_tenth_of_a_second",
         &shells,
     );
+}
+
+/// One run of clock.sh (LINES lines 0.3 s apart) in events mode: each
+/// event's stamp less the time its line says it was written.
+fn clock_lags(shell: &Shell, lines: usize) -> Vec<f64> {
+    let d = tmp();
+    let events = d.path().join("events.log");
+    let file = params(
+        d.path(),
+        &json!({
+            "RUNNER_ARGV": [fixture("clock.sh"), lines.to_string(), "0.3"],
+            "RUNNER_MODE": "events",
+            "RUNNER_EVENTS": p(&events),
+        }),
+    );
+    let what = &shell.name;
+    let t0 = now();
+    let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
+    let t1 = now();
+    assert_eq!(code(&out), 0, "{what}: {}", err(&out));
+    let raw = std::fs::read(&events).unwrap();
+    check_events(&raw, shell, t0, t1, what);
+    let lags = lags_of(&raw, what);
+    assert_eq!(lags.len(), lines, "{what}: {lags:?}");
+    lags
 }
 
 /// A `date` that does not expand %N (date_without_nano.sh, first on the
@@ -2117,6 +2136,60 @@ fn events_mode_without_proc_uptime_stamps_whole_seconds() {
                 String::from_utf8_lossy(&want)
             );
         }
+    }
+    support::report(test, &shells);
+}
+
+/// bash 3.2 to 4.4 record through dd, tr, sed, mktemp, rm and sleep from
+/// the PATH the CLI sees: with busybox's applets first on it (an Alpine or
+/// slim image with an old bash), every byte comes through as with GNU's,
+/// mixed input and a 1 MiB line that spans chunks alike, with no word on
+/// stderr. (bash 5 reads the pipe itself: the same events, no tool.)
+#[test]
+fn events_mode_with_busybox_tools() {
+    let test = "events_mode_with_busybox_tools";
+    let Some(busybox) = support::which("busybox") else {
+        support::require(test, false, "busybox");
+        return;
+    };
+    let shells = support::bashes();
+    let mut input = mixed_input();
+    input.extend_from_slice(b"\n");
+    input.extend((0..1_048_576).map(|i| b"0123456789abcdef"[i % 16]));
+    input.extend_from_slice(b"\r\nlast\n");
+    let want = expected_events(&input);
+    for shell in &shells {
+        let d = tmp();
+        let bin = d.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        for tool in ["dd", "tr", "sed", "mktemp", "rm", "sleep"] {
+            std::os::unix::fs::symlink(&busybox, bin.join(tool)).unwrap();
+        }
+        let data = d.path().join("cli-output");
+        std::fs::write(&data, &input).unwrap();
+        let events = d.path().join("events.log");
+        let file = params(
+            d.path(),
+            &json!({
+                "RUNNER_ARGV": [fixture("replay.sh"), p(&data)],
+                "RUNNER_MODE": "events",
+                "RUNNER_EVENTS": p(&events),
+                "RUNNER_PATH_PREFIX": p(&bin),
+            }),
+        );
+        let what = format!("{} with busybox tools", shell.name);
+        let t0 = now();
+        let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
+        let t1 = now();
+        assert_eq!(code(&out), 0, "{what}: {}", err(&out));
+        assert_eq!(err(&out), "", "{what}");
+        let got = check_events(&std::fs::read(&events).unwrap(), shell, t0, t1, &what);
+        assert!(
+            got == want,
+            "{what}: events differ ({} bytes, want {})",
+            got.len(),
+            want.len()
+        );
     }
     support::report(test, &shells);
 }
