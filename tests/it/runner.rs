@@ -2016,6 +2016,57 @@ fn clock_lags(shell: &Shell, lines: usize) -> Vec<f64> {
     lags
 }
 
+/// A parameter file that replays INPUT (written to DIR/cli-output) in
+/// events mode into DIR/events.log, with BIN first on the CLI's PATH when
+/// given: the file and the events path.
+fn replay_params(dir: &Path, input: &[u8], bin: Option<&Path>) -> (PathBuf, PathBuf) {
+    let data = dir.join("cli-output");
+    std::fs::write(&data, input).unwrap();
+    let events = dir.join("events.log");
+    let mut v = json!({
+        "RUNNER_ARGV": [fixture("replay.sh"), p(&data)],
+        "RUNNER_MODE": "events",
+        "RUNNER_EVENTS": p(&events),
+    });
+    if let Some(bin) = bin {
+        v["RUNNER_PATH_PREFIX"] = json!(p(bin));
+    }
+    (params(dir, &v), events)
+}
+
+/// The stamps where the recorder's clock has no fraction: whole seconds on
+/// bash 3.2 to 4.4; bash 5 keeps $EPOCHREALTIME.
+fn fallback_shape(shell: &Shell) -> Stamp {
+    if major(shell) < 5 {
+        Stamp::Whole
+    } else {
+        Stamp::Fraction
+    }
+}
+
+/// A replay that exited 0, said nothing on stderr, and left `want` in
+/// EVENTS after stamps of SHAPE within SPAN.
+fn assert_replayed(
+    out: &Output,
+    events: &Path,
+    (shell, shape, span): (&Shell, Stamp, (f64, f64)),
+    what: &str,
+    want: &[u8],
+) {
+    assert_eq!(code(out), 0, "{what}: {}", err(out));
+    assert_eq!(err(out), "", "{what}");
+    let raw = std::fs::read(events).unwrap();
+    let got = check_stamped(&raw, shell, shape, span, what);
+    assert!(
+        got == want,
+        "{what}: events differ ({} bytes, want {}):\n got {:?}\nwant {:?}",
+        got.len(),
+        want.len(),
+        String::from_utf8_lossy(&got[..got.len().min(4096)]),
+        String::from_utf8_lossy(&want[..want.len().min(4096)])
+    );
+}
+
 /// A `date` that does not expand %N (date_without_nano.sh, first on the
 /// PATH by way of RUNNER_PATH_PREFIX: busybox's prints "%N", BSD's "N",
 /// and one that fails outright): bash 3.2 to 4.4 fall back to whole-second
@@ -2031,36 +2082,17 @@ fn events_mode_without_a_nanosecond_date_stamps_whole_seconds() {
             let bin = d.path().join("bin");
             std::fs::create_dir(&bin).unwrap();
             std::os::unix::fs::symlink(fixture("date_without_nano.sh"), bin.join("date")).unwrap();
-            let data = d.path().join("cli-output");
-            std::fs::write(&data, &input).unwrap();
-            let events = d.path().join("events.log");
-            let file = params(
-                d.path(),
-                &json!({
-                    "RUNNER_ARGV": [fixture("replay.sh"), p(&data)],
-                    "RUNNER_MODE": "events",
-                    "RUNNER_EVENTS": p(&events),
-                    "RUNNER_PATH_PREFIX": p(&bin),
-                }),
-            );
+            let (file, events) = replay_params(d.path(), &input, Some(&bin));
             let what = format!("{} with a {fake} date", shell.name);
             let t0 = now();
             let out = run(shell, "C", &file, d.path(), &[("FAKE_DATE", fake)]);
-            let t1 = now();
-            assert_eq!(code(&out), 0, "{what}: {}", err(&out));
-            assert_eq!(err(&out), "", "{what}");
-            let shape = if major(shell) < 5 {
-                Stamp::Whole
-            } else {
-                Stamp::Fraction
-            };
-            let raw = std::fs::read(&events).unwrap();
-            let got = check_stamped(&raw, shell, shape, (t0, t1), &what);
-            assert!(
-                got == want,
-                "{what}: events differ:\n got {:?}\nwant {:?}",
-                String::from_utf8_lossy(&got),
-                String::from_utf8_lossy(&want)
+            let span = (t0, now());
+            assert_replayed(
+                &out,
+                &events,
+                (shell, fallback_shape(shell), span),
+                &what,
+                &want,
             );
         }
     }
@@ -2097,17 +2129,7 @@ fn events_mode_without_proc_uptime_stamps_whole_seconds() {
                     p(&f)
                 }
             };
-            let data = d.path().join("cli-output");
-            std::fs::write(&data, &input).unwrap();
-            let events = d.path().join("events.log");
-            let file = params(
-                d.path(),
-                &json!({
-                    "RUNNER_ARGV": [fixture("replay.sh"), p(&data)],
-                    "RUNNER_MODE": "events",
-                    "RUNNER_EVENTS": p(&events),
-                }),
-            );
+            let (file, events) = replay_params(d.path(), &input, None);
             let mut cmd = Command::new("unshare");
             cmd.args(["--mount", "--propagation", "private", "--", "/bin/sh", "-c"])
                 .arg(r#"f=$1; shift; mount --bind "$f" /proc/uptime && exec "$@""#)
@@ -2119,21 +2141,13 @@ fn events_mode_without_proc_uptime_stamps_whole_seconds() {
             let what = format!("{} with a {case} /proc/uptime", shell.name);
             let t0 = now();
             let out = run_env(cmd, "C", &[], d.path());
-            let t1 = now();
-            assert_eq!(code(&out), 0, "{what}: {}", err(&out));
-            assert_eq!(err(&out), "", "{what}");
-            let shape = if major(shell) < 5 {
-                Stamp::Whole
-            } else {
-                Stamp::Fraction
-            };
-            let raw = std::fs::read(&events).unwrap();
-            let got = check_stamped(&raw, shell, shape, (t0, t1), &what);
-            assert!(
-                got == want,
-                "{what}: events differ:\n got {:?}\nwant {:?}",
-                String::from_utf8_lossy(&got),
-                String::from_utf8_lossy(&want)
+            let span = (t0, now());
+            assert_replayed(
+                &out,
+                &events,
+                (shell, fallback_shape(shell), span),
+                &what,
+                &want,
             );
         }
     }
@@ -2165,31 +2179,12 @@ fn events_mode_with_busybox_tools() {
         for tool in ["dd", "tr", "sed", "mktemp", "rm", "sleep"] {
             std::os::unix::fs::symlink(&busybox, bin.join(tool)).unwrap();
         }
-        let data = d.path().join("cli-output");
-        std::fs::write(&data, &input).unwrap();
-        let events = d.path().join("events.log");
-        let file = params(
-            d.path(),
-            &json!({
-                "RUNNER_ARGV": [fixture("replay.sh"), p(&data)],
-                "RUNNER_MODE": "events",
-                "RUNNER_EVENTS": p(&events),
-                "RUNNER_PATH_PREFIX": p(&bin),
-            }),
-        );
+        let (file, events) = replay_params(d.path(), &input, Some(&bin));
         let what = format!("{} with busybox tools", shell.name);
         let t0 = now();
         let out = run(shell, "C.UTF-8", &file, d.path(), &[]);
-        let t1 = now();
-        assert_eq!(code(&out), 0, "{what}: {}", err(&out));
-        assert_eq!(err(&out), "", "{what}");
-        let got = check_events(&std::fs::read(&events).unwrap(), shell, t0, t1, &what);
-        assert!(
-            got == want,
-            "{what}: events differ ({} bytes, want {})",
-            got.len(),
-            want.len()
-        );
+        let span = (t0, now());
+        assert_replayed(&out, &events, (shell, Stamp::Fraction, span), &what, &want);
     }
     support::report(test, &shells);
 }
