@@ -8,7 +8,8 @@
 //! the namespace is a small `sh` script that runs the command, then lists
 //! every process of the namespace still alive (zombies aside) into a file:
 //! the namespace ends with its PID 1, so that list is the only record of
-//! leftovers. The network is the host's: the fake server on 127.0.0.1 is
+//! leftovers (each with its state, parent, group, session and command line,
+//! so that a leftover seen once can be told apart). The network is the host's: the fake server on 127.0.0.1 is
 //! reachable.
 
 use std::collections::BTreeMap;
@@ -56,7 +57,9 @@ for p in "$root"/proc/[0-9]*; do
     done < "$p/status" 2>/dev/null
     [ "$pending" = 1 ] && continue
     comm=${stat#* (}
-    echo "$pid ${comm%%) *}" >> "$left"
+    # Who it is, for the report: state, parent, group, session, command line.
+    cmd=$(tr '\000' ' ' < "$p/cmdline" 2>/dev/null | cut -c 1-160)
+    echo "$pid ${comm%%) *} (state $1, parent $2, group $3, session $4: $cmd)" >> "$left"
 done
 exit "$status"
 "#;
