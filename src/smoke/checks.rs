@@ -146,6 +146,11 @@ pub fn events(file: &Path, events_mode: bool, json: bool) -> Check {
 }
 
 /// PIDs of live processes whose environment holds `VAR=marker`.
+///
+/// A process caught inside `execve` reads with an empty environment (the new
+/// image's `env_start`/`env_end` are not set yet), so an empty one is read
+/// again until it is settled, as the supervisor's scan does: an environment
+/// in place (stat fields 50 and 51), a kernel thread, or the process gone.
 pub fn marked_processes(var: &str, marker: &str) -> Vec<u32> {
     let needle = format!("{var}={marker}");
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -154,15 +159,40 @@ pub fn marked_processes(var: &str, marker: &str) -> Vec<u32> {
     dir.flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit_once(") ")
-                .is_some_and(|(_, rest)| rest.starts_with('Z'));
-            !zombie
-                && std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
+            (0..300).find_map(|_| {
+                let verdict = marked(*pid, &needle);
+                if verdict.is_none() {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                verdict
+            }) == Some(true)
         })
         .collect()
+}
+
+/// Whether PID `pid` is alive, not a zombie, and carries `needle`; `None`
+/// while its environment reads empty and is not settled.
+fn marked(pid: u32, needle: &str) -> Option<bool> {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return Some(false);
+    };
+    let fields: Vec<&str> = stat
+        .rsplit_once(") ")
+        .map_or(Vec::new(), |(_, rest)| rest.split(' ').collect());
+    if fields.first().is_some_and(|s| s.starts_with('Z')) {
+        return Some(false);
+    }
+    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return Some(false);
+    };
+    if env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) {
+        return Some(true);
+    }
+    // Fields counted from the state (field 3): flags is field 9, env_start 50.
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+    let kernel_thread = field(9).is_some_and(|flags| flags & 0x20_0000 != 0);
+    let env_in_place = field(50).is_some_and(|a| a != 0) || field(51).is_some_and(|b| b != 0);
+    (!env.is_empty() || kernel_thread || env_in_place).then_some(false)
 }
 
 /// No process of the run is alive: none carries the run's marker.
