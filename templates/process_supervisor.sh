@@ -115,6 +115,8 @@ reset_shell_state() {
 #   zb_*                     zombies the stop left (signals.bash)
 #   helper_pid timer_pid lifeline_pid (and *_start)
 #                            this shell's jobs
+#   timer_child(_start) *_killed
+#                            the timer's sleep; a job already KILLed
 #   pw_*                     the PID window (scan.bash)
 #   cg                       the harness's cgroup (cgroup.bash)
 

@@ -41,10 +41,10 @@ for p in "$root"/proc/[0-9]*; do
     rest=${stat##*) }
     case $rest in Z*) continue ;; esac
     # Already on its way out: exiting (PF_EXITING in the flags, field 9) or
-    # with a KILL pending (bit 9 of SigPnd/ShdPnd). The supervisor KILLs its
-    # own timer without waiting for it; on a busy machine the dying sleep
-    # can still be listed a moment after the supervisor exited. It runs no
-    # more code: not a leftover.
+    # with a KILL pending (bit 9 of SigPnd/ShdPnd): it runs no more code,
+    # not a leftover. (A process that has taken its KILL shows neither for
+    # a moment: the supervisor waits for its own timer and sleep to be gone,
+    # since its timer's sleep was once listed here in that moment.)
     # The fields after comm are numbers and a state letter: split on purpose.
     set -- $rest
     case $7 in '' | *[!0-9]*) ;; *) [ $(($7 & 4)) -ne 0 ] && continue ;; esac

@@ -166,14 +166,36 @@ start_timer() {
     read_stat "$timer_pid" && timer_start=$st_start
 }
 
-# End the timer's group (the timer and its sleep). Only while its leader is
-# still the timer: once it has fired, its PID may belong to someone else.
-# No wait: bash reaps the disowned job by itself.
+# End the timer's group (the timer and its sleep) with one KILL. Only while
+# its leader is still the timer: once it has fired, its PID may belong to
+# someone else. Its sleep is noted first (the leader's children, Linux 3.5+;
+# without that file only the leader is watched) for end_timer.
 stop_timer() {
-    [[ -n $timer_pid ]] || return 0
-    if [[ $stop_reason != ALRM ]] && read_stat "$timer_pid" && [[ $st_start == "$timer_start" ]]; then
-        kill -s KILL -- "-$timer_pid" 2>/dev/null
+    [[ -n $timer_pid && -z $timer_killed ]] || return 0
+    timer_killed=1 timer_child='' timer_child_start=''
+    job_running "$timer_pid" "$timer_start" || return 0
+    read -r timer_child _ 2>/dev/null <"/proc/$timer_pid/task/$timer_pid/children"
+    if [[ -n $timer_child ]] && read_stat "$timer_child"; then
+        timer_child_start=$st_start
     fi
-    timer_pid=''
+    [[ $stop_reason == ALRM ]] || kill -s KILL -- "-$timer_pid" 2>/dev/null
 }
 
+# Before exit: the timer and its sleep must be gone (reaped, or zombies).
+# Disowned, the timer is reaped by bash as any child; but a KILLed process
+# shows neither the signal nor its exit for a moment after it took the KILL,
+# and one was once listed alive after the supervisor had ended.
+end_timer() {
+    local end
+    [[ -n $timer_pid ]] || return 0
+    stop_timer
+    read_now
+    end=$((now_cs + 100))
+    while job_running "$timer_pid" "$timer_start" ||
+        { [[ -n $timer_child_start ]] && job_running "$timer_child" "$timer_child_start"; }; do
+        nap 0.001
+        read_now
+        ((now_cs < end)) || break
+    done
+    timer_pid=''
+}

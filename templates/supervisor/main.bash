@@ -13,7 +13,7 @@ signal_status() {
 # can fail: fail and finish report from them.
 init_globals() {
     confirmed=true rc='' err='' timed_out=false containment=proc
-    stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' lifeline_pid='' lifeline_killed=''
+    stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' timer_killed='' lifeline_pid='' lifeline_killed=''
     helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
     rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
     launch_cs='' stop_began_cs='' stop_term_cs='' stop_kill_cs='' stop_end_cs=''
@@ -162,6 +162,7 @@ finish() {
     local status=$1 wrote=0
     tell_helper tick
     end_lifeline
+    end_timer
     write_receipt || wrote=$?
     case $wrote in 0) ;; 2) status=2 ;; *) status=125 ;; esac
     end_helper

@@ -686,6 +686,71 @@ fn deadline_stops_a_long_sleep() {
     });
 }
 
+/// The deadline's timer and its sleep are gone (reaped, or zombies) when the
+/// supervisor exits. A KILLed process still runs its exit for a moment, and
+/// a sleep that holds 512 MiB takes tens of milliseconds to end: before
+/// end_timer, the supervisor exited while that sleep still ran.
+#[test]
+fn the_deadline_timer_is_gone_when_the_supervisor_exits() {
+    let shells = support::bashes();
+    let sleep = support::which("sleep").expect("sleep on PATH");
+    let python = support::which("python3").expect("python3 on PATH (the slow-to-end sleep)");
+    for shell in &shells {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        // The supervisor's probe (`sleep 0.001`) gets the real sleep; the
+        // timer's gets one that holds 512 MiB and says its PID in $READY.
+        let fake = format!(
+            "#!/bin/sh\ncase $1 in 0.001) exec '{}' \"$1\" ;; esac\nexec '{}' -c '{}' \"$READY\"\n",
+            sleep.display(),
+            python.display(),
+            "import os, sys, time\nb = b\"x\" * (512 << 20)\n\
+             open(sys.argv[1] + \".tmp\", \"w\").write(str(os.getpid()))\n\
+             os.rename(sys.argv[1] + \".tmp\", sys.argv[1])\ntime.sleep(600)",
+        );
+        let fake_path = bin.join("sleep");
+        std::fs::write(&fake_path, fake).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&fake_path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ready = dir.path().join("ready");
+        let receipt = dir.path().join("r.json");
+        let harness = format!(
+            "n=0; while [ ! -s \"$READY\" ] && [ $n -lt 1500 ]; do '{}' 0.02; n=$((n + 1)); done",
+            sleep.display()
+        );
+        let mut c = shell.command(&supervisor());
+        c.arg("--receipt")
+            .arg(&receipt)
+            .args(["--deadline", "60", "--", "sh", "-c", &harness])
+            .env("READY", &ready)
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    bin.display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            );
+        let out = support::run(c);
+        let ctx = format!("{}: {:?}", shell.name, out);
+        assert!(out.status.success(), "{ctx}");
+        let pid = std::fs::read_to_string(&ready).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next());
+        assert!(
+            matches!(state, None | Some('Z')),
+            "{ctx}: the timer's sleep {pid} is still there: {stat}"
+        );
+    }
+    support::report(
+        "the_deadline_timer_is_gone_when_the_supervisor_exits",
+        &shells,
+    );
+}
+
 #[test]
 fn deadline_with_ten_digits_is_accepted() {
     scenario("deadline_big", |o| expect_receipt(o, Some(3), false));
