@@ -1118,20 +1118,26 @@ kill_lifeline() {
     fi
 }
 
-# Before exit: the lifeline job must be dead. Disowned, it is reaped by
-# bash as any child; killed at the start of the stop, it is gone by now.
-end_lifeline() {
+# Wait, for up to 1 s, until the job $1 (started at $2) and, when $4 is
+# set, the process $3 (started at $4) are gone or zombies. A KILLed process
+# is gone within moments: look again soon.
+wait_gone() {
     local end
-    [[ -n $lifeline_pid ]] || return 0
-    kill_lifeline
     read_now
     end=$((now_cs + 100))
-    # A KILLed process is gone within moments: look again soon.
-    while job_running "$lifeline_pid" "$lifeline_start"; do
+    while job_running "$1" "$2" || { [[ -n ${4-} ]] && job_running "$3" "$4"; }; do
         nap 0.001
         read_now
         ((now_cs < end)) || break
     done
+}
+
+# Before exit: the lifeline job must be dead. Disowned, it is reaped by
+# bash as any child; killed at the start of the stop, it is gone by now.
+end_lifeline() {
+    [[ -n $lifeline_pid ]] || return 0
+    kill_lifeline
+    wait_gone "$lifeline_pid" "$lifeline_start"
     lifeline_pid=''
 }
 
@@ -1176,17 +1182,9 @@ stop_timer() {
 # shows neither the signal nor its exit for a moment after it took the KILL,
 # and one was once listed alive after the supervisor had ended.
 end_timer() {
-    local end
     [[ -n $timer_pid ]] || return 0
     stop_timer
-    read_now
-    end=$((now_cs + 100))
-    while job_running "$timer_pid" "$timer_start" ||
-        { [[ -n $timer_child_start ]] && job_running "$timer_child" "$timer_child_start"; }; do
-        nap 0.001
-        read_now
-        ((now_cs < end)) || break
-    done
+    wait_gone "$timer_pid" "$timer_start" "$timer_child" "$timer_child_start"
     timer_pid=''
 }
 # ---------------------------------------------------------------- scanning
