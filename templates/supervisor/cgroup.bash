@@ -68,15 +68,17 @@ find_own_cgroup() {
     local text='' path='' line f mount='' IFS
     cg_found=''
     IFS= read -r -d '' text 2>/dev/null </proc/self/cgroup
-    # The hierarchy v2's line, "0::PATH" (the last one, if more).
-    text=$'\n'$text
-    if [[ $text == *$'\n0::'* ]]; then
-        path=${text##*$'\n0::'}
-        path=${path%%$'\n'*}
-    fi
-    case $path in '' | / | *' (deleted)'* | *\\*) return 1 ;; esac
     set -f
     IFS=$'\n'
+    # The hierarchy v2's line, "0::PATH" (the last one, if more).
+    for line in $text; do
+        [[ $line == 0::* ]] && path=${line#0::}
+    done
+    case $path in '' | / | *' (deleted)'* | *\\*)
+        set +f
+        return 1
+        ;;
+    esac
     for line in $mount_table; do
         [[ $line == *' - cgroup2 '* ]] || continue
         IFS=' '

@@ -234,17 +234,38 @@ read_pid_counters() {
     pc_last='' pc_forks='' pw_max=''
     read -r pc_last 2>/dev/null </proc/sys/kernel/ns_last_pid
     read -r pw_max 2>/dev/null </proc/sys/kernel/pid_max
-    while read -r key val rest; do
-        if [[ $key == processes ]]; then
-            pc_forks=$val
-            break
-        fi
-    done 2>/dev/null </proc/stat
+    if ((bash_major > 5 || (bash_major == 5 && BASH_VERSINFO[1] >= 2))); then
+        stat_forks_whole
+    else
+        while read -r key val rest; do
+            if [[ $key == processes ]]; then
+                pc_forks=$val
+                break
+            fi
+        done 2>/dev/null </proc/stat
+    fi
     case $pc_last/$pc_forks/$pw_max in
         *[!0-9/]* | /* | *//* | */) return 1 ;;
     esac
     [[ ${#pc_last} -le 12 && ${#pc_forks} -le 15 && ${#pw_max} -le 12 ]] || return 1
     pc_last=$((10#$pc_last)) pc_forks=$((10#$pc_forks)) pw_max=$((10#$pw_max))
+}
+
+# The "processes" line of /proc/stat into pc_forks, from one read of the
+# whole file (bash 5.2 and later read it in blocks; older ones a byte at a
+# time, slower than their line by line loop): line by line, each read seeks
+# back and the kernel writes the file again, one line per CPU before it.
+stat_forks_whole() {
+    local text='' line IFS=$'\n'
+    IFS= read -r -d '' text 2>/dev/null </proc/stat
+    set -f
+    for line in $text; do
+        if [[ $line == 'processes '* ]]; then
+            pc_forks=${line#processes }
+            break
+        fi
+    done
+    set +f
 }
 
 # Whether anything is mounted over /proc/stat or /proc/loadavg: then the
