@@ -97,7 +97,7 @@ reset_shell_state() {
 #   63  bash < 4 leaves a process substitution's end here (closed)
 # Globals, set in main's phases (init_globals first) unless a part says
 # otherwise:
-#   self_pid self_pgid self_start
+#   self_pid self_pgid self_start self_sigignore
 #                            this shell (check_proc; $$ is the first
 #                            shell's PID in the regrouped job)
 #   regrouped entry_opts     this is the regrouped job; the caller's options
@@ -119,7 +119,7 @@ reset_shell_state() {
 #                            this shell's jobs
 #   timer_child(_start) *_killed
 #                            the timer's sleep; a job already KILLed
-#   pw_*                     the PID window (scan.bash)
+#   pw_* mount_table         the PID window, the mount table (scan.bash)
 #   cg                       the harness's cgroup (cgroup.bash)
 
 # ---------------------------------------------------------------- descriptors and the stop helper
@@ -129,11 +129,23 @@ reset_shell_state() {
 # top), nap's pauses on one of them, and the stop helper behind another.
 
 # An anonymous pipe open for reading and writing on fd $1 (a number: eval
-# only because bash 3.2 takes no variable there). The process behind the
-# `<(:)` exits at once; it is not waited for here (a wait per pipe was a
-# good part of the start-up) but listed, PID and start time, for
-# end_substitutions.
+# only because bash 3.2 takes no variable there). bash 5.1 and later make a
+# short here-string as a pipe of their own, without a fork: reopened
+# through /proc for both ends (as start_helper does) and its one line read
+# back, it is a new empty pipe. Older ones write a temporary file there
+# instead (and -p tells): they get a `<(:)`, whose process exits at once;
+# it is not waited for here (a wait per pipe was a good part of the
+# start-up) but listed, PID and start time, for end_substitutions.
 open_pipe() {
+    if ((bash_major > 5 || (bash_major == 5 && BASH_VERSINFO[1] >= 1))) &&
+        eval "exec $1<<<''" 2>/dev/null; then
+        if [[ -p /proc/self/fd/$1 ]] && eval "exec $1<>/proc/self/fd/$1"; then
+            # Its line is there, unless a bash wrote none: then it is empty.
+            read -r -t 0 -u "$1" && read -r -u "$1" _
+            return 0
+        fi
+        eval "exec $1<&-"
+    fi
     eval "exec $1<> <(:)" || return 1
     if read_stat "$!"; then
         subst_pids+=("$!") subst_starts+=("$st_start")
@@ -711,33 +723,6 @@ parse_args() {
         usage_error "--max-procs needs a cgroup, and --cgroup none turns them off"
     fi
 }
-
-# --end-services RECEIPT [--grace S]: sets services_file and grace_cs.
-parse_end_args() {
-    local seen_grace=''
-    services_file='' grace_cs=''
-    while (($# > 0)); do
-        case $1 in
-            --end-services)
-                [[ -z $services_file ]] || usage_error "--end-services given twice"
-                if (($# < 2)) || [[ -z $2 ]]; then usage_error "--end-services needs a receipt file"; fi
-                services_file=$2
-                shift 2
-                ;;
-            --grace)
-                [[ -z $seen_grace ]] || usage_error "--grace given twice"
-                seen_grace=1
-                (($# >= 2)) || usage_error "--grace needs a value"
-                parse_seconds "$2" || usage_error "--grace '${2:0:200}' is not seconds like 5 or 0.5"
-                grace_cs=$seconds_cs
-                shift 2
-                ;;
-            *) usage_error "unexpected argument '${1:0:200}' with --end-services" ;;
-        esac
-    done
-    [[ -n $grace_cs ]] || grace_cs=$default_grace_cs
-}
-
 # ---------------------------------------------------------------- /proc
 
 # proc_stat_whole PID: the fields of /proc/PID/stat into the array proc_f,
@@ -803,7 +788,8 @@ read_now() {
 
 # Refuse to run without a /proc that describes this shell; its PID into
 # self_pid (in the regrouped job, a subshell, $$ is the first shell's PID:
-# its parent), its group and start time into self_pgid and self_start.
+# its parent), its group and start time into self_pgid and self_start,
+# and the signals it ignores (a decimal mask) into self_sigignore.
 check_proc() {
     local f
     stat_fields=0
@@ -818,6 +804,7 @@ check_proc() {
         fail 125 "/proc/self/stat does not describe this shell: refusing to launch"
     self_pgid=${f[4]}
     self_start=${f[21]}
+    self_sigignore=${f[32]-}
     [[ -r /proc/uptime ]] || fail 125 "/proc/uptime is not readable: refusing to launch"
 }
 # ---------------------------------------------------------------- tools
@@ -873,17 +860,13 @@ resolve_tools() {
 # env --default-signal (coreutils 8.31+), else perl. Without either, INT
 # stays ignored: stop with TERM or HUP instead.
 restore_signals_if_needed() {
-    local key mask rest
     [[ -n $restored ]] && return 0
-    mask=
-    while read -r key mask rest; do
-        [[ $key == SigIgn: ]] && break
-        mask=
-    done 2>/dev/null </proc/self/status
-    case $mask in '' | *[!0-9a-fA-F]*) return 0 ;; esac
-    # INT is bit 2 (0x2). QUIT (0x4) cannot tell: bash ignores it in itself.
-    # `&` ignores both, so both are restored.
-    ((0x${mask:${#mask}-1} & 2)) || return 0
+    # INT is bit 2 (0x2) of the ignored signals (check_proc: field 33 of
+    # this shell's stat, as in proc(5)). QUIT (0x4) cannot tell: bash
+    # ignores it in itself. `&` ignores both, so both are restored.
+    case $self_sigignore in '' | *[!0-9]*) return 0 ;; esac
+    [[ ${#self_sigignore} -le 18 ]] || return 0
+    (((10#$self_sigignore & 2) != 0)) || return 0
     env_bin='' perl_bin=''
     find_tool env && env_bin=$tool_path
     find_tool perl && perl_bin=$tool_path
@@ -1191,8 +1174,11 @@ end_timer() {
 
 # One pass over /proc: every process started since the harness (nothing
 # older can be reached) goes into the candidate table c_*. While the PID
-# window holds, PIDs at or below its floor are not even read.
+# window holds, PIDs at or below its floor are not even read. In the C
+# locale: a UTF-8 one makes bash's glob of /proc (matched and sorted by
+# strcoll) and its splitting of each stat more than twice as slow.
 scan() {
+    local LC_ALL=C
     local p pid f n=0 floor
     c_pid=() c_ppid=() c_pgid=() c_sid=() c_start=() c_state=()
     pid_window_floor
@@ -1420,12 +1406,16 @@ read_pid_counters() {
     pc_last='' pc_forks='' pw_max=''
     read -r pc_last 2>/dev/null </proc/sys/kernel/ns_last_pid
     read -r pw_max 2>/dev/null </proc/sys/kernel/pid_max
-    while read -r key val rest; do
-        if [[ $key == processes ]]; then
-            pc_forks=$val
-            break
-        fi
-    done 2>/dev/null </proc/stat
+    if ((bash_major > 5 || (bash_major == 5 && BASH_VERSINFO[1] >= 2))); then
+        stat_forks_whole
+    else
+        while read -r key val rest; do
+            if [[ $key == processes ]]; then
+                pc_forks=$val
+                break
+            fi
+        done 2>/dev/null </proc/stat
+    fi
     case $pc_last/$pc_forks/$pw_max in
         *[!0-9/]* | /* | *//* | */) return 1 ;;
     esac
@@ -1433,14 +1423,36 @@ read_pid_counters() {
     pc_last=$((10#$pc_last)) pc_forks=$((10#$pc_forks)) pw_max=$((10#$pw_max))
 }
 
+# The "processes" line of /proc/stat into pc_forks, from one read of the
+# whole file (bash 5.2 and later read it in blocks; older ones a byte at a
+# time, slower than their line by line loop): line by line, each read seeks
+# back and the kernel writes the file again, one line per CPU before it.
+stat_forks_whole() {
+    local text='' line IFS=$'\n'
+    IFS= read -r -d '' text 2>/dev/null </proc/stat
+    set -f
+    for line in $text; do
+        if [[ $line == 'processes '* ]]; then
+            pc_forks=${line#processes }
+            break
+        fi
+    done
+    set +f
+}
+
 # Whether anything is mounted over /proc/stat or /proc/loadavg: then the
-# PID window is never used.
+# PID window is never used. The table is read whole, without seeking
+# (in blocks from bash 5.2 on, a byte at a time before): line by line, each
+# read seeks back and the kernel writes the file again (1 ms for 20 mounts
+# on bash 5.2). A match anywhere on a line, not only as its mount point
+# (field 5), only turns the window off. The table stays in mount_table
+# for find_own_cgroup.
 check_pid_counters() {
-    local mp rest
-    pw_disabled=''
-    while read -r _ _ _ _ mp rest; do
-        case $mp in /proc/stat | /proc/loadavg | /proc/sys | /proc/sys/kernel*) pw_disabled=1 ;; esac
-    done 2>/dev/null </proc/self/mountinfo
+    pw_disabled='' mount_table=''
+    IFS= read -r -d '' mount_table 2>/dev/null </proc/self/mountinfo
+    case $mount_table in
+        *" /proc/stat "* | *" /proc/loadavg "* | *" /proc/sys "* | *" /proc/sys/kernel"*) pw_disabled=1 ;;
+    esac
 }
 # ---------------------------------------------------------------- signalling
 
@@ -1771,16 +1783,32 @@ setup_cgroup() {
 
 # This shell's own cgroup v2 directory into cg_found, when it may be used:
 # not the root of the hierarchy, owned by this user (delegated) and writable.
+# Both tables are read whole, not line by line (see check_pid_counters,
+# which left the mount table in mount_table).
 find_own_cgroup() {
-    local line path='' root mp rest mount=''
+    local text='' path='' line f mount='' IFS
     cg_found=''
-    while IFS= read -r line; do
+    IFS= read -r -d '' text 2>/dev/null </proc/self/cgroup
+    set -f
+    IFS=$'\n'
+    # The hierarchy v2's line, "0::PATH" (the last one, if more).
+    for line in $text; do
         [[ $line == 0::* ]] && path=${line#0::}
-    done 2>/dev/null </proc/self/cgroup
-    case $path in '' | / | *' (deleted)'* | *\\*) return 1 ;; esac
-    while read -r _ _ _ root mp rest; do
-        [[ $rest == *' - cgroup2 '* && $root == / && $mp != *\\* ]] && mount=$mp
-    done 2>/dev/null </proc/self/mountinfo
+    done
+    case $path in '' | / | *' (deleted)'* | *\\*)
+        set +f
+        return 1
+        ;;
+    esac
+    for line in $mount_table; do
+        [[ $line == *' - cgroup2 '* ]] || continue
+        IFS=' '
+        # shellcheck disable=SC2206 # split on ' ' on purpose; set -f is on
+        f=($line)
+        IFS=$'\n'
+        [[ ${f[3]} == / && ${f[4]} != *\\* ]] && mount=${f[4]}
+    done
+    set +f
     [[ -n $mount ]] || return 1
     cg_found=$mount$path
     [[ -d $cg_found && -O $cg_found && -w $cg_found && -w $cg_found/cgroup.procs ]]
@@ -1872,6 +1900,166 @@ remove_cgroup() {
         say "could not remove cgroup ${cg:0:200}"
     cg=''
 }
+# ---------------------------------------------------------------- main
+
+signal_status() {
+    case $1 in
+        HUP) sig_status=129 ;;
+        INT) sig_status=130 ;;
+        ALRM) sig_status=142 ;;
+        *) sig_status=143 ;;
+    esac
+}
+
+# The globals every part reads (see the table at the top), before anything
+# can fail: fail and finish report from them.
+init_globals() {
+    confirmed=true rc='' err='' timed_out=false containment=proc
+    stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' timer_killed='' lifeline_pid='' lifeline_killed=''
+    helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
+    rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
+    launch_cs='' stop_began_cs='' stop_term_cs='' stop_kill_cs='' stop_end_cs=''
+    stop_graceful_end_cs='' stop_grace_cs='' stop_n_term=0 stop_n_kill=0 stop_by_itself=''
+    zb_pid=() zb_ppid=() zb_start=()
+    undecided=0 self_pid='' subst_pids=() subst_starts=()
+    bash_major=${BASH_VERSINFO[0]}
+    # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
+    # takes whole seconds only.
+    kick_wait=1
+    ((bash_major >= 4)) && kick_wait=0.05
+}
+
+main() {
+    reset_shell_state
+    restored=${SHFORGE_SUPERVISOR_RESTORED-}
+    # The caller's options: from the first line, or from the shell that
+    # restarted this one in place (whose SHELLOPTS no longer shows them).
+    entry_opts=$supervisor_entry_opts
+    [[ -n $restored ]] && entry_opts=${SHFORGE_SUPERVISOR_SHELLOPTS-}
+    unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
+    regrouped=''
+    init_globals
+    # Its code comes after this function's call in the script, read only
+    # then (see the end of the script): main returns for it alone.
+    [[ ${1-} == --end-services ]] && return 0
+    parse_args "$@"
+    make_receipt_tmp
+    check_proc
+    resolve_tools
+    restore_signals_if_needed "$@"
+    regroup_if_needed "$@"
+    supervise "$@"
+}
+
+# The run itself, in the shell that leads its own process group: get
+# ready, launch, wait, stop, report. Never returns.
+supervise() {
+    shift "$args_used"
+    cmd=("$@")
+    prepare_stop
+    if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
+        timed_out=true
+        finish 124
+    fi
+    if [[ -n $stop_reason ]]; then
+        signal_status "$stop_reason"
+        finish "$sig_status"
+    fi
+    start_timer
+    launch
+    wait_harness
+    stop_harness
+    stop_timer
+    if [[ -z $rc ]]; then
+        err="the harness could not be stopped"
+        finish 125
+    fi
+    finish "$rc"
+}
+
+# Everything the stop needs, made before the harness exists: the marker,
+# the PID counters, nap's pipe, the traps, the stop helper, the cgroup and
+# the lifeline.
+prepare_stop() {
+    sup_pid=$self_pid
+    sup_start=$self_start
+    make_receipt_tmp
+    if [[ -z $token ]]; then
+        local uuid=''
+        read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
+        token="sv-$self_pid-$self_start-$RANDOM$RANDOM-$uuid"
+    fi
+    marker_entry="$marker_var=$token"
+    check_pid_counters
+    open_nap_pipe
+    trap 'on_signal TERM' TERM
+    trap 'on_signal INT' INT
+    trap 'on_signal HUP' HUP
+    trap 'on_signal ALRM' ALRM
+    trap 'on_signal LOST' USR1
+    trap 'got_signal=1' USR2
+    # A write to a helper that is gone fails instead of killing this shell.
+    trap 'got_signal=1' PIPE
+    start_helper
+    setup_cgroup
+    start_lifeline
+    end_substitutions
+}
+
+# Until the harness ends (rc) or a stop is asked for (stop_reason).
+wait_harness() {
+    while :; do
+        wait_job "$hpid" "$harness_start"
+        if [[ -n $wait_rc ]]; then
+            rc=$wait_rc
+            return 0
+        fi
+        [[ -n $stop_reason ]] && return 0
+    done
+}
+
+# The stop (stop_everything, no fork) and what the receipt says of it.
+stop_harness() {
+    # From here on the stop takes naps: the helper keeps them short.
+    tell_helper tick
+    # A wake-up still on its way is of no use now; ignored, it cannot
+    # interrupt a timed read either (bash 4.0 crashed once on a trap run
+    # inside `read -t`).
+    trap '' USR2
+    [[ $stop_reason == ALRM ]] && timed_out=true
+    [[ -n $rc ]] && stop_by_itself=1
+    read_now
+    stop_began_cs=$now_cs
+    # bash reports jobs that die of signals ("Killed") at moments of its
+    # own choosing: not the supervisor's message to give.
+    stop_note=''
+    stop_everything 2>/dev/null
+    read_now
+    stop_end_cs=$now_cs
+    note_zombies
+    [[ -z $stop_note ]] || say "$stop_note"
+    # Unless it is still alive (a KILL that did not take effect in time).
+    collect_harness
+}
+
+# The end of every run that got as far as the stop helper: receipt, then
+# the (empty) cgroup, then exit $1 (125 when the receipt could not be
+# written, 2 when its path was something it may not replace).
+finish() {
+    local status=$1 wrote=0
+    tell_helper tick
+    end_lifeline
+    end_timer
+    write_receipt || wrote=$?
+    case $wrote in 0) ;; 2) status=2 ;; *) status=125 ;; esac
+    end_helper
+    remove_cgroup
+    exit "$status"
+}
+main "$@"
+
+# Only --end-services gets here (main returns for it alone): bash reads a
+# script as it runs it, so a run never parses what follows.
 # ---------------------------------------------------------------- services
 
 # --end-services RECEIPT: end exactly the services a receipt of this
@@ -1893,6 +2081,49 @@ remove_cgroup() {
 # A receipt that lists PID 1, or a live process (with the recorded start
 # time) that fails either of the last two, is refused as a whole before any
 # signal.
+
+# --end-services RECEIPT [--grace S]: end a finished run's services.
+end_services_main() {
+    parse_end_args "$@"
+    check_proc
+    read_services
+    sup_pid=$self_pid
+    sup_start=$self_start
+    open_nap_pipe
+    start_helper
+    end_substitutions
+    tell_helper tick
+    check_services
+    end_services
+    end_helper
+    exit "$end_status"
+}
+
+# --end-services RECEIPT [--grace S]: sets services_file and grace_cs.
+parse_end_args() {
+    local seen_grace=''
+    services_file='' grace_cs=''
+    while (($# > 0)); do
+        case $1 in
+            --end-services)
+                [[ -z $services_file ]] || usage_error "--end-services given twice"
+                if (($# < 2)) || [[ -z $2 ]]; then usage_error "--end-services needs a receipt file"; fi
+                services_file=$2
+                shift 2
+                ;;
+            --grace)
+                [[ -z $seen_grace ]] || usage_error "--grace given twice"
+                seen_grace=1
+                (($# >= 2)) || usage_error "--grace needs a value"
+                parse_seconds "$2" || usage_error "--grace '${2:0:200}' is not seconds like 5 or 0.5"
+                grace_cs=$seconds_cs
+                shift 2
+                ;;
+            *) usage_error "unexpected argument '${1:0:200}' with --end-services" ;;
+        esac
+    done
+    [[ -n $grace_cs ]] || grace_cs=$default_grace_cs
+}
 
 # Refuse the receipt: one line on stderr, exit 2.
 refuse_receipt() {
@@ -2152,175 +2383,4 @@ service_signal() {
     done
     return 0
 }
-# ---------------------------------------------------------------- main
-
-signal_status() {
-    case $1 in
-        HUP) sig_status=129 ;;
-        INT) sig_status=130 ;;
-        ALRM) sig_status=142 ;;
-        *) sig_status=143 ;;
-    esac
-}
-
-# The globals every part reads (see the table at the top), before anything
-# can fail: fail and finish report from them.
-init_globals() {
-    confirmed=true rc='' err='' timed_out=false containment=proc
-    stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' timer_killed='' lifeline_pid='' lifeline_killed=''
-    helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
-    rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
-    launch_cs='' stop_began_cs='' stop_term_cs='' stop_kill_cs='' stop_end_cs=''
-    stop_graceful_end_cs='' stop_grace_cs='' stop_n_term=0 stop_n_kill=0 stop_by_itself=''
-    zb_pid=() zb_ppid=() zb_start=()
-    undecided=0 self_pid='' subst_pids=() subst_starts=()
-    bash_major=${BASH_VERSINFO[0]}
-    # How often the stop helper repeats its wake-up: bash 3.2's `read -t`
-    # takes whole seconds only.
-    kick_wait=1
-    ((bash_major >= 4)) && kick_wait=0.05
-}
-
-main() {
-    reset_shell_state
-    restored=${SHFORGE_SUPERVISOR_RESTORED-}
-    # The caller's options: from the first line, or from the shell that
-    # restarted this one in place (whose SHELLOPTS no longer shows them).
-    entry_opts=$supervisor_entry_opts
-    [[ -n $restored ]] && entry_opts=${SHFORGE_SUPERVISOR_SHELLOPTS-}
-    unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
-    regrouped=''
-    init_globals
-    [[ ${1-} == --end-services ]] && end_services_main "$@"
-    parse_args "$@"
-    make_receipt_tmp
-    check_proc
-    resolve_tools
-    restore_signals_if_needed "$@"
-    regroup_if_needed "$@"
-    supervise "$@"
-}
-
-# --end-services RECEIPT [--grace S]: end a finished run's services.
-end_services_main() {
-    parse_end_args "$@"
-    check_proc
-    read_services
-    sup_pid=$self_pid
-    sup_start=$self_start
-    open_nap_pipe
-    start_helper
-    end_substitutions
-    tell_helper tick
-    check_services
-    end_services
-    end_helper
-    exit "$end_status"
-}
-
-# The run itself, in the shell that leads its own process group: get
-# ready, launch, wait, stop, report. Never returns.
-supervise() {
-    shift "$args_used"
-    cmd=("$@")
-    prepare_stop
-    if [[ -n $deadline_cs ]] && ((deadline_cs < 1)); then
-        timed_out=true
-        finish 124
-    fi
-    if [[ -n $stop_reason ]]; then
-        signal_status "$stop_reason"
-        finish "$sig_status"
-    fi
-    start_timer
-    launch
-    wait_harness
-    stop_harness
-    stop_timer
-    if [[ -z $rc ]]; then
-        err="the harness could not be stopped"
-        finish 125
-    fi
-    finish "$rc"
-}
-
-# Everything the stop needs, made before the harness exists: the marker,
-# the PID counters, nap's pipe, the traps, the stop helper, the cgroup and
-# the lifeline.
-prepare_stop() {
-    sup_pid=$self_pid
-    sup_start=$self_start
-    make_receipt_tmp
-    if [[ -z $token ]]; then
-        local uuid=''
-        read -r uuid 2>/dev/null </proc/sys/kernel/random/uuid
-        token="sv-$self_pid-$self_start-$RANDOM$RANDOM-$uuid"
-    fi
-    marker_entry="$marker_var=$token"
-    check_pid_counters
-    open_nap_pipe
-    trap 'on_signal TERM' TERM
-    trap 'on_signal INT' INT
-    trap 'on_signal HUP' HUP
-    trap 'on_signal ALRM' ALRM
-    trap 'on_signal LOST' USR1
-    trap 'got_signal=1' USR2
-    # A write to a helper that is gone fails instead of killing this shell.
-    trap 'got_signal=1' PIPE
-    start_helper
-    setup_cgroup
-    start_lifeline
-    end_substitutions
-}
-
-# Until the harness ends (rc) or a stop is asked for (stop_reason).
-wait_harness() {
-    while :; do
-        wait_job "$hpid" "$harness_start"
-        if [[ -n $wait_rc ]]; then
-            rc=$wait_rc
-            return 0
-        fi
-        [[ -n $stop_reason ]] && return 0
-    done
-}
-
-# The stop (stop_everything, no fork) and what the receipt says of it.
-stop_harness() {
-    # From here on the stop takes naps: the helper keeps them short.
-    tell_helper tick
-    # A wake-up still on its way is of no use now; ignored, it cannot
-    # interrupt a timed read either (bash 4.0 crashed once on a trap run
-    # inside `read -t`).
-    trap '' USR2
-    [[ $stop_reason == ALRM ]] && timed_out=true
-    [[ -n $rc ]] && stop_by_itself=1
-    read_now
-    stop_began_cs=$now_cs
-    # bash reports jobs that die of signals ("Killed") at moments of its
-    # own choosing: not the supervisor's message to give.
-    stop_note=''
-    stop_everything 2>/dev/null
-    read_now
-    stop_end_cs=$now_cs
-    note_zombies
-    [[ -z $stop_note ]] || say "$stop_note"
-    # Unless it is still alive (a KILL that did not take effect in time).
-    collect_harness
-}
-
-# The end of every run that got as far as the stop helper: receipt, then
-# the (empty) cgroup, then exit $1 (125 when the receipt could not be
-# written, 2 when its path was something it may not replace).
-finish() {
-    local status=$1 wrote=0
-    tell_helper tick
-    end_lifeline
-    end_timer
-    write_receipt || wrote=$?
-    case $wrote in 0) ;; 2) status=2 ;; *) status=125 ;; esac
-    end_helper
-    remove_cgroup
-    exit "$status"
-}
-main "$@"
+end_services_main "$@"

@@ -95,7 +95,7 @@ reset_shell_state() {
 #   63  bash < 4 leaves a process substitution's end here (closed)
 # Globals, set in main's phases (init_globals first) unless a part says
 # otherwise:
-#   self_pid self_pgid self_start
+#   self_pid self_pgid self_start self_sigignore
 #                            this shell (check_proc; $$ is the first
 #                            shell's PID in the regrouped job)
 #   regrouped entry_opts     this is the regrouped job; the caller's options
@@ -117,7 +117,7 @@ reset_shell_state() {
 #                            this shell's jobs
 #   timer_child(_start) *_killed
 #                            the timer's sleep; a job already KILLed
-#   pw_*                     the PID window (scan.bash)
+#   pw_* mount_table         the PID window, the mount table (scan.bash)
 #   cg                       the harness's cgroup (cgroup.bash)
 
 {% include "supervisor/helper.bash" %}
@@ -130,7 +130,11 @@ reset_shell_state() {
 {% include "supervisor/scan.bash" %}
 {% include "supervisor/signals.bash" %}
 {% include "supervisor/cgroup.bash" %}
-{% include "supervisor/services.bash" %}
 {% include "supervisor/main.bash" %}
 main "$@"
+
+# Only --end-services gets here (main returns for it alone): bash reads a
+# script as it runs it, so a run never parses what follows.
+{% include "supervisor/services.bash" %}
+end_services_main "$@"
 

@@ -130,30 +130,3 @@ parse_args() {
         usage_error "--max-procs needs a cgroup, and --cgroup none turns them off"
     fi
 }
-
-# --end-services RECEIPT [--grace S]: sets services_file and grace_cs.
-parse_end_args() {
-    local seen_grace=''
-    services_file='' grace_cs=''
-    while (($# > 0)); do
-        case $1 in
-            --end-services)
-                [[ -z $services_file ]] || usage_error "--end-services given twice"
-                if (($# < 2)) || [[ -z $2 ]]; then usage_error "--end-services needs a receipt file"; fi
-                services_file=$2
-                shift 2
-                ;;
-            --grace)
-                [[ -z $seen_grace ]] || usage_error "--grace given twice"
-                seen_grace=1
-                (($# >= 2)) || usage_error "--grace needs a value"
-                parse_seconds "$2" || usage_error "--grace '${2:0:200}' is not seconds like 5 or 0.5"
-                grace_cs=$seconds_cs
-                shift 2
-                ;;
-            *) usage_error "unexpected argument '${1:0:200}' with --end-services" ;;
-        esac
-    done
-    [[ -n $grace_cs ]] || grace_cs=$default_grace_cs
-}
-

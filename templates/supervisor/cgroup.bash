@@ -62,16 +62,32 @@ setup_cgroup() {
 
 # This shell's own cgroup v2 directory into cg_found, when it may be used:
 # not the root of the hierarchy, owned by this user (delegated) and writable.
+# Both tables are read whole, not line by line (see check_pid_counters,
+# which left the mount table in mount_table).
 find_own_cgroup() {
-    local line path='' root mp rest mount=''
+    local text='' path='' line f mount='' IFS
     cg_found=''
-    while IFS= read -r line; do
+    IFS= read -r -d '' text 2>/dev/null </proc/self/cgroup
+    set -f
+    IFS=$'\n'
+    # The hierarchy v2's line, "0::PATH" (the last one, if more).
+    for line in $text; do
         [[ $line == 0::* ]] && path=${line#0::}
-    done 2>/dev/null </proc/self/cgroup
-    case $path in '' | / | *' (deleted)'* | *\\*) return 1 ;; esac
-    while read -r _ _ _ root mp rest; do
-        [[ $rest == *' - cgroup2 '* && $root == / && $mp != *\\* ]] && mount=$mp
-    done 2>/dev/null </proc/self/mountinfo
+    done
+    case $path in '' | / | *' (deleted)'* | *\\*)
+        set +f
+        return 1
+        ;;
+    esac
+    for line in $mount_table; do
+        [[ $line == *' - cgroup2 '* ]] || continue
+        IFS=' '
+        # shellcheck disable=SC2206 # split on ' ' on purpose; set -f is on
+        f=($line)
+        IFS=$'\n'
+        [[ ${f[3]} == / && ${f[4]} != *\\* ]] && mount=${f[4]}
+    done
+    set +f
     [[ -n $mount ]] || return 1
     cg_found=$mount$path
     [[ -d $cg_found && -O $cg_found && -w $cg_found && -w $cg_found/cgroup.procs ]]

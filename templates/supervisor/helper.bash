@@ -5,11 +5,23 @@
 # top), nap's pauses on one of them, and the stop helper behind another.
 
 # An anonymous pipe open for reading and writing on fd $1 (a number: eval
-# only because bash 3.2 takes no variable there). The process behind the
-# `<(:)` exits at once; it is not waited for here (a wait per pipe was a
-# good part of the start-up) but listed, PID and start time, for
-# end_substitutions.
+# only because bash 3.2 takes no variable there). bash 5.1 and later make a
+# short here-string as a pipe of their own, without a fork: reopened
+# through /proc for both ends (as start_helper does) and its one line read
+# back, it is a new empty pipe. Older ones write a temporary file there
+# instead (and -p tells): they get a `<(:)`, whose process exits at once;
+# it is not waited for here (a wait per pipe was a good part of the
+# start-up) but listed, PID and start time, for end_substitutions.
 open_pipe() {
+    if ((bash_major > 5 || (bash_major == 5 && BASH_VERSINFO[1] >= 1))) &&
+        eval "exec $1<<<''" 2>/dev/null; then
+        if [[ -p /proc/self/fd/$1 ]] && eval "exec $1<>/proc/self/fd/$1"; then
+            # Its line is there, unless a bash wrote none: then it is empty.
+            read -r -t 0 -u "$1" && read -r -u "$1" _
+            return 0
+        fi
+        eval "exec $1<&-"
+    fi
     eval "exec $1<> <(:)" || return 1
     if read_stat "$!"; then
         subst_pids+=("$!") subst_starts+=("$st_start")

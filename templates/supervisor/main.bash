@@ -37,7 +37,9 @@ main() {
     unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS
     regrouped=''
     init_globals
-    [[ ${1-} == --end-services ]] && end_services_main "$@"
+    # Its code comes after this function's call in the script, read only
+    # then (see the end of the script): main returns for it alone.
+    [[ ${1-} == --end-services ]] && return 0
     parse_args "$@"
     make_receipt_tmp
     check_proc
@@ -45,23 +47,6 @@ main() {
     restore_signals_if_needed "$@"
     regroup_if_needed "$@"
     supervise "$@"
-}
-
-# --end-services RECEIPT [--grace S]: end a finished run's services.
-end_services_main() {
-    parse_end_args "$@"
-    check_proc
-    read_services
-    sup_pid=$self_pid
-    sup_start=$self_start
-    open_nap_pipe
-    start_helper
-    end_substitutions
-    tell_helper tick
-    check_services
-    end_services
-    end_helper
-    exit "$end_status"
 }
 
 # The run itself, in the shell that leads its own process group: get

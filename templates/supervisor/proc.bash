@@ -47,7 +47,8 @@ read_now() {
 
 # Refuse to run without a /proc that describes this shell; its PID into
 # self_pid (in the regrouped job, a subshell, $$ is the first shell's PID:
-# its parent), its group and start time into self_pgid and self_start.
+# its parent), its group and start time into self_pgid and self_start,
+# and the signals it ignores (a decimal mask) into self_sigignore.
 check_proc() {
     local f
     stat_fields=0
@@ -62,5 +63,6 @@ check_proc() {
         fail 125 "/proc/self/stat does not describe this shell: refusing to launch"
     self_pgid=${f[4]}
     self_start=${f[21]}
+    self_sigignore=${f[32]-}
     [[ -r /proc/uptime ]] || fail 125 "/proc/uptime is not readable: refusing to launch"
 }

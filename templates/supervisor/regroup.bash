@@ -7,17 +7,13 @@
 # env --default-signal (coreutils 8.31+), else perl. Without either, INT
 # stays ignored: stop with TERM or HUP instead.
 restore_signals_if_needed() {
-    local key mask rest
     [[ -n $restored ]] && return 0
-    mask=
-    while read -r key mask rest; do
-        [[ $key == SigIgn: ]] && break
-        mask=
-    done 2>/dev/null </proc/self/status
-    case $mask in '' | *[!0-9a-fA-F]*) return 0 ;; esac
-    # INT is bit 2 (0x2). QUIT (0x4) cannot tell: bash ignores it in itself.
-    # `&` ignores both, so both are restored.
-    ((0x${mask:${#mask}-1} & 2)) || return 0
+    # INT is bit 2 (0x2) of the ignored signals (check_proc: field 33 of
+    # this shell's stat, as in proc(5)). QUIT (0x4) cannot tell: bash
+    # ignores it in itself. `&` ignores both, so both are restored.
+    case $self_sigignore in '' | *[!0-9]*) return 0 ;; esac
+    [[ ${#self_sigignore} -le 18 ]] || return 0
+    (((10#$self_sigignore & 2) != 0)) || return 0
     env_bin='' perl_bin=''
     find_tool env && env_bin=$tool_path
     find_tool perl && perl_bin=$tool_path
