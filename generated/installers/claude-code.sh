@@ -674,8 +674,10 @@ verify_digest() {
 # and its lock file is created or changed) is guaranteed here, with any tar
 # (GNU or busybox) and no Python.
 #
-# An archive is decompressed once, to a plain tar in the stage, listed twice
-# from it (names, then the verbose listing for types and link targets) and
+# An archive is decompressed once, to a plain tar in the stage (in the
+# background, as soon as its digest is checked: the next artifact is fetched,
+# checked and unpacked meanwhile), listed twice from it (names, then the
+# verbose listing for types and link targets) and
 # judged before anything is extracted; it is then unpacked from that tar
 # into a fresh directory beside the install root in the stage, walked with
 # find, and only then moved into place by renames that never pass through a symlink.
@@ -789,35 +791,69 @@ unpack_refuse() {
     die 6 "refusing $unpack_what: $1"
 }
 
-# archive_cat KIND FILE: the decompressed tar on stdout.
-archive_cat() {
-    case $1 in
-        tar.gz) gzip -dc < "$2" 9>&- ;;
-        tar.xz) xz -dc < "$2" 9>&- ;;
+# The background processes of this run (decompressions, a listing), by
+# artifact: unpack_stop ends them before the stage is removed.
+unpack_pid=()
+
+# unpack_start I KIND FILE: make artifact I's work directory and decompress
+# the verified FILE there (WORK/tar) in the background. Each is one process
+# (a simple command started with &: bash execs it in the child), so its pid
+# is all there is to stop.
+unpack_start() {
+    local work=$stage/unpack.$1
+    unpack_tools "$2"
+    mkdir "$work" "$work/tree" 9>&- || unpack_refuse "cannot create $work"
+    case $2 in
+        tar.gz) gzip -dc < "$3" > "$work/tar" 9>&- & ;;
+        tar.xz) xz -dc < "$3" > "$work/tar" 9>&- & ;;
     esac
+    unpack_pid[$1]=$!
 }
 
-# archive_judge KIND FILE WORKDIR: decompress to WORKDIR/tar, list it and
-# refuse it (exit 6) unless the judge accepts every member; nothing extracted.
-# Sets unpack_members to the number of members.
+# unpack_wait I: wait for artifact I's background process; its status.
+unpack_wait() {
+    local rc=0
+    wait "${unpack_pid[$1]}" || rc=$?
+    unpack_pid[$1]=
+    return "$rc"
+}
+
+# unpack_stop: end the background processes still running (the EXIT trap's
+# cleanup, before the stage they write in is removed).
+# shellcheck disable=SC2317 # reached through the EXIT trap
+unpack_stop() {
+    local p
+    for p in ${unpack_pid[@]+"${unpack_pid[@]}"}; do
+        [ -n "$p" ] || continue
+        kill "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    unpack_pid=()
+}
+
+# archive_judge I WORKDIR: wait for artifact I's decompression to
+# WORKDIR/tar, list it and refuse it (exit 6) unless the judge accepts every
+# member; nothing extracted. Sets unpack_members to the number of members.
 archive_judge() {
-    local verdict
-    # One decompression for all: GNU tar lists a plain tar by seeking.
-    archive_cat "$1" "$2" > "$3/tar" || unpack_refuse "it cannot be decompressed"
-    tar -tf "$3/tar" > "$3/names" 2> "$3/warnings" 9>&- ||
-        unpack_refuse "tar cannot list it"
+    local verdict rc=0
+    unpack_wait "$1" || unpack_refuse "it cannot be decompressed"
+    # One decompression for all: GNU tar lists a plain tar by seeking. The
+    # two listings run side by side.
+    tar -tf "$2/tar" > "$2/names" 2> "$2/warnings" 9>&- &
+    unpack_pid[$1]=$!
+    tar -tvf "$2/tar" > "$2/verbose" 9>&- || rc=1
+    unpack_wait "$1" || unpack_refuse "tar cannot list it"
     # busybox lists `/x` and `../x` as `x` and says so on stderr (GNU tar
     # lists them as they are): either way such a name is refused.
-    verdict=$(exec 9>&-; exec cat "$3/warnings")
+    verdict=$(exec 9>&-; exec cat "$2/warnings")
     case $verdict in
         *[Rr]emoving\ leading*) unpack_refuse "a member has an absolute or ../ name (tar: ${verdict%%"$unpack_nl"*})" ;;
     esac
-    tar -tvf "$3/tar" > "$3/verbose" 9>&- ||
-        unpack_refuse "tar cannot list it"
-    verdict=$(exec 9>&-; exec awk "$unpack_judge" "$3/names" "$3/verbose") ||
+    [ "$rc" -eq 0 ] || unpack_refuse "tar cannot list it"
+    verdict=$(exec 9>&-; exec awk "$unpack_judge" "$2/names" "$2/verbose") ||
         unpack_refuse "${verdict:-the listing could not be checked}"
     unpack_members=$verdict
-    rm -f "$3/names" "$3/warnings" "$3/verbose"
+    rm -f "$2/names" "$2/warnings" "$2/verbose"
 }
 
 # next_line: split the first line off `lines` into `line`; fails when none
@@ -944,13 +980,15 @@ unpack_tools() {
     command -v "$t" >/dev/null 2>&1 || die 6 "$t is needed to unpack $unpack_what"
 }
 
-# unpack_artifact FILE KIND DEST MODE SUBDIR: place a verified artifact in
-# the install root being staged (inst). DEST is relative to it: the path of a
+# unpack_artifact I FILE KIND DEST MODE SUBDIR: place verified artifact I in
+# the install root being staged (inst); an archive's decompression has been
+# started (unpack_start). DEST is relative to the root: the path of a
 # `file`, the directory an archive is unpacked into (`.` for the root).
 # SUBDIR (`.` for all) is the archive's directory whose contents go to DEST;
 # the rest of the archive is left out. Exits 6 on refusal.
 unpack_artifact() {
-    local work=$stage/unpack src tar_bytes='?'
+    local i=$1 work=$stage/unpack.$1 src tar_bytes='?'
+    shift
     case $2 in
         file)
             case $3 in
@@ -964,9 +1002,8 @@ unpack_artifact() {
             progress place "$unpack_what" "$art_got bytes as $3, mode $4"
             ;;
         tar.gz | tar.xz)
-            unpack_tools "$2"
-            mkdir "$work" "$work/tree" 9>&- || unpack_refuse "cannot create $work"
-            archive_judge "$2" "$1" "$work"
+            archive_judge "$i" "$work"
+            rm -f "$1"
             # -o: never restore the archive's owners, even as root.
             tar -xof "$work/tar" -C "$work/tree" 9>&- ||
                 unpack_refuse "tar failed"
@@ -1751,6 +1788,7 @@ lock_satisfied() {
 # shellcheck disable=SC2317 # reached through the EXIT trap
 cleanup() {
     if [ -n "$stage" ]; then
+        unpack_stop
         rm -rf "$stage"
     fi
     if [ -n "$check_home" ]; then
@@ -1854,10 +1892,12 @@ write_stamp() {
     set +C
 }
 
-# install_fresh: stage, verify and unpack every selected artifact, check the
-# entry, then swap the install into place with one rename. The stage holds
-# the install root (root/), the downloads, the unpacking area and the entry
-# check's home, so nothing of the installer's own is ever inside the root.
+# install_fresh: stage and verify every selected artifact (an archive's
+# decompression starts as soon as it is verified, while the next is got),
+# then unpack them in order, check the entry, and swap the install into
+# place with one rename. The stage holds the install root (root/), the
+# downloads, the unpacking areas and the entry check's home, so nothing of
+# the installer's own is ever inside the root.
 install_fresh() {
     local k=0 i file t0 how
     phase_start
@@ -1883,8 +1923,16 @@ install_fresh() {
         fi
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
         progress verify "$unpack_what" "$art_got bytes, sha256 ok"
-        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"
-        rm -f "$file"
+        [ "${art_unpack[$i]}" = file ] || unpack_start "$i" "${art_unpack[$i]}" "$file"
+        k=$((k + 1))
+    done
+    k=0
+    while [ "$k" -lt "$selected_count" ]; do
+        i=${selected[$k]}
+        unpack_what=${art_path[$i]}
+        phase_start
+        unpack_artifact "$i" "$stage/download/$i" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"
+        rm -f "$stage/download/$i"
         k=$((k + 1))
     done
     write_launcher || die 6 "cannot write the launcher $launcher_path"

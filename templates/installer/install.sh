@@ -2,6 +2,7 @@
 # shellcheck disable=SC2317 # reached through the EXIT trap
 cleanup() {
     if [ -n "$stage" ]; then
+        unpack_stop
         rm -rf "$stage"
     fi
     if [ -n "$check_home" ]; then
@@ -105,10 +106,12 @@ write_stamp() {
     set +C
 }
 
-# install_fresh: stage, verify and unpack every selected artifact, check the
-# entry, then swap the install into place with one rename. The stage holds
-# the install root (root/), the downloads, the unpacking area and the entry
-# check's home, so nothing of the installer's own is ever inside the root.
+# install_fresh: stage and verify every selected artifact (an archive's
+# decompression starts as soon as it is verified, while the next is got),
+# then unpack them in order, check the entry, and swap the install into
+# place with one rename. The stage holds the install root (root/), the
+# downloads, the unpacking areas and the entry check's home, so nothing of
+# the installer's own is ever inside the root.
 install_fresh() {
     local k=0 i file t0 how
     phase_start
@@ -134,8 +137,16 @@ install_fresh() {
         fi
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
         progress verify "$unpack_what" "$art_got bytes, sha256 ok"
-        unpack_artifact "$file" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"{% if !chmods.is_empty() %} "$i"{% endif %}
-        rm -f "$file"
+        [ "${art_unpack[$i]}" = file ] || unpack_start "$i" "${art_unpack[$i]}" "$file"
+        k=$((k + 1))
+    done
+    k=0
+    while [ "$k" -lt "$selected_count" ]; do
+        i=${selected[$k]}
+        unpack_what=${art_path[$i]}
+        phase_start
+        unpack_artifact "$i" "$stage/download/$i" "${art_unpack[$i]}" "${art_dest[$i]}" "${art_mode[$i]}" "${art_subdir[$i]}"
+        rm -f "$stage/download/$i"
         k=$((k + 1))
     done
     write_launcher || die 6 "cannot write the launcher $launcher_path"

@@ -2590,6 +2590,50 @@ fn progress_lines(o: &Output) -> Vec<String> {
         .collect()
 }
 
+/// A decompression still running in the background when a later artifact
+/// fails (here its digest) is stopped before the stage is removed: nothing
+/// of the run is left, no process either. The `gzip` here records its pid
+/// and sleeps, so it is surely still running.
+#[test]
+fn a_failed_install_stops_the_background_decompression() {
+    for sh in &support::bashes() {
+        let (w, _, _) = two_artifact_world();
+        fs::write(w.src().join("pool/note.txt"), b"not the pinned note\n").unwrap();
+        let base = tools(w.dir.path(), &["gzip"], false);
+        let bin = w.dir.path().join("tools-slow-gzip");
+        fs::create_dir_all(&bin).unwrap();
+        for e in fs::read_dir(&base).unwrap() {
+            let e = e.unwrap();
+            symlink(fs::read_link(e.path()).unwrap(), bin.join(e.file_name())).unwrap();
+        }
+        let pidfile = w.dir.path().join("gzip.pid");
+        let gzip = bin.join("gzip");
+        fs::write(
+            &gzip,
+            format!(
+                "#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n",
+                pidfile.display()
+            ),
+        )
+        .unwrap();
+        fs::set_permissions(&gzip, fs::Permissions::from_mode(0o755)).unwrap();
+        let src = path_of(&w.src());
+        let start = Instant::now();
+        let o = run_install(sh, &w, &bin, &["--source-dir", &src], &[]);
+        assert_eq!(code(&o), 5, "{}: {}", sh.name, text(&o));
+        assert!(start.elapsed().as_secs() < 50, "{}: waited for gzip", sh.name);
+        let pid = fs::read_to_string(&pidfile).unwrap();
+        let pid = pid.trim();
+        assert!(!pid.is_empty(), "{}: gzip did not start", sh.name);
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "{}: the background gzip {pid} outlived the installer",
+            sh.name
+        );
+        assert_eq!(prefix_entries(&w), Vec::<String>::new(), "{}", sh.name);
+    }
+}
+
 #[test]
 fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
     let shells = support::bashes();
@@ -2614,13 +2658,15 @@ fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
         ));
         let tar = support::run(gz);
         let tar = String::from_utf8_lossy(&tar.stdout).trim().to_owned();
+        // Every artifact is got and verified first (an archive decompresses
+        // in the background meanwhile), then each is unpacked and placed.
         let want = vec![
             format!("get pool/fake-1.0.tgz: {tgz} bytes, copied from {src}"),
             format!("verify pool/fake-1.0.tgz: {tgz} bytes, sha256 ok"),
-            format!("unpack pool/fake-1.0.tgz: 4 members, {tar} bytes of tar"),
-            "place pool/fake-1.0.tgz: into .".to_owned(),
             format!("get pool/note.txt: {file} bytes, copied from {src}"),
             format!("verify pool/note.txt: {file} bytes, sha256 ok"),
+            format!("unpack pool/fake-1.0.tgz: 4 members, {tar} bytes of tar"),
+            "place pool/fake-1.0.tgz: into .".to_owned(),
             format!("place pool/note.txt: {file} bytes as share/note.txt, mode 644"),
             "entry check bin/fake --version: ok".to_owned(),
             format!("installed fake 1.0 into {}", w.final_dir().display()),
