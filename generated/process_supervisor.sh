@@ -1231,7 +1231,7 @@ is_marked() {
             break
         fi
     done 2>/dev/null <"/proc/$1/environ"
-    if [[ -z $any ]] && ! environ_settled "$1" "$2"; then
+    if [[ -z $any ]] && ! environ_settled "$1" "$2" "$before"; then
         look_again "$1" "$2"
         return 1
     fi
@@ -1276,13 +1276,16 @@ waited_long() {
 }
 
 # Whether PID $1 (started at $2), whose environment read empty, has an
-# empty one for good: env_start/env_end (stat fields 50 and 51) set, a
-# kernel thread (flag 0x200000), or an environ this shell cannot open.
+# empty one for good: env_start/env_end (stat fields 50 and 51) set, and
+# set the same with the same name before the read ($3, env_fingerprint's
+# env_at then), a kernel thread (flag 0x200000), or an environ this shell
+# cannot open. An exec that ends between the read and this look has set
+# them only now: its empty read decides nothing.
 environ_settled() {
     local f
     if read_stat_fields "$1" && [[ ${f[21]} == "$2" ]]; then
         case ${f[8]} in '' | *[!0-9]*) ;; *) ((10#${f[8]} & 0x200000)) && return 0 ;; esac
-        [[ ${f[49]:-0}${f[50]:-0} != 00 ]] && return 0
+        [[ ${f[49]:-0}${f[50]:-0} != 00 && "${f[1]} ${f[49]:-0}:${f[50]:-0}" == "$3" ]] && return 0
     fi
     ! { : <"/proc/$1/environ"; } 2>/dev/null
 }
@@ -2304,7 +2307,7 @@ environ_holds_marker() {
         [[ -n $env_at ]] || return 1
         if [[ -n $any ]]; then
             [[ $env_at == "$before" ]] && return 1
-        elif environ_settled "$1" "$2"; then
+        elif environ_settled "$1" "$2" "$before"; then
             return 1
         fi
         read_now

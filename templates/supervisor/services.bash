@@ -242,7 +242,7 @@ environ_holds_marker() {
         [[ -n $env_at ]] || return 1
         if [[ -n $any ]]; then
             [[ $env_at == "$before" ]] && return 1
-        elif environ_settled "$1" "$2"; then
+        elif environ_settled "$1" "$2" "$before"; then
             return 1
         fi
         read_now
