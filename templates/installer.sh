@@ -144,7 +144,8 @@ stage=
 inst=
 old=
 check_home=
-art_got=
+# Each artifact's size as got, for the progress lines (not with --quiet).
+art_got=()
 install_took=
 
 {% include "lib/uptime.bash" %}

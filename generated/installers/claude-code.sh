@@ -175,7 +175,8 @@ stage=
 inst=
 old=
 check_home=
-art_got=
+# Each artifact's size as got, for the progress lines (not with --quiet).
+art_got=()
 install_took=
 
 # uptime.bash: the time since boot, with a fraction and no fork, for bash
@@ -999,7 +1000,7 @@ unpack_artifact() {
             fi
             mv "$1" "$inst/$3" 9>&- || unpack_refuse "cannot place $3"
             chmod "$4" "$inst/$3" 9>&- || unpack_refuse "cannot set the mode of $3"
-            progress place "$unpack_what" "$art_got bytes as $3, mode $4"
+            progress place "$unpack_what" "${art_got[$i]-?} bytes as $3, mode $4"
             ;;
         tar.gz | tar.xz)
             archive_judge "$i" "$work"
@@ -1916,13 +1917,13 @@ install_fresh() {
         obtain "$i" "$file"
         if [ "$quiet" -eq 0 ]; then
             file_size "$file"
-            art_got=${REPLY:-?}
+            art_got[i]=${REPLY:-?}
             how="copied from $source_dir"
             [ -n "$source_dir" ] || how="downloaded from $base_url"
-            progress get "$unpack_what" "$art_got bytes, $how"
+            progress get "$unpack_what" "${art_got[$i]} bytes, $how"
         fi
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
-        progress verify "$unpack_what" "$art_got bytes, sha256 ok"
+        progress verify "$unpack_what" "${art_got[$i]-?} bytes, sha256 ok"
         [ "${art_unpack[$i]}" = file ] || unpack_start "$i" "${art_unpack[$i]}" "$file"
         k=$((k + 1))
     done

@@ -130,13 +130,13 @@ install_fresh() {
         obtain "$i" "$file"
         if [ "$quiet" -eq 0 ]; then
             file_size "$file"
-            art_got=${REPLY:-?}
+            art_got[i]=${REPLY:-?}
             how="copied from $source_dir"
             [ -n "$source_dir" ] || how="downloaded from $base_url"
-            progress get "$unpack_what" "$art_got bytes, $how"
+            progress get "$unpack_what" "${art_got[$i]} bytes, $how"
         fi
         verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
-        progress verify "$unpack_what" "$art_got bytes, sha256 ok"
+        progress verify "$unpack_what" "${art_got[$i]-?} bytes, sha256 ok"
         [ "${art_unpack[$i]}" = file ] || unpack_start "$i" "${art_unpack[$i]}" "$file"
         k=$((k + 1))
     done

@@ -365,7 +365,7 @@ unpack_artifact() {
             fi
             mv "$1" "$inst/$3" 9>&- || unpack_refuse "cannot place $3"
             chmod "$4" "$inst/$3" 9>&- || unpack_refuse "cannot set the mode of $3"
-            progress place "$unpack_what" "$art_got bytes as $3, mode $4"
+            progress place "$unpack_what" "${art_got[$i]-?} bytes as $3, mode $4"
             ;;
         tar.gz | tar.xz)
             archive_judge "$i" "$work"
