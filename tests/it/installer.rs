@@ -2620,7 +2620,11 @@ fn a_failed_install_stops_the_background_decompression() {
         let start = Instant::now();
         let o = run_install(sh, &w, &bin, &["--source-dir", &src], &[]);
         assert_eq!(code(&o), 5, "{}: {}", sh.name, text(&o));
-        assert!(start.elapsed().as_secs() < 50, "{}: waited for gzip", sh.name);
+        assert!(
+            start.elapsed().as_secs() < 50,
+            "{}: waited for gzip",
+            sh.name
+        );
         let pid = fs::read_to_string(&pidfile).unwrap();
         let pid = pid.trim();
         assert!(!pid.is_empty(), "{}: gzip did not start", sh.name);
