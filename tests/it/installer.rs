@@ -1434,6 +1434,7 @@ fn templates_pass_the_template_lint() {
         "download.sh",
         "digest.sh",
         "unpack.sh",
+        "judge.sh",
         "lock.sh",
         "select.sh",
         "musl_install.sh",
