@@ -10,7 +10,13 @@
 //! - fresh: the generated installer (`--source-dir`) into an empty
 //!   prefix;
 //! - reuse: the installer again on that prefix, against the bare entry check
-//!   run by hand (the installer's own reuse cost is the difference).
+//!   run by hand, three of each, interleaved (the installer's own reuse cost
+//!   is the difference of their medians: a Node entry's own start varies by
+//!   more than the installer's whole reuse costs).
+//!
+//! Every timed command starts after a sync(2), so neither side pays for
+//! the writeback of what the other wrote or removed, and the pairs alternate
+//! which side runs first.
 //!
 //! CPU is user + sys of the children (getrusage), printed with user time
 //! alone too: the system time of creating tens of thousands of files varies
@@ -49,6 +55,8 @@ fn children_cpu() -> (f64, f64) {
 
 /// Runs `cmd` to its end (it must succeed) and returns its cost.
 fn timed(cmd: &mut Command, what: &str) -> Cost {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
     let cpu0 = children_cpu();
     let t = Instant::now();
     let o = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).output();
@@ -137,13 +145,25 @@ impl Bench<'_> {
         timed(&mut cmd, "floor")
     }
 
+    /// The entry's check as the installer runs it on a reuse: in a fresh,
+    /// empty home with the XDG dirs and working directory it gives the entry.
     fn entry_check(&self, entry: &Path) -> Cost {
-        let home = self.home();
+        let fresh = tempfile::tempdir_in(self.dir.path()).unwrap();
+        let home = fresh.path();
+        std::fs::create_dir_all(home.join("tmp")).unwrap();
         timed(
             Command::new(entry)
                 .arg("--version")
-                .env("HOME", &home)
-                .env("TMPDIR", home.join("tmp")),
+                .current_dir(home)
+                .env("HOME", home)
+                .env("TMPDIR", home.join("tmp"))
+                .env("TMP", home.join("tmp"))
+                .env("TEMP", home.join("tmp"))
+                .env("XDG_CONFIG_HOME", home.join("config"))
+                .env("XDG_CACHE_HOME", home.join("cache"))
+                .env("XDG_DATA_HOME", home.join("data"))
+                .env("XDG_STATE_HOME", home.join("state"))
+                .env("XDG_RUNTIME_DIR", home.join("runtime")),
             "entry check",
         )
     }
@@ -201,19 +221,27 @@ fn run(name: &str, runs: usize, artifacts: &Path) {
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     for i in 0..runs {
         let out = b.dir.path().join(format!("floor{i}"));
-        let f = b.floor(&out, &entry);
-        std::fs::remove_dir_all(&out).unwrap();
         let prefix = b.dir.path().join(format!("p{i}"));
-        let fresh = b.install(&prefix);
-        let reuse = b.install(&prefix);
-        let bare = b.entry_check(&entry);
+        let (f, fresh) = if i % 2 == 0 {
+            let f = b.floor(&out, &entry);
+            (f, b.install(&prefix))
+        } else {
+            let fresh = b.install(&prefix);
+            (b.floor(&out, &entry), fresh)
+        };
+        std::fs::remove_dir_all(&out).unwrap();
+        let (mut reuse, mut bare) = (vec![], vec![]);
+        for _ in 0..3 {
+            reuse.push(b.install(&prefix).wall);
+            bare.push(b.entry_check(&entry).wall);
+        }
         std::fs::remove_dir_all(&prefix).unwrap();
         wall.push(fresh.wall / f.wall);
         cpu.push(fresh.cpu / f.cpu);
         user.push(fresh.user / f.user);
         fresh_cpu.push(fresh.cpu);
         floor_cpu.push(f.cpu);
-        reuse_own.push((reuse.wall - bare.wall) * 1000.0);
+        reuse_own.push((median(reuse) - median(bare)) * 1000.0);
     }
     println!(
         "{name}\t{:.2}\t{:.2}\t{:.2}\t{:.2}\t{:.2}\t{:.0}",
