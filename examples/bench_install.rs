@@ -146,26 +146,27 @@ impl Bench<'_> {
     }
 
     /// The entry's check as the installer runs it on a reuse: in a fresh,
-    /// empty home with the XDG dirs and working directory it gives the entry.
+    /// empty home with the XDG dirs and working directory it gives the entry
+    /// (the same table as `entry_run` in templates/installer/entry.sh).
     fn entry_check(&self, entry: &Path) -> Cost {
         let fresh = tempfile::tempdir_in(self.dir.path()).unwrap();
         let home = fresh.path();
         std::fs::create_dir_all(home.join("tmp")).unwrap();
-        timed(
-            Command::new(entry)
-                .arg("--version")
-                .current_dir(home)
-                .env("HOME", home)
-                .env("TMPDIR", home.join("tmp"))
-                .env("TMP", home.join("tmp"))
-                .env("TEMP", home.join("tmp"))
-                .env("XDG_CONFIG_HOME", home.join("config"))
-                .env("XDG_CACHE_HOME", home.join("cache"))
-                .env("XDG_DATA_HOME", home.join("data"))
-                .env("XDG_STATE_HOME", home.join("state"))
-                .env("XDG_RUNTIME_DIR", home.join("runtime")),
-            "entry check",
-        )
+        let mut cmd = Command::new(entry);
+        cmd.arg("--version").current_dir(home).env("HOME", home);
+        for (var, dir) in [
+            ("TMPDIR", "tmp"),
+            ("TMP", "tmp"),
+            ("TEMP", "tmp"),
+            ("XDG_CONFIG_HOME", "config"),
+            ("XDG_CACHE_HOME", "cache"),
+            ("XDG_DATA_HOME", "data"),
+            ("XDG_STATE_HOME", "state"),
+            ("XDG_RUNTIME_DIR", "runtime"),
+        ] {
+            cmd.env(var, home.join(dir));
+        }
+        timed(&mut cmd, "entry check")
     }
 }
 
