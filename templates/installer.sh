@@ -144,8 +144,12 @@ stage=
 inst=
 old=
 check_home=
-# Each artifact's size as got, for the progress lines (not with --quiet).
+# Each artifact's size as got, for the progress lines (not with --quiet);
+# where it is read from (its copy, or /proc/self/fd/8 in place) and how it
+# was got (obtain).
 art_got=()
+art_read=()
+art_how=()
 install_took=
 
 {% include "lib/uptime.bash" %}

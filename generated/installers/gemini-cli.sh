@@ -216,8 +216,12 @@ stage=
 inst=
 old=
 check_home=
-# Each artifact's size as got, for the progress lines (not with --quiet).
+# Each artifact's size as got, for the progress lines (not with --quiet);
+# where it is read from (its copy, or /proc/self/fd/8 in place) and how it
+# was got (obtain).
 art_got=()
+art_read=()
+art_how=()
 install_took=
 
 # uptime.bash: the time since boot, with a fraction and no fork, for bash
@@ -846,8 +850,8 @@ unpack_start() {
     unpack_tools "$2"
     mkdir "$work" "$work/tree" 9>&- || unpack_refuse "cannot create $work"
     case $2 in
-        tar.gz) gzip -dc < "$3" > "$work/tar" 9>&- & ;;
-        tar.xz) xz -dc < "$3" > "$work/tar" 9>&- & ;;
+        tar.gz) gzip -dc < "$3" > "$work/tar" 8<&- 9>&- & ;;
+        tar.xz) xz -dc < "$3" > "$work/tar" 8<&- 9>&- & ;;
     esac
     unpack_pid[$1]=$!
 }
@@ -1869,20 +1873,84 @@ file_size() {
     REPLY=${REPLY//[!0-9]/}
 }
 
-# obtain I FILE: copy or download artifact I to FILE, or exit 4. An artifact
-# with a size in its spec is refused past that size, and a download stops
-# there.
+# hold_source FILE: open FILE on fd 8 and succeed when the file fd 8 now
+# holds may be read in place, with no copy: a regular file that only root
+# or this user can change (owned by uid 0 or $EUID, no write bit for group
+# or others; a POSIX ACL that lets anyone else write shows as the group's
+# write bit, which is its mask). A rename or a new file at FILE's path then
+# changes nothing fd 8 reads. It is read through /proc/self/fd/8, which
+# opens that same file afresh (offset 0): once for the digest, once for the
+# decompression. Sets REPLY to its size; on failure fd 8 is closed and REPLY
+# says why the file is copied instead.
+hold_source() {
+    local out
+    if ! { exec 8< "$1"; } 2>/dev/null; then
+        REPLY="it cannot be opened"
+        return 1
+    fi
+    out=$(exec 9>&-; exec ls -lnLd /proc/self/fd/8 2>/dev/null) || out=
+    set -f
+    # shellcheck disable=SC2086 # the fields of ls -ln: mode, links, uid, gid, size
+    set -- $out
+    set +f
+    REPLY=
+    if [ "$#" -lt 5 ]; then
+        REPLY="/proc/self/fd cannot be read"
+    else
+        case $1 in
+            -????-??-*) ;;
+            -*) REPLY="group or others can write it" ;;
+            *) REPLY="it is not a regular file" ;;
+        esac
+        case $3 in
+            0 | "$EUID") ;;
+            *) REPLY=${REPLY:-"it is owned by uid $3"} ;;
+        esac
+        case $5 in
+            '' | *[!0-9]*) REPLY=${REPLY:-"ls gave no size"} ;;
+        esac
+    fi
+    if [ -n "$REPLY" ]; then
+        exec 8<&-
+        return 1
+    fi
+    REPLY=$5
+}
+
+# size_ok I SIZE WHERE: exit 4 when artifact I has a size in its spec and
+# SIZE (of its file at WHERE) is unknown or past it.
+size_ok() {
+    local max=${art_size[$1]}
+    [ -n "$max" ] || return 0
+    if [ -z "$2" ] || [ "$2" -gt "$max" ]; then
+        die 4 "artifact ${art_path[$1]} in $3 is ${2:-?} bytes, more than the $max of its spec"
+    fi
+}
+
+# obtain I FILE: make artifact I readable at art_read[I], or exit 4: an
+# archive in --source-dir that hold_source accepts is read in place through
+# fd 8 (the caller closes it once the decompression has opened it), any
+# other artifact is copied or downloaded to FILE. An artifact with a size in
+# its spec is refused past that size, and a download stops there. Sets
+# art_how[I] to how it was got, for the progress line.
 obtain() {
-    local path=${art_path[$1]} max=${art_size[$1]} rc=0
+    local path=${art_path[$1]} max=${art_size[$1]} rc=0 why=
+    art_read[$1]=$2
     if [ -n "$source_dir" ]; then
         [ -f "$source_dir/$path" ] || die 4 "artifact $path is not in $source_dir"
-        if [ -n "$max" ]; then
-            file_size "$source_dir/$path"
-            if [ -z "$REPLY" ] || [ "$REPLY" -gt "$max" ]; then
-                die 4 "artifact $path in $source_dir is ${REPLY:-?} bytes, more than the $max of its spec"
+        if [ "${art_unpack[$1]}" != file ]; then
+            if hold_source "$source_dir/$path"; then
+                size_ok "$1" "$REPLY" "$source_dir"
+                art_read[$1]=/proc/self/fd/8
+                art_how[$1]="read in place from $source_dir"
+                return 0
             fi
+            why=" ($REPLY)"
         fi
+        file_size "$source_dir/$path"
+        size_ok "$1" "$REPLY" "$source_dir"
         cp "$source_dir/$path" "$2" 9>&- || die 4 "cannot copy $source_dir/$path"
+        art_how[$1]="copied from $source_dir$why"
     else
         say "downloading $base_url/$path"
         download "$base_url/$path" "$2" "$max" || rc=$?
@@ -1891,6 +1959,7 @@ obtain() {
             3) die 4 "download of $base_url/$path stopped: more than the $max bytes of its spec" ;;
             *) die 4 "download of $base_url/$path failed" ;;
         esac
+        art_how[$1]="downloaded from $base_url"
     fi
 }
 
@@ -1934,14 +2003,15 @@ write_stamp() {
     set +C
 }
 
-# install_fresh: stage and verify every selected artifact (an archive's
-# decompression starts as soon as it is verified, while the next is got),
+# install_fresh: get (obtain) and verify every selected artifact (an
+# archive's decompression starts as soon as it is verified, while the next
+# is got),
 # then unpack them in order, check the entry, and swap the install into
 # place with one rename. The stage holds the install root (root/), the
 # downloads, the unpacking areas and the entry check's home, so nothing of
 # the installer's own is ever inside the root.
 install_fresh() {
-    local k=0 i file t0 how
+    local k=0 i file t0
     phase_start
     t0=$phase_t0
     remove_leftovers
@@ -1957,15 +2027,15 @@ install_fresh() {
         phase_start
         obtain "$i" "$file"
         if [ "$quiet" -eq 0 ]; then
-            file_size "$file"
+            file_size "${art_read[$i]}"
             art_got[i]=${REPLY:-?}
-            how="copied from $source_dir"
-            [ -n "$source_dir" ] || how="downloaded from $base_url"
-            progress get "$unpack_what" "${art_got[$i]} bytes, $how"
+            progress get "$unpack_what" "${art_got[$i]} bytes, ${art_how[$i]}"
         fi
-        verify_digest "$file" "${art_sha256[$i]}" "${art_path[$i]}"
+        verify_digest "${art_read[$i]}" "${art_sha256[$i]}" "${art_path[$i]}"
         progress verify "$unpack_what" "${art_got[$i]-?} bytes, sha256 ok"
-        [ "${art_unpack[$i]}" = file ] || unpack_start "$i" "${art_unpack[$i]}" "$file"
+        [ "${art_unpack[$i]}" = file ] || unpack_start "$i" "${art_unpack[$i]}" "${art_read[$i]}"
+        # The decompression has opened its own copy of fd 8 (if held).
+        exec 8<&-
         k=$((k + 1))
     done
     k=0

@@ -51,8 +51,8 @@ unpack_start() {
     unpack_tools "$2"
     mkdir "$work" "$work/tree" 9>&- || unpack_refuse "cannot create $work"
     case $2 in
-        tar.gz) gzip -dc < "$3" > "$work/tar" 9>&- & ;;
-        tar.xz) xz -dc < "$3" > "$work/tar" 9>&- & ;;
+        tar.gz) gzip -dc < "$3" > "$work/tar" 8<&- 9>&- & ;;
+        tar.xz) xz -dc < "$3" > "$work/tar" 8<&- 9>&- & ;;
     esac
     unpack_pid[$1]=$!
 }

@@ -2657,6 +2657,10 @@ fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
         // The file first: its place line, after the archive's get, still
         // has its own size.
         let (w, tgz, file) = two_artifact_world(true);
+        // Only its owner can write the archive (whatever the umask): it is
+        // read in place; a file artifact is always copied.
+        let tgz_path = w.src().join("pool/fake-1.0.tgz");
+        fs::set_permissions(&tgz_path, fs::Permissions::from_mode(0o644)).unwrap();
         let path = tools(w.dir.path(), &[], false);
         let src = path_of(&w.src());
         let o = run_install(sh, &w, &path, &["--source-dir", &src], &[]);
@@ -2681,7 +2685,7 @@ fn a_fresh_install_reports_each_phase_on_stderr_and_quiet_silences_it() {
         let want = vec![
             format!("get pool/note.txt: {file} bytes, copied from {src}"),
             format!("verify pool/note.txt: {file} bytes, sha256 ok"),
-            format!("get pool/fake-1.0.tgz: {tgz} bytes, copied from {src}"),
+            format!("get pool/fake-1.0.tgz: {tgz} bytes, read in place from {src}"),
             format!("verify pool/fake-1.0.tgz: {tgz} bytes, sha256 ok"),
             format!("place pool/note.txt: {file} bytes as share/note.txt, mode 644"),
             format!("unpack pool/fake-1.0.tgz: 4 members, {tar} bytes of tar"),

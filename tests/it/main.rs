@@ -19,6 +19,7 @@ mod hook;
 mod hostile_files;
 mod installer;
 mod installer_modes;
+mod installer_source;
 mod lint;
 mod lock_timeout;
 mod matrix;
