@@ -29,13 +29,16 @@
 # private glibc runtime with them instead (lib/relocate.sh says how);
 # --glibc-runtime private|image forces the choice.
 #
-# Exit status: 0 ok, 2 usage (or a --prefix holding a newline, or, with the
+# Exit status: 0 ok, 2 usage (or a --prefix holding a newline, or a function
+# inherited from the environment that cannot be removed, or, with the
 # private glibc runtime, a `:` or too long for its placeholders), 3 lock
 # timeout (or a lock file that is a symlink), 4 download failed (or an
 # artifact past its size, or no artifact for this machine), 5 digest
 # mismatch or no sha256 tool (or a prepared program whose placeholders are
 # not where its digest says), 6 entry check or unpacking failed (or an
 # archive refused), 7 a needed musl library cannot be provided.
+
+{% include "lib/clear_functions.bash" %}
 
 # set -u is turned on in main, once the arguments are parsed: bash 4.0 calls
 # an empty "$@" unbound under it.
@@ -183,6 +186,7 @@ install_took=
 {% include "installer/plan.sh" %}
 
 main() {
+    [ -z "$inherited_functions_left" ] || die 2 "cannot clear the functions inherited from the environment"
     parse_args "$@"
     set -u
     decide_runtime

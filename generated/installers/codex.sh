@@ -31,13 +31,65 @@
 # private glibc runtime with them instead (lib/relocate.sh says how);
 # --glibc-runtime private|image forces the choice.
 #
-# Exit status: 0 ok, 2 usage (or a --prefix holding a newline, or, with the
+# Exit status: 0 ok, 2 usage (or a --prefix holding a newline, or a function
+# inherited from the environment that cannot be removed, or, with the
 # private glibc runtime, a `:` or too long for its placeholders), 3 lock
 # timeout (or a lock file that is a symlink), 4 download failed (or an
 # artifact past its size, or no artifact for this machine), 5 digest
 # mismatch or no sha256 tool (or a prepared program whose placeholders are
 # not where its digest says), 6 entry check or unpacking failed (or an
 # archive refused), 7 a needed musl library cannot be provided.
+
+# Functions inherited from the environment (BASH_FUNC_exec%%, BASH_FUNC_cd%%,
+# BASH_FUNC_rm%%, or any name bash 3.2 imports) are removed first, before the
+# script defines its own: an inherited `exec` or `cd` would replace the
+# builtin for the whole run, an inherited `rm`, `mv` or `tar` the tool, and
+# what the script runs would inherit it. Top-level code, included right after
+# the header, before the first command a function could stand in for.
+#
+# Assigning POSIXLY_CORRECT turns on posix mode, where the special builtin
+# `unset` is found before any function, so no inherited function can stand
+# in for it (nor for `set`); `compgen` is freed first. Names that are not
+# identifiers (bash 3.2 imports `BASH_FUNC_x%%` under that name) can only be
+# unset outside posix mode: a second pass, when no function named like a
+# builtin is left. Unsetting POSIXLY_CORRECT ends posix mode; an inherited
+# value is kept in inherited_posixly_correct (set or empty) and
+# inherited_posixly_correct_value, for a script that gives it back.
+# shellcheck disable=SC2034 # read by a script that gives the value back
+inherited_posixly_correct=${POSIXLY_CORRECT+set}
+# shellcheck disable=SC2034 # likewise
+inherited_posixly_correct_value=${POSIXLY_CORRECT-}
+POSIXLY_CORRECT=y
+# errexit or nounset from SHELLOPTS would stop at the first name that unset
+# refuses; the script turns the rest off after this.
+set +e +u
+unset -f compgen
+if compgen -A function >/dev/null; then
+    # One name per line; a name holding a newline is not removed and is
+    # caught by the check below.
+    cleared_functions=$(compgen -A function)
+    IFS='
+'
+    set -f
+    for cleared_function in $cleared_functions; do
+        unset -f "$cleared_function" 2>/dev/null
+    done
+    unset -v POSIXLY_CORRECT
+    for cleared_function in $cleared_functions; do
+        unset -f "$cleared_function" 2>/dev/null
+    done
+    set +f
+    IFS=' 	
+'
+    unset -v cleared_functions cleared_function
+fi
+unset -v POSIXLY_CORRECT
+# What is left (a name holding a newline) the script refuses, with its own
+# message and exit status, before it runs anything.
+inherited_functions_left=
+if compgen -A function >/dev/null; then
+    inherited_functions_left=1
+fi
 
 # set -u is turned on in main, once the arguments are parsed: bash 4.0 calls
 # an empty "$@" unbound under it.
@@ -2020,6 +2072,7 @@ plan_print() {
 }
 
 main() {
+    [ -z "$inherited_functions_left" ] || die 2 "cannot clear the functions inherited from the environment"
     parse_args "$@"
     set -u
     decide_runtime

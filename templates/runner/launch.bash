@@ -115,8 +115,8 @@ launch_cli() {
     # The inherited POSIXLY_CORRECT (removed at the top to leave posix
     # mode) goes back to the CLI, set only now that no failure of this
     # script is left to report.
-    if [[ -n $runner_posixly_correct ]]; then
-        export POSIXLY_CORRECT="$runner_posixly_correct_value"
+    if [[ -n $inherited_posixly_correct ]]; then
+        export POSIXLY_CORRECT="$inherited_posixly_correct_value"
     fi
     exec "${RUNNER_ARGV[@]}"
 }

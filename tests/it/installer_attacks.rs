@@ -1,11 +1,18 @@
+//! Attacks on an install from outside its archives: the source dir and the
+//! environment.
+//!
 //! An archive in `--source-dir` is read in place, with no copy, when only
 //! root or the installer's own user can change it, and copied as before
 //! when anyone else could (or `/proc/self/fd` cannot be read): the bytes
 //! that are decompressed are the ones whose digest was checked either way.
+//! The attack each of those tests makes is real: a `sha256sum` or `gzip` on
+//! PATH that first renames another archive over the source, then runs the
+//! real tool; a `cp` that logs its use.
 //!
-//! The attack each test makes is real: a `sha256sum` or `gzip` on PATH that
-//! first renames another archive over the source, then runs the real tool;
-//! a `cp` that logs its use. Every test runs under every bash of the matrix.
+//! Functions exported by the environment, named like the tools and builtins
+//! the installer uses, are gone before it runs anything.
+//!
+//! Every test runs under every bash of the matrix.
 
 use crate::support;
 
@@ -356,4 +363,69 @@ fn without_proc_self_fd_the_archive_is_copied() {
         );
     }
     support::report(test, &shells);
+}
+
+/// Exported functions named like the installer's tools and builtins, in
+/// both forms (`BASH_FUNC_NAME%%`, and `NAME=() {` as bash 3.2.48 imports
+/// them): none runs, the install is the pinned one and nothing is left
+/// beside it (an `rm` of its own would leave the stage).
+#[test]
+fn inherited_functions_never_run_in_an_install() {
+    const NAMES: &[&str] = &[
+        "rm",
+        "mv",
+        "cp",
+        "mkdir",
+        "tar",
+        "gzip",
+        "sha256sum",
+        "find",
+        "ls",
+        "chmod",
+        "set",
+        "exec",
+        "cd",
+        "command",
+        "printf",
+        "unset",
+        "local",
+        "read",
+        "kill",
+        "wait",
+        "trap",
+        "compgen",
+        "builtin",
+    ];
+    let shells = support::bashes();
+    for sh in &shells {
+        let w = World::new();
+        let path = w.tools(&[], "");
+        let mut c = sh.command(&w.script);
+        c.arg("--prefix")
+            .arg(w.dir.path().join("prefix"))
+            .arg("--source-dir")
+            .arg(w.src())
+            .env("PATH", &path)
+            .env_remove("SHELLOPTS")
+            .env_remove("BASH_ENV");
+        for name in NAMES {
+            let body = format!("() {{ echo hijacked-{name}; echo hijacked-{name} >&2; }}");
+            c.env(format!("BASH_FUNC_{name}%%"), &body);
+        }
+        c.env(
+            "rm",
+            "() { echo hijacked-old-rm; echo hijacked-old-rm >&2; }",
+        );
+        let o = support::run(c);
+        w.assert_pinned_installed(sh, &o);
+        assert!(!text(&o).contains("hijacked"), "{}: {}", sh.name, text(&o));
+        let mut left: Vec<String> = fs::read_dir(w.dir.path().join("prefix"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with(".lock") && !n.ends_with(".lockq"))
+            .collect();
+        left.sort();
+        assert_eq!(left, ["fake-1.0"], "{}", sh.name);
+    }
+    support::report("inherited_functions_never_run_in_an_install", &shells);
 }
