@@ -43,17 +43,7 @@ fn make_runtime_tgz(dir: &Path, name: &str, output: &str) -> Vec<u8> {
     fs::write(src.join("bin/fake"), script).unwrap();
     fs::set_permissions(src.join("bin/fake"), fs::Permissions::from_mode(0o755)).unwrap();
     fs::write(src.join("README"), "fake runtime\n").unwrap();
-    let out = dir.join(name);
-    let st = Command::new("tar")
-        .arg("-czf")
-        .arg(&out)
-        .arg("-C")
-        .arg(&src)
-        .arg(".")
-        .status()
-        .unwrap();
-    assert!(st.success());
-    fs::read(&out).unwrap()
+    support::tar_gz_dir(&src, &dir.join(name))
 }
 
 /// One test world: a source dir with the artifact, the spec, the script.

@@ -63,17 +63,7 @@ fn runtime_tgz(dir: &Path, name: &str, says: &str, fds: &Path) -> Vec<u8> {
     );
     fs::write(src.join("bin/fake"), script).unwrap();
     fs::set_permissions(src.join("bin/fake"), fs::Permissions::from_mode(0o755)).unwrap();
-    let out = dir.join(name);
-    let st = Command::new("tar")
-        .arg("-czf")
-        .arg(&out)
-        .arg("-C")
-        .arg(&src)
-        .arg(".")
-        .status()
-        .unwrap();
-    assert!(st.success());
-    fs::read(&out).unwrap()
+    support::tar_gz_dir(&src, &dir.join(name))
 }
 
 /// A source dir holding `fake.tgz` (the pinned archive) and, beside the
@@ -160,18 +150,27 @@ impl World {
         bin
     }
 
-    fn install(&self, sh: &Shell, path: &Path) -> Output {
+    /// `c` (a shell and what comes before the script) with the installer,
+    /// `--prefix` and `--source-dir` appended and PATH `path`; the prefix
+    /// and the tools' log of an earlier run are removed first.
+    fn command(&self, mut c: Command, path: &Path) -> Command {
         let _ = fs::remove_dir_all(self.dir.path().join("prefix"));
         let _ = fs::remove_file(self.log());
-        let mut c = sh.command(&self.script);
-        c.arg("--prefix")
+        c.arg(&self.script)
+            .arg("--prefix")
             .arg(self.dir.path().join("prefix"))
             .arg("--source-dir")
             .arg(self.src())
             .env("PATH", path)
             .env_remove("SHELLOPTS")
             .env_remove("BASH_ENV");
-        support::run(c)
+        c
+    }
+
+    fn install(&self, sh: &Shell, path: &Path) -> Output {
+        let mut c = Command::new(sh.program());
+        c.args(&sh.argv[1..]);
+        support::run(self.command(c, path))
     }
 
     fn logged(&self) -> String {
@@ -324,24 +323,14 @@ fn without_proc_self_fd_the_archive_is_copied() {
     for sh in &shells {
         let w = World::new();
         let path = w.tools(&["cp"], "");
-        let _ = fs::remove_dir_all(w.dir.path().join("prefix"));
-        let _ = fs::remove_file(w.dir.path().join("fds.txt"));
         let mut c = Command::new(which("unshare").unwrap());
         c.args(["--mount", "--propagation", "private", "--"])
             .arg(which("sh").unwrap())
             .arg("-c")
             .arg("\"$0\" -t tmpfs none /proc && exec \"$@\"")
             .arg(which("mount").unwrap())
-            .args(&sh.argv)
-            .arg(&w.script)
-            .arg("--prefix")
-            .arg(w.dir.path().join("prefix"))
-            .arg("--source-dir")
-            .arg(w.src())
-            .env("PATH", &path)
-            .env_remove("SHELLOPTS")
-            .env_remove("BASH_ENV");
-        let o = support::run(c);
+            .args(&sh.argv);
+        let o = support::run(w.command(c, &path));
         assert_eq!(code(&o), 0, "{}: {}", sh.name, text(&o));
         assert_eq!(w.logged(), "cp\n", "{}", sh.name);
         assert_eq!(
@@ -400,14 +389,9 @@ fn inherited_functions_never_run_in_an_install() {
     for sh in &shells {
         let w = World::new();
         let path = w.tools(&[], "");
-        let mut c = sh.command(&w.script);
-        c.arg("--prefix")
-            .arg(w.dir.path().join("prefix"))
-            .arg("--source-dir")
-            .arg(w.src())
-            .env("PATH", &path)
-            .env_remove("SHELLOPTS")
-            .env_remove("BASH_ENV");
+        let mut c = Command::new(sh.program());
+        c.args(&sh.argv[1..]);
+        let mut c = w.command(c, &path);
         for name in NAMES {
             let body = format!("() {{ echo hijacked-{name}; echo hijacked-{name} >&2; }}");
             c.env(format!("BASH_FUNC_{name}%%"), &body);

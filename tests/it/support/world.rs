@@ -2,6 +2,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The crate root (where `generated/` and `templates/` live).
 pub fn root() -> PathBuf {
@@ -20,4 +21,18 @@ pub fn copy_tree(from: &Path, to: &Path) {
             fs::copy(&path, &dest).unwrap();
         }
     }
+}
+
+/// `tar -czf OUT -C SRC .` with the system tar; the archive's bytes.
+pub fn tar_gz_dir(src: &Path, out: &Path) -> Vec<u8> {
+    let st = Command::new("tar")
+        .arg("-czf")
+        .arg(out)
+        .arg("-C")
+        .arg(src)
+        .arg(".")
+        .status()
+        .unwrap();
+    assert!(st.success(), "tar -czf {}", out.display());
+    fs::read(out).unwrap()
 }
