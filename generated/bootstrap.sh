@@ -11,9 +11,80 @@
 # function carry a prefix of that function's initials instead.
 #
 # Exit status: 0 ok; 2 usage (also: a package name the package manager
-# could read as a pattern, a removal or a file); 3 the workdir and the
+# could read as a pattern, a removal or a file, or, under bash, a function
+# inherited from the environment that cannot be removed); 3 the workdir and the
 # session dir overlap; 4 a needed command or musl library could not be
 # provided. No package but the one named is ever installed or removed.
+
+# Functions exported to bash (BASH_FUNC_rm%%, BASH_FUNC_command%%, ...) would
+# stand in for the commands this script runs; bash imports them also when it
+# is sh. An inherited POSIXLY_CORRECT is given back after, for the package
+# managers.
+inherited_functions_left=
+# shforge-allow: posix-bash-variables unset in other shells, which import no functions
+case ${BASH_VERSION-} in
+    ?*)
+# Functions inherited from the environment (BASH_FUNC_exec%%, BASH_FUNC_cd%%,
+# BASH_FUNC_rm%%, or any name bash 3.2 imports) are removed first, before the
+# script defines its own: an inherited `exec` or `cd` would replace the
+# builtin for the whole run, an inherited `rm`, `mv` or `tar` the tool, and
+# what the script runs would inherit it. Top-level code, included right after
+# the header, before the first command a function could stand in for. POSIX
+# in form, for bash.sh (bash imports functions as sh too, from 4.4 on, and
+# before in bash mode); bootstrap.sh runs it under bash only, as no other
+# shell imports functions.
+#
+# Assigning POSIXLY_CORRECT turns on posix mode, where the special builtin
+# `unset` is found before any function, so no inherited function can stand
+# in for it (nor for `set`); `compgen` is freed first. Names that are not
+# identifiers (bash 3.2 imports `BASH_FUNC_x%%` under that name) can only be
+# unset outside posix mode: a second pass, when no function named like a
+# builtin is left. Unsetting POSIXLY_CORRECT ends posix mode; an inherited
+# value is kept in inherited_posixly_correct (set or empty) and
+# inherited_posixly_correct_value, for a script that gives it back.
+# shellcheck disable=SC2034 # read by a script that gives the value back
+inherited_posixly_correct=${POSIXLY_CORRECT+set}
+# shellcheck disable=SC2034 # likewise
+inherited_posixly_correct_value=${POSIXLY_CORRECT-}
+POSIXLY_CORRECT=y
+# errexit or nounset from SHELLOPTS would stop at the first name that unset
+# refuses; the script turns the rest off after this.
+set +e +u
+unset -f compgen
+# shellcheck disable=SC3044 # compgen runs under bash only (bootstrap.sh checks)
+if compgen -A function >/dev/null 2>&1; then
+    # One name per line; a name holding a newline is not removed and is
+    # caught by the check below.
+    cleared_functions=$(compgen -A function 2>/dev/null)
+    IFS='
+'
+    set -f
+    for cleared_function in $cleared_functions; do
+        unset -f "$cleared_function" 2>/dev/null
+    done
+    unset -v POSIXLY_CORRECT
+    for cleared_function in $cleared_functions; do
+        unset -f "$cleared_function" 2>/dev/null
+    done
+    set +f
+    IFS=' 	
+'
+    unset -v cleared_functions cleared_function
+fi
+unset -v POSIXLY_CORRECT
+# What is left (a name holding a newline) the script refuses, with its own
+# message and exit status, before it runs anything.
+inherited_functions_left=
+# shellcheck disable=SC3044 # as above
+if compgen -A function >/dev/null 2>&1; then
+    inherited_functions_left=1
+fi
+        if [ -n "$inherited_posixly_correct" ]; then
+            POSIXLY_CORRECT=$inherited_posixly_correct_value
+            export POSIXLY_CORRECT
+        fi
+        ;;
+esac
 
 # The default IFS, whatever the environment says: package lists below are
 # split on blanks, and every name in them is checked first (check_name).
@@ -651,6 +722,7 @@ parse_args() {
 }
 
 main() {
+    [ -z "$inherited_functions_left" ] || die 2 "cannot clear the functions inherited from the environment"
     needs=
     musl_libs=
     workdir=

@@ -9,9 +9,26 @@
 # function carry a prefix of that function's initials instead.
 #
 # Exit status: 0 ok; 2 usage (also: a package name the package manager
-# could read as a pattern, a removal or a file); 3 the workdir and the
+# could read as a pattern, a removal or a file, or, under bash, a function
+# inherited from the environment that cannot be removed); 3 the workdir and the
 # session dir overlap; 4 a needed command or musl library could not be
 # provided. No package but the one named is ever installed or removed.
+
+# Functions exported to bash (BASH_FUNC_rm%%, BASH_FUNC_command%%, ...) would
+# stand in for the commands this script runs; bash imports them also when it
+# is sh. An inherited POSIXLY_CORRECT is given back after, for the package
+# managers.
+inherited_functions_left=
+# shforge-allow: posix-bash-variables unset in other shells, which import no functions
+case ${BASH_VERSION-} in
+    ?*)
+{% include "lib/clear_functions.sh" %}
+        if [ -n "$inherited_posixly_correct" ]; then
+            POSIXLY_CORRECT=$inherited_posixly_correct_value
+            export POSIXLY_CORRECT
+        fi
+        ;;
+esac
 
 # The default IFS, whatever the environment says: package lists below are
 # split on blanks, and every name in them is checked first (check_name).
@@ -29,6 +46,7 @@ MUSL_LIBS_KNOWN={{ musl_known }}
 {% include "bootstrap/overlap.sh" %}
 {% include "bootstrap/args.sh" %}
 main() {
+    [ -z "$inherited_functions_left" ] || die 2 "cannot clear the functions inherited from the environment"
     needs=
     musl_libs=
     workdir=

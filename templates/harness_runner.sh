@@ -52,12 +52,12 @@
 # executable; 127 when it is not found.
 
 <%# The runner's parts, one job each, in the order they must run:
-lib/clear_functions.bash clears inherited functions (before this script defines any),
+lib/clear_functions.sh clears inherited functions (before this script defines any),
 runner/params.bash reads and checks the parameter file, runner/setup.bash runs
 RUNNER_SETUP under its guards, runner/launch.bash turns a process into the CLI;
 after main, read only in events mode: runner/events.bash records events mode (bash 3.2 to 4.4: dd, tr, sed),
 runner/clock.bash with lib/uptime.bash is its clock there (date once, then /proc/uptime),
-runner/blocks.bash is its reader for bash 5.0 and later (read -N). #%>{% include "lib/clear_functions.bash" %}
+runner/blocks.bash is its reader for bash 5.0 and later (read -N). #%>{% include "lib/clear_functions.sh" %}
 if [ -n "$inherited_functions_left" ]; then
     printf 'harness_runner: %s\n' "cannot clear the functions inherited from the environment" >&2
     exit 125

@@ -38,7 +38,7 @@
 # not where its digest says), 6 entry check or unpacking failed (or an
 # archive refused), 7 a needed musl library cannot be provided.
 
-{% include "lib/clear_functions.bash" %}
+{% include "lib/clear_functions.sh" %}
 
 # set -u is turned on in main, once the arguments are parsed: bash 4.0 calls
 # an empty "$@" unbound under it.

@@ -45,7 +45,10 @@
 # script defines its own: an inherited `exec` or `cd` would replace the
 # builtin for the whole run, an inherited `rm`, `mv` or `tar` the tool, and
 # what the script runs would inherit it. Top-level code, included right after
-# the header, before the first command a function could stand in for.
+# the header, before the first command a function could stand in for. POSIX
+# in form, for bash.sh (bash imports functions as sh too, from 4.4 on, and
+# before in bash mode); bootstrap.sh runs it under bash only, as no other
+# shell imports functions.
 #
 # Assigning POSIXLY_CORRECT turns on posix mode, where the special builtin
 # `unset` is found before any function, so no inherited function can stand
@@ -64,10 +67,11 @@ POSIXLY_CORRECT=y
 # refuses; the script turns the rest off after this.
 set +e +u
 unset -f compgen
-if compgen -A function >/dev/null; then
+# shellcheck disable=SC3044 # compgen runs under bash only (bootstrap.sh checks)
+if compgen -A function >/dev/null 2>&1; then
     # One name per line; a name holding a newline is not removed and is
     # caught by the check below.
-    cleared_functions=$(compgen -A function)
+    cleared_functions=$(compgen -A function 2>/dev/null)
     IFS='
 '
     set -f
@@ -87,7 +91,8 @@ unset -v POSIXLY_CORRECT
 # What is left (a name holding a newline) the script refuses, with its own
 # message and exit status, before it runs anything.
 inherited_functions_left=
-if compgen -A function >/dev/null; then
+# shellcheck disable=SC3044 # as above
+if compgen -A function >/dev/null 2>&1; then
     inherited_functions_left=1
 fi
 

@@ -206,6 +206,52 @@ fn first_package_manager_found_wins_with_its_own_flags() {
     );
 }
 
+/// Functions exported to bash (which imports them also as sh), named like
+/// the package manager and the builtins and tools the script runs, in both
+/// forms (`BASH_FUNC_NAME%%`, and `NAME=() {` as bash 3.2.48 imports them):
+/// none runs, under every shell of the matrix; the real (fake) dnf does.
+/// bash in posix mode exits 2 before it reads a script when a function is
+/// named like a special builtin: those names go to bash mode only.
+#[test]
+fn inherited_functions_never_run() {
+    const NAMES: &[&str] = &[
+        "dnf", "command", "printf", "echo", "test", "[", "cd", "rm", "mkdir", "ls", "uname",
+        "compgen", "read",
+    ];
+    const SPECIAL: &[&str] = &["set", "unset", "exec", "eval", "export"];
+    let shells = support::posix_shells();
+    for shell in &shells {
+        let w = World::new();
+        w.managers(&["dnf"]);
+        let mut c = w.command(shell, &script(), &["--need", "bash"]);
+        let posix_mode = shell.argv.iter().any(|a| a == "--posix");
+        let special = if posix_mode { &[][..] } else { SPECIAL };
+        for name in NAMES.iter().chain(special) {
+            c.env(
+                format!("BASH_FUNC_{name}%%"),
+                format!("() {{ echo hijacked-{name}; echo hijacked-{name} >&2; return 0; }}"),
+            );
+        }
+        c.env("dnf", "() { echo hijacked-old-dnf; return 0; }");
+        let out = support::run(c);
+        expect_status(shell, &out, 0);
+        assert_eq!(
+            w.log(),
+            "dnf -y install bash\n",
+            "{}",
+            describe(shell, &out)
+        );
+        assert!(
+            w.root.join("bin/bash").exists(),
+            "{}",
+            describe(shell, &out)
+        );
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!all.contains("hijacked"), "{}", describe(shell, &out));
+    }
+    support::report("inherited_functions_never_run", &shells);
+}
+
 #[test]
 fn only_missing_packages_and_apt_get_update_once() {
     let shells = support::posix_shells();
