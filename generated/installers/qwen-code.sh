@@ -45,10 +45,10 @@
 # script defines its own: an inherited `exec` or `cd` would replace the
 # builtin for the whole run, an inherited `rm`, `mv` or `tar` the tool, and
 # what the script runs would inherit it. Top-level code, included right after
-# the header, before the first command a function could stand in for. POSIX
-# in form, for bash.sh (bash imports functions as sh too, from 4.4 on, and
-# before in bash mode); bootstrap.sh runs it under bash only, as no other
-# shell imports functions.
+# the header, before the first command a function could stand in for. It is
+# POSIX in form because bootstrap.sh, a POSIX script, runs it too: under bash
+# only, which imports functions also as sh (from 4.4 on); no other shell
+# imports any.
 #
 # Assigning POSIXLY_CORRECT turns on posix mode, where the special builtin
 # `unset` is found before any function, so no inherited function can stand
@@ -64,7 +64,7 @@ inherited_posixly_correct=${POSIXLY_CORRECT+set}
 inherited_posixly_correct_value=${POSIXLY_CORRECT-}
 POSIXLY_CORRECT=y
 # errexit or nounset from SHELLOPTS would stop at the first name that unset
-# refuses; the script turns the rest off after this.
+# refuses; any other inherited option is the script's to turn off.
 set +e +u
 unset -f compgen
 # shellcheck disable=SC3044 # compgen runs under bash only (bootstrap.sh checks)
