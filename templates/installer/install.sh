@@ -100,7 +100,8 @@ size_ok() {
 # fd 8 (the caller closes it once the decompression has opened it), any
 # other artifact is copied or downloaded to FILE. An artifact with a size in
 # its spec is refused past that size, and a download stops there. Sets
-# art_how[I] to how it was got, for the progress line.
+# art_how[I] to how it was got, and art_got[I] to the size of a held file
+# (ls gave it), for the progress line.
 obtain() {
     local path=${art_path[$1]} max=${art_size[$1]} rc=0 why=
     art_read[$1]=$2
@@ -109,14 +110,17 @@ obtain() {
         if [ "${art_unpack[$1]}" != file ]; then
             if hold_source "$source_dir/$path"; then
                 size_ok "$1" "$REPLY" "$source_dir"
+                art_got[$1]=$REPLY
                 art_read[$1]=/proc/self/fd/8
                 art_how[$1]="read in place from $source_dir"
                 return 0
             fi
             why=" ($REPLY)"
         fi
-        file_size "$source_dir/$path"
-        size_ok "$1" "$REPLY" "$source_dir"
+        if [ -n "$max" ]; then
+            file_size "$source_dir/$path"
+            size_ok "$1" "$REPLY" "$source_dir"
+        fi
         cp "$source_dir/$path" "$2" 9>&- || die 4 "cannot copy $source_dir/$path"
         art_how[$1]="copied from $source_dir$why"
     else
@@ -195,8 +199,10 @@ install_fresh() {
         phase_start
         obtain "$i" "$file"
         if [ "$quiet" -eq 0 ]; then
-            file_size "${art_read[$i]}"
-            art_got[i]=${REPLY:-?}
+            if [ -z "${art_got[$i]-}" ]; then
+                file_size "${art_read[$i]}"
+                art_got[i]=${REPLY:-?}
+            fi
             progress get "$unpack_what" "${art_got[$i]} bytes, ${art_how[$i]}"
         fi
         verify_digest "${art_read[$i]}" "${art_sha256[$i]}" "${art_path[$i]}"
