@@ -932,13 +932,17 @@ unpack_wait() {
 }
 
 # unpack_stop: end the background processes still running (the EXIT trap's
-# cleanup, before the stage they write in is removed).
+# cleanup, before the stage they write in is removed). KILL, not TERM: a
+# child not yet past its exec still runs this shell's traps, and a TERM
+# there ran the whole cleanup a second time in the child (seen on bash 5.2
+# and 5.3 as a stray `wait_for: No record of process` line after the error).
+# Nothing of a decompression or a listing needs a graceful end.
 # shellcheck disable=SC2317 # reached through the EXIT trap
 unpack_stop() {
     local p
     for p in ${unpack_pid[@]+"${unpack_pid[@]}"}; do
         [ -n "$p" ] || continue
-        kill "$p" 2>/dev/null
+        kill -9 "$p" 2>/dev/null
         wait "$p" 2>/dev/null
     done
     unpack_pid=()
