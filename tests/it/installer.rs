@@ -356,13 +356,13 @@ fn no_digest_tool_exits_5() {
 
 #[test]
 fn other_digest_tools_are_used() {
-    // shasum and openssl when sha256sum is missing; busybox when all are.
+    // sha256sum when openssl is missing, then shasum; busybox when all are.
     let shells = support::bashes();
     for sh in &shells {
         for without in [
-            &["sha256sum"][..],
-            &["sha256sum", "shasum"][..],
-            &["sha256sum", "shasum", "openssl"][..],
+            &["openssl"][..],
+            &["openssl", "sha256sum"][..],
+            &["openssl", "sha256sum", "shasum"][..],
         ] {
             let w = world();
             let path = tools(w.dir.path(), without, false);
@@ -381,6 +381,39 @@ fn other_digest_tools_are_used() {
         }
     }
     support::report("other_digest_tools_are_used", &shells);
+}
+
+/// openssl, the first digest tool, reads no inherited OPENSSL_CONF: a
+/// config naming a provider module it cannot load makes `openssl dgst`
+/// fail (so the install would exit 5), and a loadable one would run its
+/// code in the tool that judges the bytes.
+#[test]
+fn openssl_reads_no_inherited_config() {
+    if !support::require_tool("openssl_reads_no_inherited_config", "openssl") {
+        return;
+    }
+    let shells = support::bashes();
+    for sh in &shells {
+        let w = world();
+        let conf = w.dir.path().join("hostile.cnf");
+        let module = w.dir.path().join("no-such-provider.so");
+        fs::write(
+            &conf,
+            format!(
+                "openssl_conf = evil\n[evil]\nproviders = p\n[p]\nx = xs\n\
+                 [xs]\nmodule = {}\nactivate = 1\n",
+                module.display()
+            ),
+        )
+        .unwrap();
+        // Only openssl can digest: without the guard the install fails.
+        let path = tools(w.dir.path(), &["sha256sum", "shasum", "busybox"], false);
+        let mut c = install_cmd(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+        c.env("OPENSSL_CONF", &conf);
+        let o = support::run(c);
+        assert_installed(sh, &w, &o);
+    }
+    support::report("openssl_reads_no_inherited_config", &shells);
 }
 
 #[test]
