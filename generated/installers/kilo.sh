@@ -662,33 +662,55 @@ download() {
 # Debian's coreutils sha256sum and 0.69 s for busybox), and the digest of
 # every artifact is on the install's critical path.
 
-# sha256_of FILE: sets REPLY to the lowercase hex digest. Returns 2 when no
-# tool is available, 1 when the tool failed.
-sha256_of() {
-    local out re='^[0-9a-f]{64}$'
-    REPLY=
-    # The file is read on stdin so that no name is ever escaped in the output.
-    if command -v openssl >/dev/null 2>&1; then
-        # "SHA2-256(stdin)= HEX" (OpenSSL 3) or "(stdin)= HEX" (older, and
-        # LibreSSL). An empty config: an inherited OPENSSL_CONF could load
-        # a provider or engine (a shared object) into the tool that judges
-        # the bytes.
-        out=$(exec 9>&-; OPENSSL_CONF=/dev/null exec openssl dgst -sha256 < "$1") || return 1
-        out=${out##* }
-    elif command -v sha256sum >/dev/null 2>&1; then
-        out=$(exec 9>&-; exec sha256sum < "$1") || return 1
-        out=${out%% *}
-    elif command -v shasum >/dev/null 2>&1; then
-        out=$(exec 9>&-; exec shasum -a 256 < "$1") || return 1
-        out=${out%% *}
-    elif command -v busybox >/dev/null 2>&1 && busybox sha256sum < /dev/null > /dev/null 2>&1; then
-        out=$(exec 9>&-; exec busybox sha256sum < "$1") || return 1
-        out=${out%% *}
-    else
-        return 2
-    fi
+# sha256_with FILE FIELD TOOL [ARG...]: run TOOL on FILE (read on stdin, so
+# that no name is ever escaped in the output) and set REPLY to the FIELD
+# (first or last) word of what it printed; fails unless the tool succeeded
+# and that word is a lowercase hex sha256.
+sha256_with() {
+    local file=$1 field=$2 out re='^[0-9a-f]{64}$'
+    shift 2
+    out=$(
+        exec 9>&-
+        # An empty config: an inherited OPENSSL_CONF could load a provider
+        # or engine (a shared object) into the tool that judges the bytes.
+        [ "$1" != openssl ] || export OPENSSL_CONF=/dev/null
+        exec "$@" < "$file" 2>/dev/null
+    ) || return 1
+    case $field in
+        first) out=${out%% *} ;;
+        *) out=${out##* } ;;
+    esac
     [[ $out =~ $re ]] || return 1
     REPLY=$out
+}
+
+# sha256_of FILE: sets REPLY to the lowercase hex digest. Returns 2 when no
+# tool is available, 1 when every tool there failed. A tool that fails (an
+# openssl whose libcrypto is gone, say) gives way to the next: a failure can
+# never make a wrong digest pass, it only costs another read of the file.
+sha256_of() {
+    local found=0
+    REPLY=
+    if command -v openssl >/dev/null 2>&1; then
+        found=1
+        # "SHA2-256(stdin)= HEX" (OpenSSL 3) or "(stdin)= HEX" (older, and
+        # LibreSSL).
+        sha256_with "$1" last openssl dgst -sha256 && return 0
+    fi
+    if command -v sha256sum >/dev/null 2>&1; then
+        found=1
+        sha256_with "$1" first sha256sum && return 0
+    fi
+    if command -v shasum >/dev/null 2>&1; then
+        found=1
+        sha256_with "$1" first shasum -a 256 && return 0
+    fi
+    if command -v busybox >/dev/null 2>&1 && busybox sha256sum < /dev/null > /dev/null 2>&1; then
+        found=1
+        sha256_with "$1" first busybox sha256sum && return 0
+    fi
+    [ "$found" -eq 1 ] || return 2
+    return 1
 }
 
 # verify_digest FILE EXPECTED WHAT: exit 5 unless FILE has sha256 EXPECTED.
@@ -697,7 +719,7 @@ verify_digest() {
     sha256_of "$1" || rc=$?
     case $rc in
         0) ;;
-        2) die 5 "no sha256 tool (sha256sum, shasum, openssl or busybox) to check $3" ;;
+        2) die 5 "no sha256 tool (openssl, sha256sum, shasum or busybox) to check $3" ;;
         *) die 5 "could not compute the sha256 of $3" ;;
     esac
     if [ "$REPLY" != "$2" ]; then

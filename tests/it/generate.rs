@@ -204,7 +204,7 @@ fn list_prints_every_entry() {
 #[test]
 fn check_folds_a_hunk_shared_by_several_files() {
     let dir = fresh_with_script();
-    let line = "# tool means failure: a digest is never skipped.\n";
+    let line = "# verify_digest FILE EXPECTED WHAT: exit 5 unless FILE has sha256 EXPECTED.\n";
     let mut edited = Vec::new();
     for (file, _) in manifest(dir.path()) {
         let path = dir.path().join(&file);

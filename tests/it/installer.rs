@@ -416,6 +416,48 @@ fn openssl_reads_no_inherited_config() {
     support::report("openssl_reads_no_inherited_config", &shells);
 }
 
+/// A digest tool that fails gives way to the next: an openssl that cannot
+/// run (its libcrypto gone) or prints no digest does not fail the install,
+/// and one that prints a wrong digest is a mismatch, never passed over.
+#[test]
+fn a_failing_digest_tool_gives_way_to_the_next() {
+    let shells = support::bashes();
+    for sh in &shells {
+        for (label, body, installs) in [
+            (
+                "fails",
+                "echo 'openssl: cannot open libcrypto.so.3' >&2; exit 127",
+                true,
+            ),
+            (
+                "prints no digest",
+                "echo 'SHA2-256(stdin)= not-a-digest'",
+                true,
+            ),
+            (
+                "prints a wrong digest",
+                &format!("echo 'SHA2-256(stdin)= {}'", "ab".repeat(32)),
+                false,
+            ),
+        ] {
+            let w = world();
+            let path = tools(w.dir.path(), &["openssl"], false);
+            let fake = path.join("openssl");
+            fs::write(&fake, format!("#!/bin/sh\ncat > /dev/null\n{body}\n")).unwrap();
+            fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+            let o = run_install(sh, &w, &path, &["--source-dir", &path_of(&w.src())], &[]);
+            if installs {
+                assert_installed(sh, &w, &o);
+            } else {
+                assert_eq!(code(&o), 5, "{} openssl {label}: {}", sh.name, text(&o));
+                assert!(text(&o).contains("digest mismatch"), "{}", text(&o));
+                assert_nothing_installed(sh, &w);
+            }
+        }
+    }
+    support::report("a_failing_digest_tool_gives_way_to_the_next", &shells);
+}
+
 #[test]
 fn truncated_download_installs_nothing() {
     let shells = support::bashes();
