@@ -5,8 +5,8 @@
 //! root or the installer's own user can change it, and copied as before
 //! when anyone else could (or `/proc/self/fd` cannot be read): the bytes
 //! that are decompressed are the ones whose digest was checked either way.
-//! The attack each of those tests makes is real: a `sha256sum` or `gzip` on
-//! PATH that first renames another archive over the source, then runs the
+//! The attack each of those tests makes is real: a `sha256sum`, `openssl`
+//! or `gzip` on PATH that first renames another archive over the source, then runs the
 //! real tool; a `cp` that logs its use.
 //!
 //! Functions exported by the environment, named like the tools and builtins
@@ -131,7 +131,9 @@ impl World {
         let bin = self.dir.path().join("bin");
         let _ = fs::remove_dir_all(&bin);
         fs::create_dir_all(&bin).unwrap();
-        for name in TOOLS {
+        // A wrapped tool outside TOOLS (openssl) is on PATH only when wrapped.
+        let extra = wrapped.iter().filter(|w| !TOOLS.contains(w));
+        for name in TOOLS.iter().chain(extra) {
             let Some(real) = which(name) else { continue };
             if wrapped.contains(name) {
                 let body = format!(
@@ -284,7 +286,9 @@ fn a_source_renamed_over_once_held_changes_nothing() {
     let shells = support::bashes();
     for sh in &shells {
         for mode in [0o644, 0o664] {
-            for tool in ["sha256sum", "gzip"] {
+            // The digest by sha256sum (openssl is not on PATH then) and by
+            // openssl (the first digest tool where it exists), then gzip.
+            for tool in ["sha256sum", "openssl", "gzip"] {
                 let w = World::new();
                 w.set_mode(mode);
                 let path = w.tools(
