@@ -688,11 +688,18 @@ download() {
 
 # sha256_with FILE FIELD TOOL [ARG...]: run TOOL on FILE (read on stdin, so
 # that no name is ever escaped in the output) and set REPLY to the FIELD
-# (first or last) word of what it printed; fails unless the tool succeeded
-# and that word is a lowercase hex sha256.
+# (first or last) word of what it printed. Fails unless the tool succeeded
+# and that word is a lowercase hex sha256; a TOOL that is there (busybox:
+# with its sha256sum applet) sets the caller's `rc` to 1 first, so that
+# sha256_of can tell "no tool" (2) from "every tool failed" (1).
 sha256_with() {
     local file=$1 field=$2 out re='^[0-9a-f]{64}$'
     shift 2
+    command -v "$1" >/dev/null 2>&1 || return 1
+    if [ "$1" = busybox ]; then
+        busybox sha256sum < /dev/null > /dev/null 2>&1 || return 1
+    fi
+    rc=1
     out=$(
         exec 9>&-
         # An empty config: an inherited OPENSSL_CONF could load a provider
@@ -712,29 +719,16 @@ sha256_with() {
 # tool is available, 1 when every tool there failed. A tool that fails (an
 # openssl whose libcrypto is gone, say) gives way to the next: a failure can
 # never make a wrong digest pass, it only costs another read of the file.
+# openssl prints "SHA2-256(stdin)= HEX" (OpenSSL 3) or "(stdin)= HEX"
+# (older, and LibreSSL); the others "HEX  -".
 sha256_of() {
-    local found=0
+    local rc=2
     REPLY=
-    if command -v openssl >/dev/null 2>&1; then
-        found=1
-        # "SHA2-256(stdin)= HEX" (OpenSSL 3) or "(stdin)= HEX" (older, and
-        # LibreSSL).
-        sha256_with "$1" last openssl dgst -sha256 && return 0
-    fi
-    if command -v sha256sum >/dev/null 2>&1; then
-        found=1
-        sha256_with "$1" first sha256sum && return 0
-    fi
-    if command -v shasum >/dev/null 2>&1; then
-        found=1
-        sha256_with "$1" first shasum -a 256 && return 0
-    fi
-    if command -v busybox >/dev/null 2>&1 && busybox sha256sum < /dev/null > /dev/null 2>&1; then
-        found=1
-        sha256_with "$1" first busybox sha256sum && return 0
-    fi
-    [ "$found" -eq 1 ] || return 2
-    return 1
+    sha256_with "$1" last openssl dgst -sha256 ||
+        sha256_with "$1" first sha256sum ||
+        sha256_with "$1" first shasum -a 256 ||
+        sha256_with "$1" first busybox sha256sum ||
+        return "$rc"
 }
 
 # verify_digest FILE EXPECTED WHAT: exit 5 unless FILE has sha256 EXPECTED.

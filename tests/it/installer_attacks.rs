@@ -6,8 +6,8 @@
 //! when anyone else could (or `/proc/self/fd` cannot be read): the bytes
 //! that are decompressed are the ones whose digest was checked either way.
 //! The attack each of those tests makes is real: a `sha256sum`, `openssl`
-//! or `gzip` on PATH that first renames another archive over the source, then runs the
-//! real tool; a `cp` that logs its use.
+//! or `gzip` on PATH that first renames another archive over the source,
+//! then runs the real tool; a `cp` that logs its use.
 //!
 //! Functions exported by the environment, named like the tools and builtins
 //! the installer uses, are gone before it runs anything.
