@@ -112,6 +112,41 @@ if [ -n "$inherited_functions_left" ]; then
     printf 'harness_runner: %s\n' "cannot clear the functions inherited from the environment" >&2
     exit 125
 fi
+# What the image's environment may not change (src/environ.rs has the table;
+# README, "What the image's environment cannot change", what each would have
+# done). Top-level code, included before the script's first function call:
+# a function must not run under an inherited FUNCNEST, nor a read under a
+# TMOUT. POSIX in form because bootstrap.sh runs it too.
+#
+# bash's own variables that change how a script runs are removed, for this
+# script and for everything it starts (the supervised launch clears them
+# too, so a harness sees the same environment however it was started).
+# BASH_ENV, ENV, SHELLOPTS and BASHOPTS act before the first line: the
+# launch clears them, the script undoes what the options did.
+unset -v TMOUT FUNCNEST CDPATH BASH_COMPAT CHILD_MAX PS4 BASH_XTRACEFD
+# PATH keeps its absolute entries only. An empty or relative entry ("", ".",
+# "bin") means the working directory at each lookup, which the task and the
+# agent write to: a file planted there must never stand in for a tool of the
+# script's. Nothing absolute left: the usual system directories. The common
+# case (no such entry) costs one pattern match.
+case :${PATH-}: in
+    *::* | *:[!/]*)
+        inherited_path_kept=
+        IFS=:
+        set -f
+        for inherited_path_entry in ${PATH-}; do
+            case $inherited_path_entry in
+                /*) inherited_path_kept=$inherited_path_kept${inherited_path_kept:+:}$inherited_path_entry ;;
+            esac
+        done
+        set +f
+        IFS=' 	
+'
+        PATH=${inherited_path_kept:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
+        export PATH
+        unset -v inherited_path_kept inherited_path_entry
+        ;;
+esac
 
 # fail STATUS MESSAGE: the one way this script reports an error and stops.
 fail() {
@@ -379,9 +414,15 @@ enter_cwd() {
 }
 
 # prefix_path: RUNNER_PATH_PREFIX goes in front of PATH (an empty prefix
-# would add the current directory, so it is skipped).
+# is skipped). An empty or relative entry in it would let the working
+# directory supply a program, as in PATH itself (lib/inherited_env.sh).
 prefix_path() {
     [[ -n ${RUNNER_PATH_PREFIX-} ]] || return 0
+    case :$RUNNER_PATH_PREFIX: in
+        *::* | *:[!/]*)
+            fail 125 "RUNNER_PATH_PREFIX holds an empty or relative entry (absolute directories only)"
+            ;;
+    esac
     export PATH="$RUNNER_PATH_PREFIX${PATH:+:$PATH}"
 }
 

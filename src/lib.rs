@@ -35,6 +35,9 @@
 //!   file ([`finish`], [`Output`]) and writes/checks `generated/`.
 //! * `diff` — unified diffs with a hunk shared by several files shown once
 //!   (`shforge check`).
+//! * `environ` — what the scripts take from the image's environment: bash's
+//!   own variables they remove ([`host::CLEARED_VARS`]), the names the
+//!   runtime owns (refused for `--api-key-env`).
 //! * `params` — [`shell_assignments`], the parameter files the runner reads.
 //! * `provenance` — which sources the binary was built from; `generate`
 //!   and `check` refuse a stale binary inside a shforge source tree.
@@ -100,6 +103,7 @@ mod catalog;
 mod dialect;
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 mod diff;
+mod environ;
 #[cfg(feature = "cli")]
 mod fetch;
 // Writing and checking a whole `generated/` is the command's; `finish` and

@@ -30,6 +30,8 @@ case ${BASH_VERSION-} in
         ;;
 esac
 
+{% include "lib/inherited_env.sh" %}
+
 # The default IFS, whatever the environment says: package lists below are
 # split on blanks, and every name in them is checked first (check_name).
 IFS=' 	

@@ -62,6 +62,7 @@ if [ -n "$inherited_functions_left" ]; then
     printf 'harness_runner: %s\n' "cannot clear the functions inherited from the environment" >&2
     exit 125
 fi
+{% include "lib/inherited_env.sh" %}
 
 # fail STATUS MESSAGE: the one way this script reports an error and stops.
 fail() {

@@ -39,6 +39,7 @@
 # archive refused), 7 a needed musl library cannot be provided.
 
 {% include "lib/clear_functions.sh" %}
+{% include "lib/inherited_env.sh" %}
 
 # set -u is turned on in main, once the arguments are parsed: bash 4.0 calls
 # an empty "$@" unbound under it.

@@ -52,6 +52,7 @@
 # would change how the rest of this file is parsed: drop them first.
 \unalias -a 2>/dev/null
 \shopt -u expand_aliases 2>/dev/null
+{% include "lib/inherited_env.sh" %}
 
 marker_var={{ marker_var }}
 default_grace_cs={{ default_grace_cs }}

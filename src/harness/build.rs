@@ -196,10 +196,16 @@ impl SessionSpec {
             .api_key_env
             .clone()
             .unwrap_or_else(|| api.default_key_env().into());
-        if crate::names::VarName::new(key_env.as_str()).is_err() || key_env.starts_with("RUNNER_") {
+        if crate::names::VarName::new(key_env.as_str()).is_err() {
             return Err(HarnessError::Invalid {
                 what: "--api-key-env",
-                why: format!("{key_env:?} is not a variable name outside RUNNER_*"),
+                why: format!("{key_env:?} is not a variable name"),
+            });
+        }
+        if let Some(why) = crate::environ::owned_by_runtime(&key_env) {
+            return Err(HarnessError::Invalid {
+                what: "--api-key-env",
+                why: format!("{key_env} is the runtime's, not the key's: {why}"),
             });
         }
         let mut spec = self.clone();

@@ -42,6 +42,12 @@ pub enum RunnerParamsError {
         "runner params: stdout does not apply in events mode (the CLI's stdout becomes the events file)"
     )]
     StdoutInEventsMode,
+    /// `RUNNER_PATH_PREFIX` holds an empty or relative entry, which would
+    /// let the working directory supply a program.
+    #[error(
+        "runner params: path prefix {0:?} holds an empty or relative entry (absolute directories only)"
+    )]
+    RelativePathPrefix(String),
     /// A value holds NUL, or another parameter-file rule failed.
     #[error(transparent)]
     Params(#[from] ParamsError),
@@ -225,6 +231,9 @@ impl RunnerParams {
         }
         path(&mut out, "RUNNER_CWD", &self.cwd)?;
         if let Some(prefix) = &self.path_prefix {
+            if prefix.split(':').any(|d| !d.starts_with('/')) {
+                return Err(RunnerParamsError::RelativePathPrefix(prefix.clone()));
+            }
             scalar(&mut out, "RUNNER_PATH_PREFIX", prefix);
         }
         if !self.env.is_empty() {
@@ -335,5 +344,22 @@ mod tests {
             RunnerParams::direct(["a\0b"]).render(),
             Err(RunnerParamsError::Params(ParamsError::Nul(_)))
         ));
+    }
+
+    #[test]
+    fn a_relative_path_prefix_is_refused() {
+        for prefix in ["bin", "/a:", ":/a", "/a:.", "/a::/b", ""] {
+            assert_eq!(
+                RunnerParams::direct(["x"]).path_prefix(prefix).render(),
+                Err(RunnerParamsError::RelativePathPrefix(prefix.into())),
+                "{prefix:?}"
+            );
+        }
+        assert!(
+            RunnerParams::direct(["x"])
+                .path_prefix("/a:/b")
+                .render()
+                .is_ok()
+        );
     }
 }

@@ -26,10 +26,24 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::quote::{CommandLine, QuoteError};
 
-/// Variables cleared for the supervisor: each changes how bash runs a script
-/// before its first line (SHELLOPTS/BASHOPTS set options, BASH_ENV/ENV are
-/// sourced).
-pub const CLEARED_VARS: [&str; 4] = ["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS"];
+/// Variables cleared for the supervisor, and so for the harness: bash's own
+/// variables that change how a script runs when inherited. The first four
+/// act before its first line (SHELLOPTS/BASHOPTS set options, BASH_ENV/ENV
+/// are sourced); the others (TMOUT, FUNCNEST, CDPATH, ...) the scripts
+/// also remove themselves. The README's table says what each would do.
+pub const CLEARED_VARS: [&str; 11] = [
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "TMOUT",
+    "FUNCNEST",
+    "CDPATH",
+    "BASH_COMPAT",
+    "CHILD_MAX",
+    "PS4",
+    "BASH_XTRACEFD",
+];
 
 /// A supervised launch could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -162,8 +176,9 @@ fn no_nul(what: &'static str, s: &str) -> Result<(), LaunchError> {
 }
 
 /// The argv that runs `command` under the supervisor at `supervisor` (a path
-/// inside the sandbox): `env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS
-/// bash --noprofile --norc SUPERVISOR --receipt FILE [...] -- COMMAND...`.
+/// inside the sandbox): `env -u BASH_ENV -u ENV ... (each of
+/// [`CLEARED_VARS`]) bash --noprofile --norc SUPERVISOR --receipt FILE [...]
+/// -- COMMAND...`.
 pub fn supervised_launch<S: AsRef<str>>(
     supervisor: &str,
     opts: &SupervisorOptions,
@@ -217,8 +232,9 @@ pub fn supervised_launch<S: AsRef<str>>(
     Ok(argv)
 }
 
-/// `env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS BASH --noprofile --norc
-/// SUPERVISOR`: a bash that runs nothing before the supervisor's first line.
+/// `env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS -u TMOUT ... BASH
+/// --noprofile --norc SUPERVISOR`: a bash that runs nothing before the
+/// supervisor's first line, with none of [`CLEARED_VARS`].
 fn clean_bash(bash: &str, supervisor: &str) -> Vec<String> {
     let mut argv: Vec<String> = vec!["env".into()];
     for var in CLEARED_VARS {
@@ -510,23 +526,23 @@ mod tests {
     }
 
     #[test]
+    fn the_launch_clears_every_variable_of_the_table() {
+        let table: Vec<&str> = crate::environ::BASH_VARS.iter().map(|v| v.name).collect();
+        assert_eq!(CLEARED_VARS[..], table[..]);
+    }
+
+    #[test]
     fn launch_clears_inherited_state_and_keeps_words() {
         let opts = SupervisorOptions::new("/r dir/receipt.json")
             .marker("tok-1")
             .bash("/opt/bash");
         let argv = supervised_launch("/s/sup.sh", &opts, &["a b", "$(x)", ""]).unwrap();
+        let cleared: Vec<&str> = CLEARED_VARS.iter().flat_map(|v| ["-u", v]).collect();
+        assert_eq!(argv[0], "env");
+        assert_eq!(argv[1..=cleared.len()], cleared);
         assert_eq!(
-            argv,
+            argv[cleared.len() + 1..],
             [
-                "env",
-                "-u",
-                "BASH_ENV",
-                "-u",
-                "ENV",
-                "-u",
-                "SHELLOPTS",
-                "-u",
-                "BASHOPTS",
                 "/opt/bash",
                 "--noprofile",
                 "--norc",

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use crate::dialect::Dialect;
 use crate::generate::{self, GenerateError, Output};
 use crate::names::PkgName;
-use crate::quote::{QuoteError, Value};
+use crate::quote::{QuoteError, Value, filters};
 use crate::script::{RenderError, Script, render_template};
 
 /// Output path in `generated/`.

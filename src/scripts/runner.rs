@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 
 use crate::dialect::Dialect;
+use crate::quote::filters;
 use crate::script::{RenderError, Script, render_template};
 
 /// Output path of the runner under `generated/`, and its template.

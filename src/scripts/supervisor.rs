@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use crate::dialect::Dialect;
-use crate::quote::Value;
+use crate::quote::{Value, filters};
 use crate::script::{RenderError, Script, render_template};
 
 /// Output path of the supervisor under `generated/`.

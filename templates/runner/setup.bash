@@ -6,9 +6,15 @@ enter_cwd() {
 }
 
 # prefix_path: RUNNER_PATH_PREFIX goes in front of PATH (an empty prefix
-# would add the current directory, so it is skipped).
+# is skipped). An empty or relative entry in it would let the working
+# directory supply a program, as in PATH itself (lib/inherited_env.sh).
 prefix_path() {
     [[ -n ${RUNNER_PATH_PREFIX-} ]] || return 0
+    case :$RUNNER_PATH_PREFIX: in
+        *::* | *:[!/]*)
+            fail 125 "RUNNER_PATH_PREFIX holds an empty or relative entry (absolute directories only)"
+            ;;
+    esac
     export PATH="$RUNNER_PATH_PREFIX${PATH:+:$PATH}"
 }
 

@@ -81,8 +81,14 @@ def test_launch_argv_is_the_libraries() -> None:
         marker="-tok=1",
         cgroup="none",
     )
-    assert argv[:9] == ["env", "-u", "BASH_ENV", "-u", "ENV", "-u", "SHELLOPTS", "-u", "BASHOPTS"]
-    assert argv[9:] == [
+    # bash's own variables from the image (TMOUT, FUNCNEST, ...) are
+    # cleared before bash starts: README, "What the image's environment
+    # cannot change".
+    cleared = ["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "TMOUT", "FUNCNEST", "CDPATH",
+               "BASH_COMPAT", "CHILD_MAX", "PS4", "BASH_XTRACEFD"]  # fmt: skip
+    assert argv[0] == "env"
+    assert argv[1 : 1 + 2 * len(cleared)] == [w for v in cleared for w in ("-u", v)]
+    assert argv[1 + 2 * len(cleared) :] == [
         "bash", "--noprofile", "--norc", "/s/process_supervisor.sh",
         "--receipt", "/s/receipt.json", "--deadline", "1.50", "--grace", "2.00",
         "--marker", "-tok=1", "--cgroup", "none",
@@ -148,6 +154,17 @@ def test_receipt_typed_and_strict(tmp_path: Path) -> None:
     with pytest.raises(shforge.UsageError) as err:
         shforge.read_receipt(tmp_path / "absent.json")
     assert err.value.code == 2 and "absent.json" in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["PWD", "SHLVL", "IFS", "TMOUT", "NEMO_GYM_SUPERVISOR", "LD_PRELOAD"])
+def test_api_key_env_refuses_names_the_runtime_owns(tmp_path: Path, name: str) -> None:
+    with pytest.raises(shforge.UsageError) as err:
+        shforge.write_session(
+            "codex", tmp_path / "s", session_dir="/s", workdir="/w", entry="/e",
+            base_url="http://x", model="m", prompt="p", api_key_env=name,
+        )  # fmt: skip
+    assert err.value.code == 2 and "--api-key-env" in str(err.value) and name in str(err.value)
+    assert not (tmp_path / "s").exists()
 
 
 def test_session_dir_and_its_refusals(tmp_path: Path) -> None:
