@@ -16,7 +16,9 @@
 //! directories, devices, FIFOs and sockets are refused at once (the file is
 //! opened with `O_NONBLOCK`, so even opening a FIFO with no writer cannot
 //! wait). Standard input (`-` where a command takes it) is read up to the
-//! same bound.
+//! same bound. What a command reads out of a sandbox's copy (`outcome`,
+//! `snapshot`, `receipt`) goes through the internal `copyback` module, on
+//! top of these: no link is followed anywhere in its path.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
@@ -74,6 +76,9 @@ impl fmt::Display for Bound {
     }
 }
 
+/// Why a link is refused (see `copyback`).
+const NO_LINK: &str = "no link is followed in data copied out of a sandbox";
+
 /// Why a file could not be read or written. Each message names the user's
 /// path once and the cause once.
 #[derive(Debug, thiserror::Error)]
@@ -101,6 +106,28 @@ pub enum FileError {
         path: PathBuf,
         /// Its bound.
         bound: Bound,
+    },
+    /// A symbolic link in data copied out of a sandbox: never followed
+    /// (see `copyback`).
+    #[error(
+        "{}: a symlink{}: refused, {NO_LINK}",
+        path.display(),
+        on_the_way_to.as_ref().map(|p| format!(" on the way to {}", p.display())).unwrap_or_default()
+    )]
+    Link {
+        /// The link itself.
+        path: PathBuf,
+        /// The path named, when the link is one of the directories on the
+        /// way to it.
+        on_the_way_to: Option<PathBuf>,
+    },
+    /// An input expected to be a directory is something else.
+    #[error("{}: not a directory ({kind})", path.display())]
+    NotDirectory {
+        /// The input the user named.
+        path: PathBuf,
+        /// What it is.
+        kind: String,
     },
     /// Reading failed.
     #[error("cannot read {}: {source}", path.display())]
@@ -133,6 +160,22 @@ impl FileError {
             FileError::InputNotRegular { kind, .. } => io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("not a regular file ({kind})"),
+            ),
+            FileError::NotDirectory { kind, .. } => io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("not a directory ({kind})"),
+            ),
+            FileError::Link {
+                path,
+                on_the_way_to,
+            } => io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a symlink{}: refused, {NO_LINK}",
+                    on_the_way_to
+                        .map(|_| format!(" at {}", path.display()))
+                        .unwrap_or_default()
+                ),
             ),
             FileError::TooLarge { bound, .. } => io::Error::new(
                 io::ErrorKind::FileTooLarge,
@@ -385,6 +428,18 @@ pub fn open_regular(path: &Path) -> Result<(File, fs::Metadata), FileError> {
 /// it grow).
 pub fn read_bounded(path: &Path, bound: Bound) -> Result<Vec<u8>, FileError> {
     let (file, meta) = open_regular(path)?;
+    read_opened(path, file, &meta, bound)
+}
+
+/// Read all of `file`, a regular file opened from `path` whose metadata is
+/// `meta`, refusing it when it is larger than `bound` (from its size before
+/// a byte is read, and again while reading, should it grow).
+pub(crate) fn read_opened(
+    path: &Path,
+    file: File,
+    meta: &fs::Metadata,
+    bound: Bound,
+) -> Result<Vec<u8>, FileError> {
     let too_large = || FileError::TooLarge {
         path: path.to_path_buf(),
         bound,
@@ -416,7 +471,8 @@ pub fn read_text_or_stdin(path: &Path, bound: Bound) -> Result<String, FileError
     utf8(shown, read_path_or_stdin(path, bound)?)
 }
 
-fn utf8(path: &Path, bytes: Vec<u8>) -> Result<String, FileError> {
+/// `bytes` as UTF-8 text, or a read error naming `path`.
+pub(crate) fn utf8(path: &Path, bytes: Vec<u8>) -> Result<String, FileError> {
     String::from_utf8(bytes).map_err(|_| FileError::Read {
         path: path.to_path_buf(),
         source: io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"),

@@ -26,6 +26,9 @@
 //! Internal modules (the command's machinery, reached through [`cli`] and
 //! the re-exports below, never by path):
 //!
+//! * `copyback` — reading what came back out of a task sandbox
+//!   (`outcome`, `snapshot`, `receipt`): no link followed anywhere in a
+//!   path, only regular files and directories, each file bounded.
 //! * `lex` and `dialect` — the static guard that keeps a script inside
 //!   `posix` or `bash` (3.2) ([`Dialect`] is re-exported).
 //! * `template_lint` — where `{{ }}` may stand in a shell template.
@@ -100,6 +103,9 @@ pub mod snapshot;
 // command uses is compiled only with it.
 #[cfg(feature = "cli")]
 mod catalog;
+// The directory listing is the snapshot readers'.
+#[cfg_attr(not(feature = "snapshot"), allow(dead_code))]
+mod copyback;
 mod dialect;
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 mod diff;

@@ -94,15 +94,7 @@ pub(super) fn run(command: Command) -> Result<u8> {
                 .map_err(|e| Usage(e.to_string()))?;
             print_json(&argv)
         }
-        Command::Receipt { file } => {
-            use crate::host::ReceiptError;
-            // The I/O error names the file itself; a parse error does not.
-            let receipt = crate::host::CleanupReceipt::from_file(&file).map_err(|e| match e {
-                ReceiptError::Io { .. } => Usage(e.to_string()),
-                ReceiptError::Json(_) => Usage(format!("{}: {e}", file.display())),
-            })?;
-            print_json(&receipt)
-        }
+        Command::Receipt { file } => receipt(&file),
         Command::Fetch {
             names,
             into,
@@ -336,6 +328,18 @@ fn check(out: &Path, specs: &[PathBuf]) -> Result<u8> {
             Ok(1)
         }
     }
+}
+
+/// `shforge receipt`: a receipt copied out of the sandbox, read as
+/// `outcome` reads it (no link followed anywhere in its path: `copyback`),
+/// printed normalised.
+fn receipt(file: &Path) -> Result<u8> {
+    let reading = |cause: String| Usage(format!("reading receipt {}: {cause}", file.display()));
+    let text = crate::copyback::read_text(file, Bound::RECEIPT)
+        .map_err(|e| reading(e.into_cause().to_string()))?;
+    let receipt = crate::host::CleanupReceipt::from_json(&text)
+        .map_err(|e| Usage(format!("{}: {e}", file.display())))?;
+    print_json(&receipt)
 }
 
 /// `shforge outcome`: the rollout's outcome as one JSON object.

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::files::{self, Bound, FileError};
+use crate::copyback;
+use crate::files::{Bound, FileError};
 use crate::harness::Harness;
 use crate::host::supervisor::CleanupReceipt;
 
@@ -230,7 +231,7 @@ const NOT_FOUND: i32 = 127;
 
 /// Classify one rollout. Only unreadable or foreign input is an error.
 pub fn classify(inputs: &Inputs) -> Result<Outcome, OutcomeError> {
-    let text = files::read_text(&inputs.receipt, Bound::RECEIPT)?;
+    let text = copyback::read_text(&inputs.receipt, Bound::RECEIPT)?;
     let receipt = CleanupReceipt::from_json(&text).map_err(|source| OutcomeError::Receipt {
         path: inputs.receipt.clone(),
         source,
@@ -282,7 +283,7 @@ fn findings(inputs: &Inputs) -> Result<Found, OutcomeError> {
     {
         // An output that does not exist is empty: the CLI may never have
         // run (a missing entry), so the runner never opened it.
-        let bytes = match files::read_bounded(path, OUTPUT) {
+        let bytes = match copyback::read_file(path, OUTPUT) {
             Err(FileError::Read { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
             {
@@ -379,6 +380,8 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         Ok(snap) => snap,
         // No session yet (the CLI never ran, or died first): nothing to read.
         Err(snapshot::SnapshotError::NoData(_)) => return Ok(()),
+        // A refused file (a link, a FIFO, past its bound) names itself.
+        Err(snapshot::SnapshotError::File(e)) => return Err(OutcomeError::File(e)),
         Err(e) => {
             return Err(OutcomeError::Capture {
                 path: path.to_owned(),
@@ -428,21 +431,32 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
 /// with no transcript (`*.jsonl`) anywhere below it (the session layout
 /// makes the harness's data dir and its config files before the CLI runs;
 /// a CLI that never started, or died first, leaves no transcript).
+/// Directories are opened and listed as the readers do (`copyback`): a
+/// link on the way is left for the reader to refuse.
 #[cfg(feature = "snapshot")]
 fn no_session_yet(path: &Path) -> bool {
     fn holds_transcript(dir: &Path, depth: usize) -> bool {
-        let Ok(entries) = std::fs::read_dir(dir) else {
+        let Ok(names) = copyback::open_dir(dir).and_then(|d| {
+            d.names(10_000).map_err(|source| FileError::Read {
+                path: dir.to_owned(),
+                source,
+            })
+        }) else {
             return false;
         };
-        entries.flatten().any(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => depth < 8 && holds_transcript(&e.path(), depth + 1),
-            Ok(t) if t.is_file() => e.path().extension().is_some_and(|x| x == "jsonl"),
-            _ => false,
+        names.iter().any(|name| {
+            let p = dir.join(name);
+            match std::fs::symlink_metadata(&p) {
+                Ok(m) if m.is_dir() => depth < 8 && holds_transcript(&p, depth + 1),
+                Ok(m) if m.is_file() => p.extension().is_some_and(|x| x == "jsonl"),
+                _ => false,
+            }
         })
     }
-    match std::fs::symlink_metadata(path) {
-        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-        Ok(m) => m.is_dir() && !holds_transcript(path, 0),
+    match copyback::open_dir(path) {
+        Err(FileError::Read { source, .. }) => source.kind() == std::io::ErrorKind::NotFound,
+        Err(_) => false,
+        Ok(_) => !holds_transcript(path, 0),
     }
 }
 

@@ -107,7 +107,7 @@ fn manifest_beside(messages: &Path) -> Option<Value> {
         what: "a session manifest",
         max: 1 << 20,
     };
-    let bytes = crate::files::read_bounded(&path, bound).ok()?;
+    let bytes = crate::copyback::read_file(&path, bound).ok()?;
     serde_json::from_slice::<Value>(&bytes)
         .ok()
         .filter(Value::is_object)

@@ -76,18 +76,13 @@ const DB: &str = "state.db";
 /// Read `dir` (a `HERMES_HOME`): its `state.db` and `state.db-wal`.
 /// Refused (exit 2): `dir` not a directory, or without a `state.db`
 /// regular file (an empty or foreign dir: the message names what was
-/// expected); a `state.db` that is a link, a FIFO or another harness's.
+/// expected); a link on the way to `dir`; a `state.db` that is a link, a
+/// FIFO or another harness's.
 pub(super) fn read(dir: &Path) -> Result<Vec<SessionRecord>, SnapshotError> {
-    let meta = std::fs::metadata(dir).map_err(|source| SnapshotError::Unreadable {
-        path: dir.to_owned(),
-        source,
-    })?;
-    if !meta.is_dir() {
-        return Err(SnapshotError::BadInput(format!(
-            "{} is not a directory (expected Hermes's HERMES_HOME, holding {DB})",
-            dir.display()
-        )));
-    }
+    super::jsonl::open_data_dir(
+        dir,
+        &format!(" (expected Hermes's HERMES_HOME, holding {DB})"),
+    )?;
     let db = dir.join(DB);
     match std::fs::symlink_metadata(&db) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

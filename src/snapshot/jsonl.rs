@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{AgentInfo, Message, Part, PartKind, SessionRecord, SnapshotError, Tokens, ToolStatus};
+use crate::copyback;
 use crate::files::{self, Bound, FileError};
 
 /// The most transcripts one snapshot reads (a run makes one to a few).
@@ -124,16 +125,7 @@ pub(super) fn read_with(
     load: Loader,
     parse: Parser,
 ) -> Result<Vec<SessionRecord>, SnapshotError> {
-    let meta = fs::metadata(dir).map_err(|source| SnapshotError::Unreadable {
-        path: dir.to_owned(),
-        source,
-    })?;
-    if !meta.is_dir() {
-        return Err(SnapshotError::BadInput(format!(
-            "{} is not a directory",
-            dir.display()
-        )));
-    }
+    open_data_dir(dir, "")?;
     let root = root(dir, layout)?;
     let mut walk = Walk::default();
     walk.dir(&root, layout, 0)?;
@@ -187,11 +179,29 @@ pub(super) fn read_with(
     Ok(parsed.into_iter().map(|(_, _, s)| s).collect())
 }
 
+/// Check that the `dir` named is a directory reached without a link
+/// ([`copyback::open_dir`]); `expected` is added to the message when it is
+/// not a directory (what the harness's dir holds).
+pub(super) fn open_data_dir(dir: &Path, expected: &str) -> Result<(), SnapshotError> {
+    match copyback::open_dir(dir) {
+        Ok(_) => Ok(()),
+        Err(FileError::NotDirectory { .. }) => Err(SnapshotError::BadInput(format!(
+            "{} is not a directory{expected}",
+            dir.display()
+        ))),
+        Err(FileError::Read { source, .. }) => Err(SnapshotError::Unreadable {
+            path: dir.to_owned(),
+            source,
+        }),
+        Err(e) => Err(SnapshotError::File(e)),
+    }
+}
+
 /// `dir/sub`, or `dir` itself when it is named `sub`; anything else is not
 /// this harness's data directory.
 fn root(dir: &Path, layout: &Layout) -> Result<PathBuf, SnapshotError> {
     let nested = dir.join(layout.sub);
-    // `dir` itself may be a link (the caller named it); `dir/sub` is inside.
+    // No link on the way to `dir` ([`open_data_dir`]), nor at `dir/sub`.
     match fs::symlink_metadata(&nested) {
         Ok(m) if m.is_dir() => return Ok(nested),
         Ok(m) => {
@@ -245,20 +255,25 @@ impl Walk {
             path: dir.to_owned(),
             source,
         };
-        let mut entries = Vec::new();
-        for entry in fs::read_dir(dir).map_err(unreadable)? {
-            self.entries += 1;
-            if self.entries > MAX_ENTRIES {
-                return Err(SnapshotError::BadInput(format!(
-                    "{}: more than {MAX_ENTRIES} directory entries, the most shforge looks at in one snapshot",
-                    dir.display()
-                )));
-            }
-            entries.push(entry.map_err(unreadable)?);
+        // Listed from the directory opened without a link on the way:
+        // what is listed is what was checked.
+        let listed = copyback::open_dir(dir).map_err(SnapshotError::File)?;
+        let mut names = listed
+            .names(MAX_ENTRIES - self.entries)
+            .map_err(unreadable)?;
+        self.entries += names.len();
+        if self.entries > MAX_ENTRIES {
+            return Err(SnapshotError::BadInput(format!(
+                "{}: more than {MAX_ENTRIES} directory entries, the most shforge looks at in one snapshot",
+                dir.display()
+            )));
         }
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
-            let path = entry.path();
+        names.sort();
+        for name in names {
+            let path = dir.join(&name);
+            // What the entry is, for the layout; every open below goes
+            // through `copyback` again, so a link swapped in meanwhile is
+            // refused there.
             let meta = fs::symlink_metadata(&path).map_err(|source| SnapshotError::Unreadable {
                 path: path.clone(),
                 source,
@@ -283,7 +298,7 @@ impl Walk {
                 } else {
                     self.foreign.get_or_insert(path);
                 }
-            } else if entry.file_name().to_str().is_some_and(layout.is_transcript) {
+            } else if name.to_str().is_some_and(layout.is_transcript) {
                 if !meta.is_file() {
                     return Err(refuse());
                 }
@@ -308,7 +323,7 @@ impl Walk {
 /// harness's end, and is dropped; any other line that is not JSON is bad
 /// input.
 fn read_lines(file: &Path, budget: &mut u64) -> Result<Vec<Line>, SnapshotError> {
-    let (handle, meta) = files::open_regular(file).map_err(SnapshotError::File)?;
+    let (handle, meta) = copyback::open_file(file).map_err(SnapshotError::File)?;
     let too_large = || {
         SnapshotError::File(FileError::TooLarge {
             path: file.to_owned(),
@@ -390,7 +405,7 @@ fn read_lines(file: &Path, budget: &mut u64) -> Result<Vec<Line>, SnapshotError>
 /// what is left of `budget`. A file that is not JSON (a write cut off, or
 /// another program's file) is bad input.
 pub(super) fn read_document(file: &Path, budget: &mut u64) -> Result<Vec<Line>, SnapshotError> {
-    let (_, meta) = files::open_regular(file).map_err(SnapshotError::File)?;
+    let (handle, meta) = copyback::open_file(file).map_err(SnapshotError::File)?;
     if meta.len() > *budget {
         return Err(SnapshotError::BadInput(format!(
             "{}: the transcripts add up to more than {} MiB, the most shforge reads in one snapshot",
@@ -398,7 +413,8 @@ pub(super) fn read_document(file: &Path, budget: &mut u64) -> Result<Vec<Line>, 
             MAX_TOTAL >> 20
         )));
     }
-    let bytes = files::read_bounded(file, Bound::TRANSCRIPT).map_err(SnapshotError::File)?;
+    let bytes =
+        files::read_opened(file, handle, &meta, Bound::TRANSCRIPT).map_err(SnapshotError::File)?;
     *budget = budget.saturating_sub(bytes.len() as u64);
     let value = std::str::from_utf8(&bytes)
         .map_err(|e| format!("not UTF-8: {e}"))

@@ -12,6 +12,9 @@
 //!   transcripts under their data directory, Cline one JSON document per
 //!   session, Stirrup one per run ([`snapshot_dir`]).
 //!
+//! The copies are read as hostile (`crate::copyback`): no link is followed
+//! anywhere in a path, only regular files are read, each to its bound.
+//!
 //! Every harness gives the same [`Snapshot`]: sessions → messages → parts,
 //! the raw JSON of each message and part kept as JSON, and a [`Summary`]
 //! (tool calls with their status, the final text, the tokens) built in one
@@ -472,7 +475,8 @@ impl SnapshotError {
 /// it exists (`db-shm` is not needed). The files are copied into a private
 /// temporary directory and only the copy is opened, in one read
 /// transaction; the originals are never modified. Refused before the copy:
-/// files that are not regular, over [`crate::files::Bound::SQLITE_DB`]
+/// files that are not regular, a link anywhere in their path (the input
+/// came out of a sandbox: `crate::copyback`), over [`crate::files::Bound::SQLITE_DB`]
 /// together, or sparse; before SQLite reads it: a `-wal` that is not this
 /// file's (see `wal.rs`); before a row is read: a schema whose tables are
 /// views or whose columns read are generated.
@@ -490,8 +494,10 @@ pub fn snapshot_db(kind: Kind, db: &Path) -> Result<Snapshot, SnapshotError> {
 /// Capture the JSONL transcripts of Claude Code (`dir` holds `projects/`),
 /// Pi (`dir` holds `sessions/`) or Codex (`dir` is `CODEX_HOME`, holding
 /// `sessions/`). The `projects`/`sessions` directory itself is accepted too.
-/// Links, FIFOs, devices and sockets where the layout has a directory or a
-/// transcript are refused, never followed or opened; files and lines are
+/// A link anywhere in the path of `dir` (the copy came out of a sandbox:
+/// `crate::copyback`) is refused; links, FIFOs, devices and sockets where
+/// the layout has a directory or a transcript are refused, never followed
+/// or opened; files and lines are
 /// bounded ([`crate::files::Bound::TRANSCRIPT`], `JSONL_LINE`); a `dir` or
 /// a transcript that is not the harness's is refused (exit 2), an empty
 /// layout is [`SnapshotError::NoData`] (exit 1).

@@ -26,7 +26,8 @@ use super::{
     AgentInfo, Kind, Message, Part, PartKind, SessionRecord, SnapshotError, Tokens, ToolStatus,
 };
 use super::{signal, wal};
-use crate::files::{self, Bound, FileError};
+use crate::copyback;
+use crate::files::{Bound, FileError};
 
 /// How many times the files are copied again when one changed during the
 /// copy (a live database with a writer).
@@ -140,10 +141,10 @@ fn open_copy(db: &Path, copy: &PrivateCopy) -> Result<Connection, SnapshotError>
 }
 
 /// A SQLite file starts with this; an empty file is an empty database.
-/// The main file may be a link (the user named it); it must lead to a
-/// regular file within the bounds (see [`check_size`]).
+/// The main file must be a regular file reached without a link
+/// ([`copyback::open_file`]), within the bounds (see [`check_size`]).
 fn check_header(db: &Path) -> Result<(), SnapshotError> {
-    let (file, meta) = files::open_regular(db).map_err(SnapshotError::File)?;
+    let (file, meta) = copyback::open_file(db).map_err(SnapshotError::File)?;
     check_size(db, &meta, 0)?;
     let mut head = Vec::with_capacity(16);
     file.take(16)
@@ -260,30 +261,23 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 
 type Stamp = Option<(u64, Option<SystemTime>)>;
 
-/// Size and mtime of each source (None: absent). The main file was checked
-/// already; a sibling must be a regular file, never followed as a link.
+/// Size and mtime of each source (None: absent). Each must be a regular
+/// file, never followed as a link (the main file was checked already).
 fn stamps(sources: &[(PathBuf, PathBuf)]) -> Result<Vec<Stamp>, SnapshotError> {
     sources
         .iter()
         .enumerate()
-        .map(|(i, (from, _))| {
-            let meta = if i == 0 {
-                fs::metadata(from)
-            } else {
-                fs::symlink_metadata(from)
-            };
-            match meta {
-                Ok(m) if m.is_file() => Ok(Some((m.len(), m.modified().ok()))),
-                Ok(_) => Err(SnapshotError::BadInput(format!(
-                    "{} is not a regular file",
-                    from.display()
-                ))),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && i > 0 => Ok(None),
-                Err(source) => Err(SnapshotError::Unreadable {
-                    path: from.clone(),
-                    source,
-                }),
-            }
+        .map(|(i, (from, _))| match fs::symlink_metadata(from) {
+            Ok(m) if m.is_file() => Ok(Some((m.len(), m.modified().ok()))),
+            Ok(_) => Err(SnapshotError::BadInput(format!(
+                "{} is not a regular file",
+                from.display()
+            ))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && i > 0 => Ok(None),
+            Err(source) => Err(SnapshotError::Unreadable {
+                path: from.clone(),
+                source,
+            }),
         })
         .collect()
 }
@@ -296,7 +290,7 @@ fn stamps(sources: &[(PathBuf, PathBuf)]) -> Result<Vec<Stamp>, SnapshotError> {
 /// number of bytes copied.
 fn copy_private(from: &Path, to: &Path, already: u64) -> Result<u64, SnapshotError> {
     use std::os::unix::fs::OpenOptionsExt as _;
-    let (file, meta) = files::open_regular(from).map_err(SnapshotError::File)?;
+    let (file, meta) = copyback::open_file(from).map_err(SnapshotError::File)?;
     check_size(from, &meta, already)?;
     let unreadable = |source| SnapshotError::Unreadable {
         path: from.to_owned(),

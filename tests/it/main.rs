@@ -16,6 +16,7 @@ mod generate;
 mod harness;
 mod harness_spec;
 mod hook;
+mod hostile_copyback;
 mod hostile_env;
 mod hostile_files;
 mod installer;
