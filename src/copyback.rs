@@ -237,7 +237,7 @@ mod tests {
         assert_eq!(
             e.to_string(),
             format!(
-                "{}: a symlink on the way to {}: refused, no link is followed in data copied out of a sandbox",
+                "{}: a symlink on the way to {}: refused, no link is followed in data copied out of a sandbox (name the copy by its real path: realpath)",
                 d.path().join("dir-link").display(),
                 through.display()
             )

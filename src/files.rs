@@ -77,7 +77,7 @@ impl fmt::Display for Bound {
 }
 
 /// Why a link is refused (see `copyback`).
-const NO_LINK: &str = "no link is followed in data copied out of a sandbox";
+const NO_LINK: &str = "no link is followed in data copied out of a sandbox (name the copy by its real path: realpath)";
 
 /// Why a file could not be read or written. Each message names the user's
 /// path once and the cause once.

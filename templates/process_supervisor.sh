@@ -1,4 +1,4 @@
-{ supervisor_entry_opts=$SHELLOPTS; \builtin set +o xtrace +o verbose; } 2>/dev/null
+{ supervisor_entry_opts=$SHELLOPTS; POSIXLY_CORRECT=y; \set +o xtrace +o verbose; } 2>/dev/null
 # process_supervisor.sh: run a harness command in a process group of its own,
 # under a deadline, stop everything it started, and always write a receipt.
 #
@@ -48,8 +48,19 @@
 # and QUIT at their defaults when `env --default-signal` or perl exists;
 # otherwise INT cannot stop it.
 
-# An inherited BASH_ENV file runs before this line, and aliases it defined
-# would change how the rest of this file is parsed: drop them first.
+# Functions the image exports (BASH_FUNC_printf%%, BASH_FUNC_builtin%%, ...)
+# would stand in for the builtins and tools this script runs, and the
+# harness would inherit them: removed before anything else runs. The first
+# line above already runs in posix mode (POSIXLY_CORRECT=y), where `set` is
+# found before any function. An inherited POSIXLY_CORRECT is not given
+# back: `set +o posix` removed it before, and the harness never had it.
+{% include "lib/clear_functions.sh" %}
+if [ -n "$inherited_functions_left" ]; then
+    printf 'process_supervisor: %s\n' "cannot clear the functions inherited from the environment" >&2
+    exit 125
+fi
+# An inherited BASH_ENV file runs before the first line, and aliases it
+# defined would change how the rest of this file is parsed: drop them.
 \unalias -a 2>/dev/null
 \shopt -u expand_aliases 2>/dev/null
 {% include "lib/inherited_env.sh" %}

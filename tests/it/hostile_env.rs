@@ -219,6 +219,50 @@ fn the_installer_and_bootstrap_ignore_bash_variables_from_the_image() {
     );
 }
 
+/// Functions the image exports, named like every builtin and tool the
+/// supervisor runs, in both import forms (`BASH_FUNC_NAME%%`, and
+/// `NAME=() {` as bash 3.2.48 imports them): none runs, the harness's
+/// status and receipt are right, and the harness inherits none.
+#[test]
+fn the_supervisor_runs_no_function_from_the_image() {
+    const NAMES: &[&str] = &[
+        "builtin", "exec", "printf", "read", "wait", "local", "return", "shopt", "unset", "set",
+        "kill", "trap", "mv", "sleep", "rm", "cat", "mkdir", "rmdir", "command", "cd", "export",
+        "type", "echo", "test", "env", "perl", "compgen", "declare", "eval", "exit", "shift",
+    ];
+    let shells = support::bashes();
+    for sh in &shells {
+        let dir = tempfile::tempdir().unwrap();
+        let ran = dir.path().join("ran");
+        let (r, envf) = (dir.path().join("receipt.json"), dir.path().join("env"));
+        let mut env = Vec::new();
+        for name in NAMES {
+            let body = format!("() {{ echo {name} >> '{}'; return 0; }}", p(&ran));
+            env.push((format!("BASH_FUNC_{name}%%"), body.clone()));
+            env.push(((*name).to_owned(), body));
+        }
+        let mut c = sh.command(&generated("process_supervisor.sh"));
+        c.args(["--receipt", &p(&r), "--deadline", "60", "--", "sh", "-c"])
+            .arg(format!("env > '{}'; exit 7", p(&envf)));
+        let out = run_in(c, &env, dir.path());
+        assert!(
+            !ran.exists(),
+            "{}: ran {:?}",
+            sh.name,
+            fs::read_to_string(&ran)
+        );
+        assert_eq!(code(&out), 7, "{}: {}", sh.name, text(&out));
+        let doc = receipt(&r);
+        assert_eq!(doc["return_code"], 7, "{}: {doc}", sh.name);
+        assert_eq!(doc["cleanup_confirmed"], true, "{}: {doc}", sh.name);
+        let dump = fs::read_to_string(&envf).unwrap();
+        // (`NAME=() {` stays a plain variable where this bash did not
+        // import it as a function.)
+        assert!(!dump.contains("BASH_FUNC_"), "{}: {dump}", sh.name);
+    }
+    support::report("the_supervisor_runs_no_function_from_the_image", &shells);
+}
+
 /// `shforge launch` (and so the Python API, which calls it) clears every
 /// variable of the table before bash starts.
 #[test]
