@@ -17,6 +17,7 @@ mod harness;
 mod harness_spec;
 mod hook;
 mod hostile_files;
+mod hostile_tools_env;
 mod installer;
 mod installer_attacks;
 mod installer_modes;
