@@ -25,7 +25,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// A temp dir with the archive of a runtime whose entry prints
-/// `fake 1.0` (under `src/pool`) and an installer for it.
+/// `fake 1.0`, in its source dir, and an installer for it.
 struct World {
     dir: tempfile::TempDir,
     script: PathBuf,
