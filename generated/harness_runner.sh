@@ -11,6 +11,10 @@
 #   RUNNER_CWD          directory to run in
 #   RUNNER_PATH_PREFIX  prepended to PATH (for RUNNER_SETUP and the CLI)
 #   RUNNER_ENV          array of NAME=VALUE, exported to the CLI only
+#   RUNNER_UNSET        array of NAME, PREFIX* (a capital first) and !NAME:
+#                       the variables removed from the CLI's environment
+#                       (every name starting with PREFIX), but for the
+#                       !NAMEs; RUNNER_ENV is exported after, so it wins
 #   RUNNER_STDIN        the CLI's stdin (default /dev/null: harnesses hang on
 #                       an open stdin that never sends anything)
 #   RUNNER_ARG_FILE     a file whose whole content becomes one more argv word
@@ -34,6 +38,15 @@
 # second command on the line, $(...), export, a line continuation) is
 # refused with 125 before the setup or the CLI runs (the statements before
 # it only assigned RUNNER_* variables).
+#
+# The CLI's environment is the runner's, minus RUNNER_UNSET, plus RUNNER_ENV
+# (and what RUNNER_SETUP exports, unless RUNNER_UNSET removes it). `shforge
+# harness` fills RUNNER_UNSET from one table per runtime (src/harness/runtime.rs):
+# what loads code into the harness's runtime or changes its module
+# resolution (NODE_* for Node, BUN_* and NODE_* for Bun, PYTHON* for Python,
+# OpenSSL's config for both, the dynamic loader's LD_* and glibc's other
+# unsecure variables for every harness) never comes from the image, only
+# from the session.
 #
 # RUNNER_SETUP runs in the runner's own shell, so its cd and exports reach
 # the CLI. It fails the run (125, the CLI never starts) when it ends with a
@@ -366,7 +379,7 @@ check_params() {
     for cp_name in "${!RUNNER_@}"; do
         param_kind "$cp_name"
         case $cp_name in
-            RUNNER_ARGV | RUNNER_ENV)
+            RUNNER_ARGV | RUNNER_ENV | RUNNER_UNSET)
                 [[ $cp_kind == array ]] || fail 125 "$cp_name must be an array"
                 ;;
             RUNNER_MODE | RUNNER_CWD | RUNNER_PATH_PREFIX | RUNNER_STDIN | RUNNER_ARG_FILE | RUNNER_STDOUT | RUNNER_STDERR | RUNNER_EVENTS | RUNNER_SETUP)
@@ -401,6 +414,20 @@ check_params() {
     for cp_entry in ${RUNNER_ENV[@]+"${RUNNER_ENV[@]}"}; do
         if [[ $cp_entry != *=* ]] || ! valid_name "${cp_entry%%=*}"; then
             fail 125 "RUNNER_ENV[$cp_i] is not NAME=VALUE with a valid variable name"
+        fi
+        cp_i=$((cp_i + 1))
+    done
+    cp_i=0
+    for cp_entry in ${RUNNER_UNSET[@]+"${RUNNER_UNSET[@]}"}; do
+        # NAME, !NAME, or PREFIX* starting with a capital: the runner's own
+        # variables are lower case, and no entry may reach a RUNNER_ name.
+        case $cp_entry in
+            '!'*) cp_name=${cp_entry#!} ;;
+            [ABCDEFGHIJKLMNOPQRSTUVWXYZ]*'*') cp_name=${cp_entry%'*'} ;;
+            *) cp_name=$cp_entry ;;
+        esac
+        if ! valid_name "$cp_name" || [[ $cp_name == RUNNER_* || $cp_entry == *'*' && RUNNER_ == "$cp_name"* ]]; then
+            fail 125 "RUNNER_UNSET[$cp_i] is not NAME, !NAME or PREFIX* (a capital first) outside RUNNER_*"
         fi
         cp_i=$((cp_i + 1))
     done
@@ -613,9 +640,44 @@ append_arg_file() {
     RUNNER_ARGV[${#RUNNER_ARGV[@]}]=$af_word
 }
 
+# unset_env: remove from this process (about to become the CLI) the
+# variables RUNNER_UNSET names: NAME, or every name starting with PREFIX for
+# PREFIX*, except those given as !NAME. The host writes it from its table of
+# the variables that load code into the harness's runtime or change its
+# module resolution (NODE_OPTIONS, PYTHONPATH, LD_PRELOAD, ...): the image's
+# values must not reach the CLI. Run before RUNNER_ENV is exported, so the
+# session's own settings win; names were checked in check_params.
+unset_env() {
+    local ue_entry ue_name ue_keep=' ' ue_names IFS=' '
+    for ue_entry in ${RUNNER_UNSET[@]+"${RUNNER_UNSET[@]}"}; do
+        case $ue_entry in
+            '!'*) ue_keep="$ue_keep${ue_entry#!} " ;;
+        esac
+    done
+    for ue_entry in ${RUNNER_UNSET[@]+"${RUNNER_UNSET[@]}"}; do
+        case $ue_entry in
+            '!'*) continue ;;
+            *'*')
+                # bash 3.2 has ${!PREFIX@} only with the prefix written out:
+                # eval a checked name.
+                eval "ue_names=\${!${ue_entry%'*'}@}"
+                ;;
+            *) ue_names=$ue_entry ;;
+        esac
+        for ue_name in $ue_names; do
+            case $ue_keep in
+                *" $ue_name "*) continue ;;
+            esac
+            unset -v "$ue_name" 2>/dev/null ||
+                fail 125 "cannot remove $ue_name from the CLI's environment (RUNNER_UNSET; read-only)"
+        done
+    done
+}
+
 # launch_cli MODE: turn this process into the CLI. exec failing after the
 # checks (a bad binary) exits 126 by itself: execfail is off.
 launch_cli() {
+    unset_env
     apply_env
     locate_cli "${RUNNER_ARGV[0]}"
     open_streams "$1"

@@ -913,6 +913,12 @@ check_proc() {
 # runs is looked up here, once, as an absolute path, and checked where a
 # wrong one would break a promise (a sleep without fractions would never
 # end the deadline). The stop itself runs no tool at all.
+# None of them reads a config file, and no variable changes what they are
+# asked here: mv -f (VERSION_CONTROL and SIMPLE_BACKUP_SUFFIX only act with
+# --backup), mkdir and rmdir of one directory, sleep (coreutils parses its
+# number in the C locale when the locale's fails; busybox never sets one),
+# env --default-signal. Not so perl (regroup.bash, only when INT was
+# ignored at entry): it still reads PERL5OPT and PERL5LIB before its -e code.
 
 # The first executable regular file named $1 in a PATH directory into
 # tool_path. Empty and relative PATH entries are skipped: they name the

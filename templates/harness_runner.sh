@@ -9,6 +9,10 @@
 #   RUNNER_CWD          directory to run in
 #   RUNNER_PATH_PREFIX  prepended to PATH (for RUNNER_SETUP and the CLI)
 #   RUNNER_ENV          array of NAME=VALUE, exported to the CLI only
+#   RUNNER_UNSET        array of NAME, PREFIX* (a capital first) and !NAME:
+#                       the variables removed from the CLI's environment
+#                       (every name starting with PREFIX), but for the
+#                       !NAMEs; RUNNER_ENV is exported after, so it wins
 #   RUNNER_STDIN        the CLI's stdin (default /dev/null: harnesses hang on
 #                       an open stdin that never sends anything)
 #   RUNNER_ARG_FILE     a file whose whole content becomes one more argv word
@@ -32,6 +36,15 @@
 # second command on the line, $(...), export, a line continuation) is
 # refused with 125 before the setup or the CLI runs (the statements before
 # it only assigned RUNNER_* variables).
+#
+# The CLI's environment is the runner's, minus RUNNER_UNSET, plus RUNNER_ENV
+# (and what RUNNER_SETUP exports, unless RUNNER_UNSET removes it). `shforge
+# harness` fills RUNNER_UNSET from one table per runtime (src/harness/runtime.rs):
+# what loads code into the harness's runtime or changes its module
+# resolution (NODE_* for Node, BUN_* and NODE_* for Bun, PYTHON* for Python,
+# OpenSSL's config for both, the dynamic loader's LD_* and glibc's other
+# unsecure variables for every harness) never comes from the image, only
+# from the session.
 #
 # RUNNER_SETUP runs in the runner's own shell, so its cd and exports reach
 # the CLI. It fails the run (125, the CLI never starts) when it ends with a

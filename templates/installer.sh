@@ -182,12 +182,15 @@ install_took=
 
 {% include "installer/entry.sh" %}
 
+{% include "installer/tool_env.sh" %}
+
 {% include "installer/install.sh" %}
 
 {% include "installer/plan.sh" %}
 
 main() {
     [ -z "$inherited_functions_left" ] || die 2 "cannot clear the functions inherited from the environment"
+    tool_env
     parse_args "$@"
     set -u
     decide_runtime

@@ -626,14 +626,18 @@ select_artifacts() {
 download_attempts=3
 download_tool=
 
-# download_pick_tool: sets download_tool to curl, wget or busybox-wget.
+# download_pick_tool: sets download_tool to curl, wget (GNU, with
+# --no-config), wget-old (GNU before 1.17, without it) or busybox-wget.
 download_pick_tool() {
     if command -v curl >/dev/null 2>&1; then
         download_tool=curl
     elif command -v wget >/dev/null 2>&1; then
-        # busybox wget has no --version; GNU wget has one.
-        if wget --version >/dev/null 2>&1 9>&-; then
+        # busybox wget has no --version; GNU wget has one, and --no-config
+        # from 1.17 on.
+        if wget --no-config --version >/dev/null 2>&1 9>&-; then
             download_tool=wget
+        elif wget --version >/dev/null 2>&1 9>&-; then
+            download_tool=wget-old
         else
             download_tool=busybox-wget
         fi
@@ -644,15 +648,24 @@ download_pick_tool() {
 
 # download_stream URL [MAX]: one attempt, bounded in time, the body on
 # stdout. curl refuses up front a body whose announced length is past MAX.
+# No config file is read (tool_env clears the variables): curl's -q (it
+# must come first) skips .curlrc, which could send the body to a file
+# (`output`), add headers or a proxy, or turn -f off; GNU wget's
+# --no-config skips /etc/wgetrc and ~/.wgetrc (a wget older than 1.17 has
+# no such flag: WGETRC=/dev/null skips the user's, the system's is still
+# read). busybox wget reads no config file.
 download_stream() {
     case $download_tool in
         curl)
             # Abort a transfer that stalls below 1 byte/s for 60 s.
-            curl -fsS -L --connect-timeout 20 --speed-limit 1 --speed-time 60 \
+            curl -q -fsS -L --connect-timeout 20 --speed-limit 1 --speed-time 60 \
                 ${2:+--max-filesize "$2"} -- "$1" 9>&-
             ;;
         wget)
-            wget -q -T 60 -t 1 -O - -- "$1" 9>&-
+            wget --no-config -q -T 60 -t 1 -O - -- "$1" 9>&-
+            ;;
+        wget-old)
+            WGETRC=/dev/null wget -q -T 60 -t 1 -O - -- "$1" 9>&-
             ;;
         busybox-wget)
             # busybox 1.35 `wget -T` segfaults: bound it from outside.
@@ -739,6 +752,9 @@ sha256_with() {
         exec 9>&-
         # An empty config: an inherited OPENSSL_CONF could load a provider
         # or engine (a shared object) into the tool that judges the bytes.
+        # tool_env set it for the whole installer already: this holds even
+        # without it, and only here.
+        # shellcheck disable=SC2030 # meant for this subshell's tool only
         [ "$1" != openssl ] || export OPENSSL_CONF=/dev/null
         exec "$@" < "$file" 2>/dev/null
     ) || return 1
@@ -1900,6 +1916,55 @@ lock_satisfied() {
     [ "$musl_missing_count" -eq 0 ] && installed_ok
 }
 
+# tool_env: one fixed environment for every tool this installer runs, set
+# once, first thing in main, for its whole process (the entry check too).
+# The image's configuration must not change what a tool prints or does:
+# what the checks read (ls's sizes, tar's listings, awk's judge, a digest)
+# and what lands where (curl's output file). Config files are shut out by
+# flags where the tool reads them (curl -q, GNU wget --no-config, both in
+# lib/download.sh); here go the variables:
+#  - the locale: C for all (byte semantics in awk, sed, tr and bash's own
+#    ${#var}; no translated messages to match);
+#  - coreutils: POSIXLY_CORRECT, _POSIX2_VERSION, the block sizes (ls -l's
+#    size column follows BLOCK_SIZE: BLOCK_SIZE=1M read a 5 MB archive as
+#    5 bytes past the spec's size check), QUOTING_STYLE, TIME_STYLE,
+#    LS_COLORS, COLUMNS, TABSIZE, the backup suffixes, TZ;
+#  - tar, gzip, xz: TAR_OPTIONS, TAPE, GZIP, XZ_OPT, XZ_DEFAULTS; awk
+#    (gawk): AWKPATH, AWKLIBPATH, AWK_HASH and GAWK_*; grep: GREP_OPTIONS;
+#    shasum (perl): PERL*; getconf: GETCONF_DIR;
+#  - curl and wget: CURL_HOME, WGETRC, SYSTEM_WGETRC (moot with the flags),
+#    CURL_SSL_BACKEND, SSLKEYLOGFILE and QLOGDIR (they write files);
+#  - OpenSSL (openssl dgst, curl's and busybox wget's TLS): an empty config,
+#    so no provider or engine (a shared object) is loaded, and no
+#    OPENSSL_MODULES, OPENSSL_ENGINES, OPENSSL_ia32cap;
+#  - the loader's LD_* and glibc's other variables for setuid programs, and
+#    the runtimes' NODE_*, BUN_* and PYTHON*: the entry check must see the
+#    environment the runner gives the harness (src/harness/runtime.rs).
+# Kept: PATH (the image's tools are the tools), HOME (the entry check sets
+# its own), and the proxy and CA variables (http_proxy, https_proxy,
+# no_proxy, ALL_PROXY, SSL_CERT_FILE, CURL_CA_BUNDLE, ...): the
+# orchestrator's network, and every artifact's sha256 is checked anyway.
+tool_env() {
+    local n
+    unset LANG LANGUAGE LC_CTYPE LC_COLLATE LC_MESSAGES LC_NUMERIC LC_TIME \
+        LC_MONETARY LC_ADDRESS LC_IDENTIFICATION LC_MEASUREMENT LC_NAME \
+        LC_PAPER LC_TELEPHONE
+    # shellcheck disable=SC2031 # the whole process's; sha256_with sets it again for its tool, on its own
+    export LC_ALL=C TZ=UTC0 OPENSSL_CONF=/dev/null
+    unset POSIXLY_CORRECT _POSIX2_VERSION BLOCK_SIZE BLOCKSIZE LS_BLOCK_SIZE \
+        DF_BLOCK_SIZE DU_BLOCK_SIZE QUOTING_STYLE TIME_STYLE LS_COLORS COLUMNS \
+        TABSIZE VERSION_CONTROL SIMPLE_BACKUP_SUFFIX \
+        TAR_OPTIONS TAPE GZIP XZ_OPT XZ_DEFAULTS AWKPATH AWKLIBPATH AWK_HASH \
+        GREP_OPTIONS GETCONF_DIR CURL_HOME WGETRC SYSTEM_WGETRC \
+        CURL_SSL_BACKEND SSLKEYLOGFILE QLOGDIR OPENSSL_MODULES OPENSSL_ENGINES \
+        OPENSSL_ia32cap OPENSSL_armcap \
+        GCONV_PATH GLIBC_TUNABLES HOSTALIASES LOCALDOMAIN LOCPATH MALLOC_TRACE \
+        NIS_PATH NLSPATH RESOLV_HOST_CONF RES_OPTIONS TZDIR
+    for n in ${!GAWK_@} ${!PERL@} ${!LD_@} ${!NODE_@} ${!BUN_@} ${!PYTHON@}; do
+        unset -v "$n"
+    done
+}
+
 # cleanup: the EXIT trap. Removes what was staged and gives the lock up.
 # shellcheck disable=SC2317 # reached through the EXIT trap
 cleanup() {
@@ -2189,6 +2254,7 @@ plan_print() {
 
 main() {
     [ -z "$inherited_functions_left" ] || die 2 "cannot clear the functions inherited from the environment"
+    tool_env
     parse_args "$@"
     set -u
     decide_runtime

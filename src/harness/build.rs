@@ -2,6 +2,7 @@
 //! filled in for them, the common session assembled around it, and the
 //! session written on the host.
 
+use super::runtime;
 use super::*;
 
 /// What a spec adds to the common session, filled in.
@@ -275,14 +276,13 @@ fn assemble(ctx: &Ctx<'_>, profile: Profile) -> Result<Session, HarnessError> {
     for (name, value) in profile.env {
         params = params.env(name, value);
     }
-    let set_by_session = common
+    let session_env: Vec<&str> = common
         .iter()
         .map(|(n, _)| *n)
-        .chain(["NO_UPDATE_NOTIFIER", "NPM_CONFIG_UPDATE_NOTIFIER"]);
-    if set_by_session
+        .chain(["NO_UPDATE_NOTIFIER", "NPM_CONFIG_UPDATE_NOTIFIER"])
         .chain(profile_env_names.iter().map(String::as_str))
-        .any(|n| n == ctx.key_env)
-    {
+        .collect();
+    if session_env.contains(&ctx.key_env) {
         return Err(HarnessError::Invalid {
             what: "--api-key-env",
             why: format!(
@@ -294,14 +294,26 @@ fn assemble(ctx: &Ctx<'_>, profile: Profile) -> Result<Session, HarnessError> {
     if let Some(setup) = profile.setup {
         params = params.setup(setup);
     }
-    let rendered = params.render()?;
+    // The session's own names win over the table: those it sets (exported
+    // after the removal anyway) and the one it reads the key from.
+    let keep = [ctx.key_env];
+    let unset = runtime::unset_list(ctx.def.runtime, &session_env, &keep);
+    let mut rendered = params.render()?.into_string();
+    rendered.push_str(
+        crate::params::render(&[(
+            "RUNNER_UNSET".to_owned(),
+            crate::params::ParamValue::Array(unset.clone()),
+        )])
+        .map_err(RunnerParamsError::from)?
+        .as_str(),
+    );
     let mut capture_text =
         serde_json::to_string_pretty(&profile.capture).expect("capture serializes");
     capture_text.push('\n');
     let mut files = vec![
         SessionFile {
             path: "params.sh".into(),
-            content: rendered.into_string().into_bytes(),
+            content: rendered.into_bytes(),
         },
         SessionFile {
             path: "prompt.txt".into(),
@@ -320,6 +332,7 @@ fn assemble(ctx: &Ctx<'_>, profile: Profile) -> Result<Session, HarnessError> {
         api: ctx.api,
         api_key_env: ctx.key_env.to_owned(),
         params,
+        unset,
         capture: profile.capture,
         files,
         dirs,

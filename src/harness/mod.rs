@@ -95,11 +95,13 @@ use crate::quote::{Raw, quote};
 mod api;
 mod build;
 mod format;
+mod runtime;
 pub mod spec;
 mod url;
 
 pub use api::Api;
 pub use format::Format;
+pub use runtime::Runtime;
 pub use spec::{HarnessDef, Output, SpecError};
 
 /// The provider name every profile configures for the endpoint.
@@ -456,6 +458,9 @@ pub struct Session {
     pub api_key_env: String,
     /// The runner parameters.
     pub params: RunnerParams,
+    /// `RUNNER_UNSET`, written after them in `params.sh`: the caller's
+    /// variables kept from the CLI (`runtime.rs` says which and why).
+    pub unset: Vec<String>,
     /// Where the session data lands.
     pub capture: Capture,
     /// Files, relative to the session dir (params.sh, prompt.txt,

@@ -50,6 +50,9 @@ pub struct HarnessDef {
     pub(crate) prompt: PromptVia,
     /// What the CLI prints on stdout (`run.output`, default JSON).
     pub(crate) output: Output,
+    /// The runtime it runs on (`run.runtime`): which of the caller's
+    /// variables the runner removes (`runtime.rs`); none named, all.
+    pub(crate) runtime: Option<super::Runtime>,
     /// Per API: the base URL's path, named values, argv and extra env.
     pub(crate) per_api: Vec<ApiProfile>,
     /// The fixed variable the CLI reads the key from, per API, if any:
@@ -367,6 +370,15 @@ impl HarnessDef {
                 return Err(err("run.output", format!("{other:?} is not json or text")));
             }
         };
+        let runtime = match run.opt_str("runtime")? {
+            None => None,
+            Some(r) => Some(super::Runtime::from_name(r).ok_or_else(|| {
+                err(
+                    "run.runtime",
+                    format!("{r:?} is not node, bun, python or native"),
+                )
+            })?),
+        };
         run.done()?;
         let per_api = per_api_of(&mut t, &apis)?;
         if !mode_args.is_empty() && per_api.iter().any(|p| p.args.is_some()) {
@@ -390,6 +402,7 @@ impl HarnessDef {
             dirs,
             prompt,
             output,
+            runtime,
             per_api,
             key_reads,
             files,

@@ -24,6 +24,9 @@ sha256_with() {
         exec 9>&-
         # An empty config: an inherited OPENSSL_CONF could load a provider
         # or engine (a shared object) into the tool that judges the bytes.
+        # tool_env set it for the whole installer already: this holds even
+        # without it, and only here.
+        # shellcheck disable=SC2030 # meant for this subshell's tool only
         [ "$1" != openssl ] || export OPENSSL_CONF=/dev/null
         exec "$@" < "$file" 2>/dev/null
     ) || return 1

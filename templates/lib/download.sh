@@ -6,14 +6,18 @@
 download_attempts=3
 download_tool=
 
-# download_pick_tool: sets download_tool to curl, wget or busybox-wget.
+# download_pick_tool: sets download_tool to curl, wget (GNU, with
+# --no-config), wget-old (GNU before 1.17, without it) or busybox-wget.
 download_pick_tool() {
     if command -v curl >/dev/null 2>&1; then
         download_tool=curl
     elif command -v wget >/dev/null 2>&1; then
-        # busybox wget has no --version; GNU wget has one.
-        if wget --version >/dev/null 2>&1 9>&-; then
+        # busybox wget has no --version; GNU wget has one, and --no-config
+        # from 1.17 on.
+        if wget --no-config --version >/dev/null 2>&1 9>&-; then
             download_tool=wget
+        elif wget --version >/dev/null 2>&1 9>&-; then
+            download_tool=wget-old
         else
             download_tool=busybox-wget
         fi
@@ -24,15 +28,24 @@ download_pick_tool() {
 
 # download_stream URL [MAX]: one attempt, bounded in time, the body on
 # stdout. curl refuses up front a body whose announced length is past MAX.
+# No config file is read (tool_env clears the variables): curl's -q (it
+# must come first) skips .curlrc, which could send the body to a file
+# (`output`), add headers or a proxy, or turn -f off; GNU wget's
+# --no-config skips /etc/wgetrc and ~/.wgetrc (a wget older than 1.17 has
+# no such flag: WGETRC=/dev/null skips the user's, the system's is still
+# read). busybox wget reads no config file.
 download_stream() {
     case $download_tool in
         curl)
             # Abort a transfer that stalls below 1 byte/s for 60 s.
-            curl -fsS -L --connect-timeout 20 --speed-limit 1 --speed-time 60 \
+            curl -q -fsS -L --connect-timeout 20 --speed-limit 1 --speed-time 60 \
                 ${2:+--max-filesize "$2"} -- "$1" 9>&-
             ;;
         wget)
-            wget -q -T 60 -t 1 -O - -- "$1" 9>&-
+            wget --no-config -q -T 60 -t 1 -O - -- "$1" 9>&-
+            ;;
+        wget-old)
+            WGETRC=/dev/null wget -q -T 60 -t 1 -O - -- "$1" 9>&-
             ;;
         busybox-wget)
             # busybox 1.35 `wget -T` segfaults: bound it from outside.

@@ -103,9 +103,44 @@ append_arg_file() {
     RUNNER_ARGV[${#RUNNER_ARGV[@]}]=$af_word
 }
 
+# unset_env: remove from this process (about to become the CLI) the
+# variables RUNNER_UNSET names: NAME, or every name starting with PREFIX for
+# PREFIX*, except those given as !NAME. The host writes it from its table of
+# the variables that load code into the harness's runtime or change its
+# module resolution (NODE_OPTIONS, PYTHONPATH, LD_PRELOAD, ...): the image's
+# values must not reach the CLI. Run before RUNNER_ENV is exported, so the
+# session's own settings win; names were checked in check_params.
+unset_env() {
+    local ue_entry ue_name ue_keep=' ' ue_names IFS=' '
+    for ue_entry in ${RUNNER_UNSET[@]+"${RUNNER_UNSET[@]}"}; do
+        case $ue_entry in
+            '!'*) ue_keep="$ue_keep${ue_entry#!} " ;;
+        esac
+    done
+    for ue_entry in ${RUNNER_UNSET[@]+"${RUNNER_UNSET[@]}"}; do
+        case $ue_entry in
+            '!'*) continue ;;
+            *'*')
+                # bash 3.2 has ${!PREFIX@} only with the prefix written out:
+                # eval a checked name.
+                eval "ue_names=\${!${ue_entry%'*'}@}"
+                ;;
+            *) ue_names=$ue_entry ;;
+        esac
+        for ue_name in $ue_names; do
+            case $ue_keep in
+                *" $ue_name "*) continue ;;
+            esac
+            unset -v "$ue_name" 2>/dev/null ||
+                fail 125 "cannot remove $ue_name from the CLI's environment (RUNNER_UNSET; read-only)"
+        done
+    done
+}
+
 # launch_cli MODE: turn this process into the CLI. exec failing after the
 # checks (a bad binary) exits 126 by itself: execfail is off.
 launch_cli() {
+    unset_env
     apply_env
     locate_cli "${RUNNER_ARGV[0]}"
     open_streams "$1"

@@ -200,7 +200,7 @@ check_params() {
     for cp_name in "${!RUNNER_@}"; do
         param_kind "$cp_name"
         case $cp_name in
-            RUNNER_ARGV | RUNNER_ENV)
+            RUNNER_ARGV | RUNNER_ENV | RUNNER_UNSET)
                 [[ $cp_kind == array ]] || fail 125 "$cp_name must be an array"
                 ;;
             RUNNER_MODE | RUNNER_CWD | RUNNER_PATH_PREFIX | RUNNER_STDIN | RUNNER_ARG_FILE | RUNNER_STDOUT | RUNNER_STDERR | RUNNER_EVENTS | RUNNER_SETUP)
@@ -235,6 +235,20 @@ check_params() {
     for cp_entry in ${RUNNER_ENV[@]+"${RUNNER_ENV[@]}"}; do
         if [[ $cp_entry != *=* ]] || ! valid_name "${cp_entry%%=*}"; then
             fail 125 "RUNNER_ENV[$cp_i] is not NAME=VALUE with a valid variable name"
+        fi
+        cp_i=$((cp_i + 1))
+    done
+    cp_i=0
+    for cp_entry in ${RUNNER_UNSET[@]+"${RUNNER_UNSET[@]}"}; do
+        # NAME, !NAME, or PREFIX* starting with a capital: the runner's own
+        # variables are lower case, and no entry may reach a RUNNER_ name.
+        case $cp_entry in
+            '!'*) cp_name=${cp_entry#!} ;;
+            [ABCDEFGHIJKLMNOPQRSTUVWXYZ]*'*') cp_name=${cp_entry%'*'} ;;
+            *) cp_name=$cp_entry ;;
+        esac
+        if ! valid_name "$cp_name" || [[ $cp_name == RUNNER_* || $cp_entry == *'*' && RUNNER_ == "$cp_name"* ]]; then
+            fail 125 "RUNNER_UNSET[$cp_i] is not NAME, !NAME or PREFIX* (a capital first) outside RUNNER_*"
         fi
         cp_i=$((cp_i + 1))
     done

@@ -19,6 +19,7 @@ mod hook;
 mod hostile_copyback;
 mod hostile_env;
 mod hostile_files;
+mod hostile_tools_env;
 mod installer;
 mod installer_attacks;
 mod installer_modes;
