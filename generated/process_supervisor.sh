@@ -917,8 +917,8 @@ check_proc() {
 # asked here: mv -f (VERSION_CONTROL and SIMPLE_BACKUP_SUFFIX only act with
 # --backup), mkdir and rmdir of one directory, sleep (coreutils parses its
 # number in the C locale when the locale's fails; busybox never sets one),
-# env --default-signal. Not so perl (regroup.bash, only when INT was
-# ignored at entry): it still reads PERL5OPT and PERL5LIB before its -e code.
+# env --default-signal. perl (regroup.bash, only when INT was ignored at
+# entry) would read PERL5OPT, PERL5LIB and PERLLIB: it runs without them.
 
 # The first executable regular file named $1 in a PATH directory into
 # tool_path. Empty and relative PATH entries are skipped: they name the
@@ -981,8 +981,22 @@ restore_signals_if_needed() {
         exec "$env_bin" --default-signal=INT,QUIT "$BASH" --noprofile --norc "$0" "$@"
     fi
     if [[ -n $perl_bin ]]; then
+        # PERL5OPT, PERL5LIB and PERLLIB from the image would load code into
+        # this perl (-M, -d): it runs without them and gives them back to
+        # the supervisor it starts, so the harness keeps them.
+        local v
+        for v in PERL5OPT PERL5LIB PERLLIB; do
+            if [[ -n ${!v+set} ]]; then
+                export "SHFORGE_KEEP_$v=${!v}"
+                unset "$v"
+            fi
+        done
         # shellcheck disable=SC2016 # perl code, not shell: no expansion wanted
-        exec "$perl_bin" -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec { $ARGV[0] } @ARGV; exit 127' \
+        exec "$perl_bin" -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT";
+            for (qw(PERL5OPT PERL5LIB PERLLIB)) {
+                $ENV{$_} = delete $ENV{"SHFORGE_KEEP_$_"} if exists $ENV{"SHFORGE_KEEP_$_"};
+            }
+            exec { $ARGV[0] } @ARGV; exit 127' \
             "$BASH" --noprofile --norc "$0" "$@"
     fi
     unset SHFORGE_SUPERVISOR_RESTORED SHFORGE_SUPERVISOR_SHELLOPTS

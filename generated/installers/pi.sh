@@ -139,8 +139,6 @@ set +f
 shopt -u nullglob failglob dotglob 2>/dev/null
 unset GLOBIGNORE
 IFS=$' \t\n'
-# Nor may the environment add options to tar, gzip or xz.
-unset TAR_OPTIONS GZIP XZ_OPT XZ_DEFAULTS
 
 # ---- What this installer pins (from its spec) -------------------------------
 name='pi'

@@ -8,8 +8,8 @@
 # asked here: mv -f (VERSION_CONTROL and SIMPLE_BACKUP_SUFFIX only act with
 # --backup), mkdir and rmdir of one directory, sleep (coreutils parses its
 # number in the C locale when the locale's fails; busybox never sets one),
-# env --default-signal. Not so perl (regroup.bash, only when INT was
-# ignored at entry): it still reads PERL5OPT and PERL5LIB before its -e code.
+# env --default-signal. perl (regroup.bash, only when INT was ignored at
+# entry) would read PERL5OPT, PERL5LIB and PERLLIB: it runs without them.
 
 # The first executable regular file named $1 in a PATH directory into
 # tool_path. Empty and relative PATH entries are skipped: they name the

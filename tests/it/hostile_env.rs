@@ -263,6 +263,69 @@ fn the_supervisor_runs_no_function_from_the_image() {
     support::report("the_supervisor_runs_no_function_from_the_image", &shells);
 }
 
+/// Started with `&` by a shell without job control (INT ignored) where
+/// `env` has no `--default-signal` (busybox), the supervisor restarts
+/// through perl: PERL5OPT/PERL5LIB from the image load no module into that
+/// perl, and the harness still gets them.
+#[test]
+fn the_supervisor_perl_restart_loads_no_code_from_the_image() {
+    let (Some(busybox), Some(perl)) = (support::which("busybox"), support::which("perl")) else {
+        support::require("the_supervisor_perl_restart", false, "busybox and perl");
+        return;
+    };
+    let shells = support::bashes();
+    for sh in &shells {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        fs::create_dir(&bin).unwrap();
+        for t in ["mv", "sleep", "cat", "rm", "mkdir", "rmdir"] {
+            std::os::unix::fs::symlink(support::which(t).unwrap(), bin.join(t)).unwrap();
+        }
+        std::os::unix::fs::symlink(&perl, bin.join("perl")).unwrap();
+        std::os::unix::fs::symlink(&busybox, bin.join("env")).unwrap();
+        let ran = dir.path().join("ran");
+        fs::write(
+            dir.path().join("Evil.pm"),
+            format!("package Evil; open(my $f, '>', '{}'); 1;\n", p(&ran)),
+        )
+        .unwrap();
+        let (r, envf) = (dir.path().join("receipt.json"), dir.path().join("env"));
+        let inner = format!(
+            "'{}' '{}' --receipt '{}' -- /bin/sh -c 'echo \"$PERL5OPT $PERL5LIB\" > {}; exit 7' & wait $!",
+            sh.program(),
+            p(&generated("process_supervisor.sh")),
+            p(&r),
+            p(&envf)
+        );
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", &inner]);
+        let env = vec![
+            ("PATH".to_owned(), p(&bin)),
+            ("PERL5OPT".to_owned(), "-MEvil".to_owned()),
+            ("PERL5LIB".to_owned(), p(dir.path())),
+        ];
+        let out = run_in(c, &env, dir.path());
+        assert!(
+            !ran.exists(),
+            "{}: PERL5OPT loaded a module: {}",
+            sh.name,
+            text(&out)
+        );
+        assert_eq!(code(&out), 7, "{}: {}", sh.name, text(&out));
+        let got = fs::read_to_string(&envf).unwrap();
+        assert_eq!(
+            got.trim(),
+            format!("-MEvil {}", p(dir.path())),
+            "{}",
+            sh.name
+        );
+    }
+    support::report(
+        "the_supervisor_perl_restart_loads_no_code_from_the_image",
+        &shells,
+    );
+}
+
 /// `shforge launch` (and so the Python API, which calls it) clears every
 /// variable of the table before bash starts.
 #[test]
