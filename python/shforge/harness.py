@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal, Optional, Sequence
 
 from . import _cli
 from ._files import StrPath
@@ -61,6 +61,7 @@ def write_session(
     api: Optional[Api] = None,
     api_key_env: Optional[str] = None,
     mode: Mode = "events",
+    keep_env: Sequence[str] = (),
 ) -> Session:
     """Write the session dir of one rollout into ``out`` (absent or empty;
     written whole or not at all): params.sh, the harness's config, isolated
@@ -70,6 +71,9 @@ def write_session(
     ``entry`` the installer's last line, ``base_url`` the model server's
     root. The prompt goes through a pipe, never argv. The API key is never
     written: ``api_key_env`` names the variable carrying it in the sandbox.
+    ``keep_env`` names variables of the sandbox's environment the CLI keeps
+    although its runtime's table removes them (``LD_LIBRARY_PATH``,
+    ``PYTHONPATH``, ... that the task's commands need).
     Bad input raises :class:`~shforge.errors.UsageError` (code 2).
     """
     args = ["harness", harness, "--out", str(out), f"--session-dir={session_dir}"]
@@ -79,6 +83,7 @@ def write_session(
         args.append(f"--api={api}")
     if api_key_env is not None:
         args.append(f"--api-key-env={api_key_env}")
+    args += [f"--keep-env={name}" for name in keep_env]
     _cli.run(args, stdin=prompt.encode("utf-8"))
     doc = json.loads((Path(out) / "capture.json").read_text(encoding="utf-8"))
     capture = Capture(

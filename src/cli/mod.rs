@@ -279,6 +279,10 @@ struct HarnessArgs {
     /// The variable that carries the API key inside the sandbox.
     #[arg(long)]
     api_key_env: Option<String>,
+    /// Keep this variable of the caller's environment for the CLI although
+    /// its runtime's table removes it (a task's LD_LIBRARY_PATH, PYTHONPATH).
+    #[arg(long = "keep-env", value_name = "NAME")]
+    keep_env: Vec<String>,
     /// direct or events.
     #[arg(long, default_value = "events")]
     mode: String,

@@ -293,6 +293,7 @@ fn harness(a: HarnessArgs) -> Result<u8> {
         model: a.model,
         api: a.api.as_deref().map(str::parse).transpose()?,
         api_key_env: a.api_key_env,
+        keep_env: a.keep_env,
         mode: a.mode.parse()?,
         prompt,
     };

@@ -209,6 +209,14 @@ impl SessionSpec {
                 why: format!("{key_env} is the runtime's, not the key's: {why}"),
             });
         }
+        for name in &self.keep_env {
+            if crate::names::VarName::new(name.as_str()).is_err() || name.starts_with("RUNNER_") {
+                return Err(HarnessError::Invalid {
+                    what: "--keep-env",
+                    why: format!("{name:?} is not a variable name outside RUNNER_*"),
+                });
+            }
+        }
         let mut spec = self.clone();
         spec.base_url = base;
         spec.session_dir = trim_slash(&self.session_dir);
@@ -296,7 +304,9 @@ fn assemble(ctx: &Ctx<'_>, profile: Profile) -> Result<Session, HarnessError> {
     }
     // The session's own names win over the table: those it sets (exported
     // after the removal anyway) and the one it reads the key from.
-    let keep = [ctx.key_env];
+    let keep: Vec<&str> = std::iter::once(ctx.key_env)
+        .chain(spec.keep_env.iter().map(String::as_str))
+        .collect();
     let unset = runtime::unset_list(ctx.def.runtime, &session_env, &keep);
     let mut rendered = params.render()?.into_string();
     rendered.push_str(

@@ -416,6 +416,11 @@ pub struct SessionSpec {
     pub api: Option<Api>,
     /// The variable carrying the API key; `None` picks the API's default.
     pub api_key_env: Option<String>,
+    /// Variables of the caller's environment the CLI keeps although its
+    /// runtime's table removes them (`--keep-env`): a task's
+    /// `LD_LIBRARY_PATH` or `PYTHONPATH` that the commands the agent runs
+    /// need. Each must be a variable name outside `RUNNER_*`.
+    pub keep_env: Vec<String>,
     /// Direct or events.
     pub mode: Mode,
     /// The prompt, any UTF-8 text.

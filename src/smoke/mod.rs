@@ -536,6 +536,7 @@ fn rollout(h: &Subject, mode: Mode, entry: &str, server: &RunningServer, run: &R
         model: "fake-model".into(),
         api: None,
         api_key_env: key_var(h),
+        keep_env: Vec::new(),
         mode,
         prompt,
     };

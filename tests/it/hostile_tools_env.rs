@@ -507,3 +507,71 @@ fn ld_preload_from_the_image_loads_nothing_into_any_harness() {
         &shells,
     );
 }
+
+/// `--keep-env NAME` gives a removed variable back to the CLI (a task's
+/// LD_LIBRARY_PATH or NODE_PATH its commands need); the rest of the family
+/// stays removed, and a RUNNER_* name is refused.
+#[test]
+fn keep_env_gives_back_only_the_variables_named() {
+    let shells = support::bashes();
+    let tmp = tempfile::tempdir().unwrap();
+    let dump = tmp.path().join("env");
+    let cli = tmp.path().join("dump-env");
+    executable(&cli, &format!("#!/bin/sh\nenv > '{}'\n", dump.display()));
+    let s = tmp.path().join("session");
+    let work = tmp.path().join("work");
+    fs::create_dir_all(&work).unwrap();
+    let args = |out: &Path, keep: &[&str]| {
+        let mut v: Vec<String> = ["harness", "pi", "--out"].map(String::from).to_vec();
+        v.push(out.display().to_string());
+        for (flag, value) in [
+            ("--session-dir", s.display().to_string()),
+            ("--workdir", work.display().to_string()),
+            ("--entry", cli.display().to_string()),
+            ("--base-url", "http://127.0.0.1:9".into()),
+            ("--model", "m".into()),
+            ("--prompt", "hi".into()),
+            ("--mode", "direct".into()),
+        ] {
+            v.extend([flag.to_owned(), value]);
+        }
+        for k in keep {
+            v.extend(["--keep-env".to_owned(), (*k).to_owned()]);
+        }
+        v
+    };
+    let refused = tmp.path().join("refused");
+    let a = args(&refused, &["RUNNER_ENV"]);
+    let o = support::run_shforge(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--keep-env"),
+        "{}",
+        text(&o)
+    );
+    assert!(!refused.exists());
+    let a = args(&s, &["LD_LIBRARY_PATH", "NODE_PATH"]);
+    let o = support::run_shforge(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    for sh in &shells {
+        let _ = fs::remove_file(&dump);
+        let env = [
+            ("LD_LIBRARY_PATH", "/task/lib".to_owned()),
+            ("LD_BIND_NOW", "1".to_owned()),
+            ("NODE_PATH", "/task/node_modules".to_owned()),
+            ("NODE_OPTIONS", "--no-warnings".to_owned()),
+        ];
+        let o = run_runner(sh, &s.join("params.sh"), &env);
+        assert_eq!(code(&o), 0, "{}: {}", sh.name, text(&o));
+        let got = fs::read_to_string(&dump).unwrap();
+        let has = |kv: &str| got.lines().any(|l| l == kv);
+        assert!(has("LD_LIBRARY_PATH=/task/lib"), "{}: {got}", sh.name);
+        assert!(has("NODE_PATH=/task/node_modules"), "{}: {got}", sh.name);
+        assert!(
+            !got.contains("LD_BIND_NOW") && !got.contains("NODE_OPTIONS"),
+            "{}: {got}",
+            sh.name
+        );
+    }
+    support::report("keep_env_gives_back_only_the_variables_named", &shells);
+}

@@ -135,6 +135,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
         model: "fake-model".into(),
         api: None,
         api_key_env: Some(key_env(h).into()),
+        keep_env: Vec::new(),
         mode,
         prompt: format!(
             "Write the token. shforge-prefer=shell shforge-target={}{directive}",

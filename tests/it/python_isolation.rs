@@ -564,6 +564,7 @@ fn make_session(
         model: "fake-model".into(),
         api: None,
         api_key_env: None,
+        keep_env: Vec::new(),
         mode: Mode::Events,
         prompt: format!(
             "Write the token into the target file, exactly.\n\
