@@ -25,6 +25,18 @@ init_globals() {
     # takes whole seconds only.
     kick_wait=1
     ((bash_major >= 4)) && kick_wait=0.05
+    # bash before 4.4 runs a trap from inside its signal handler when the
+    # signal lands in `read` (and `wait` jumps out of the handler): a second
+    # signal then runs trap code inside the first one's, and the shell
+    # crashes (SIGSEGV, SIGABRT in malloc) or runs on from a corrupted state.
+    # Measured with bursts of 600 TERM/INT/HUP: 3.2.48, 4.0 and 4.2 died
+    # without a receipt in about a third of the runs; 4.4 and later never.
+    # There the first stop signal (or the first one passed on) ignores them
+    # all at once, before anything else: a second signal cannot hurry the
+    # stop there.
+    trap_calm=''
+    ((bash_major < 4 || (bash_major == 4 && BASH_VERSINFO[1] < 4))) &&
+        trap_calm='trap "" TERM INT HUP ALRM USR1; '
 }
 
 main() {
@@ -90,11 +102,11 @@ prepare_stop() {
     marker_entry="$marker_var=$token"
     check_pid_counters
     open_nap_pipe
-    trap 'on_signal TERM' TERM
-    trap 'on_signal INT' INT
-    trap 'on_signal HUP' HUP
-    trap 'on_signal ALRM' ALRM
-    trap 'on_signal LOST' USR1
+    trap "${trap_calm}on_signal TERM" TERM
+    trap "${trap_calm}on_signal INT" INT
+    trap "${trap_calm}on_signal HUP" HUP
+    trap "${trap_calm}on_signal ALRM" ALRM
+    trap "${trap_calm}on_signal LOST" USR1
     trap 'got_signal=1' USR2
     # A write to a helper that is gone fails instead of killing this shell.
     trap 'got_signal=1' PIPE
