@@ -969,6 +969,7 @@ restore_signals_if_needed() {
 # TERM. The job's $$ is still this shell's PID: the supervisor names itself
 # by self_pid (check_proc) everywhere. No trap is set yet, and the signal
 # dispositions are this shell's (INT restored above when it could be).
+# shellcheck disable=SC2064 # trap_calm is expanded now, on purpose
 regroup_if_needed() {
     local child
     [[ $self_pgid == "$self_pid" ]] && return 0
@@ -2085,6 +2086,7 @@ supervise() {
 # Everything the stop needs, made before the harness exists: the marker,
 # the PID counters, nap's pipe, the traps, the stop helper, the cgroup and
 # the lifeline.
+# shellcheck disable=SC2064 # trap_calm is expanded now, on purpose
 prepare_stop() {
     sup_pid=$self_pid
     sup_start=$self_start

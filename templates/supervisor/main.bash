@@ -90,6 +90,7 @@ supervise() {
 # Everything the stop needs, made before the harness exists: the marker,
 # the PID counters, nap's pipe, the traps, the stop helper, the cgroup and
 # the lifeline.
+# shellcheck disable=SC2064 # trap_calm is expanded now, on purpose
 prepare_stop() {
     sup_pid=$self_pid
     sup_start=$self_start

@@ -39,6 +39,7 @@ restore_signals_if_needed() {
 # TERM. The job's $$ is still this shell's PID: the supervisor names itself
 # by self_pid (check_proc) everywhere. No trap is set yet, and the signal
 # dispositions are this shell's (INT restored above when it could be).
+# shellcheck disable=SC2064 # trap_calm is expanded now, on purpose
 regroup_if_needed() {
     local child
     [[ $self_pgid == "$self_pid" ]] && return 0
