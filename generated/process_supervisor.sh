@@ -325,7 +325,8 @@ nap() {
 # ran just before `wait` began (bash < 4.4 then blocks) is followed by
 # another one. On "tick" it keeps a line waiting in nap's pipe instead (see
 # nap). On "go" it becomes mv (exec: no new process) and renames the receipt
-# into place. On "quit", or at EOF (this shell is gone), it exits.
+# into place; on "remove", rm of what a failed write left. On "quit" it
+# exits; at EOF (this shell is gone) it writes a receipt that says so.
 #
 # Commands travel one byte each (a word's first letter; go adds the digit
 # of the temporary name) on fd 52 -> 53, and each one rings a doorbell
@@ -356,7 +357,26 @@ helper_main() {
     while read -r -n 1 -u 53 c; do
         helper_command "$c"
     done
-    exit 0
+    helper_orphaned
+}
+
+# This shell is gone and said nothing last (no go, remove or quit): it
+# died. bash before 4.4 can still crash in its own signal handling (see
+# trap_calm), and a KILL may reach this shell alone. The receipt says so,
+# renamed into place as for go; the helper knows nothing of the harness
+# (it may still run), so the stop, services and zombies are empty.
+# shellcheck disable=SC2317 # runs in the helper's subshell
+helper_orphaned() {
+    [[ -n $receipt && -n $mv_bin ]] || exit 0
+    receipt_target_kind "$receipt"
+    [[ -z $target_kind ]] || exit 1
+    err="the supervisor died before it wrote the receipt: the harness may still run"
+    confirmed=false
+    receipt_json
+    helper_pid=''
+    receipt_tmp_file "$receipt_body" || exit 1
+    close_own_fds
+    exec "$mv_bin" -f -- "$tmp_name" "$receipt" 53<&-
 }
 
 # shellcheck disable=SC2317 # runs in the helper's subshell
@@ -372,6 +392,15 @@ helper_command() {
             close_own_fds
             exec "$mv_bin" -f -- "$c" "$receipt" 53<&-
             ;;
+        r)
+            # Remove what a failed write left (receipt_remove): a
+            # temporary name, or (p) the receipt.
+            read -r -n 1 -u 53 c || exit 1
+            case $c in 0) c=$receipt_tmp ;; [1-3]) c=$receipt_tmp.$c ;; p) c=$receipt ;; *) exit 1 ;; esac
+            [[ -n $rm_bin ]] || exit 1
+            close_own_fds
+            exec "$rm_bin" -f -- "$c" 53<&-
+            ;;
         k | t)
             # Until another command comes (or EOF, or this shell is gone).
             while job_running "$sup_pid" "$sup_start"; do
@@ -386,7 +415,7 @@ helper_command() {
                     return 0
                 }
             done
-            exit 0
+            helper_orphaned
             ;;
         q) exit 0 ;;
         *) exit 1 ;;
@@ -394,7 +423,7 @@ helper_command() {
 }
 
 # A pause of kick_wait at most, then the next command into c ('' when none
-# came). At EOF (this shell is gone) the helper exits. bash 3.2 cannot tell
+# came). At EOF (this shell is gone): helper_orphaned. bash 3.2 cannot tell
 # whether a command waits (its `read -t 0` always fails): it pauses on the
 # commands themselves, in whole seconds; it has neither failing above.
 # shellcheck disable=SC2317 # runs in the helper's subshell
@@ -406,7 +435,7 @@ helper_next() {
     fi
     read -r -t "$kick_wait" -u 56 _
     read -r -t 0 -u 53 || return 0
-    read -r -n 1 -u 53 c || exit 0
+    read -r -n 1 -u 53 c || helper_orphaned
 }
 
 # One line into nap's pipe (fd 55), unless the last one is still unread:
@@ -418,9 +447,9 @@ helper_tick() {
     { printf '\n' >&55; } 2>/dev/null
 }
 
-# Give the stop helper (when there is one) command $1: kick, tick, go or
-# quit, sent as its first letter (see start_helper), and go's one-digit
-# argument $2.
+# Give the stop helper (when there is one) command $1: kick, tick, go,
+# remove or quit, sent as its first letter (see start_helper), and the
+# one-byte argument $2 of go and remove.
 tell_helper() {
     [[ -n $helper_pid ]] || return 0
     { printf '%s' "${1:0:1}${2-}" >&52; } 2>/dev/null || return 1
@@ -615,7 +644,10 @@ make_receipt_tmp() {
 # by the stop helper (already running: no fork needed), else by mv, else,
 # when no rename works, in place (still one write). Returns 2 when the
 # receipt path is something the receipt may not replace (left as it is),
-# 1 when it could not be written.
+# 1 when it could not be written. A failed write leaves nothing behind: a
+# temporary file that could not be written (a full disk) ends the attempt
+# (in place would fail too, and empty an older receipt), and it, or a
+# receipt emptied by a failed write in place, is removed (receipt_remove).
 write_receipt() {
     [[ -n $receipt ]] || return 0
     receipt_json
@@ -624,41 +656,65 @@ write_receipt() {
         say "the receipt path ${receipt:0:200} is $target_kind: not replaced"
         return 2
     fi
-    if [[ -n $helper_pid ]]; then
-        receipt_tmp_file "$receipt_body" && receipt_by_helper && return 0
-    elif [[ -n $mv_bin ]]; then
-        receipt_tmp_file "$receipt_body" &&
-            run_tool "$mv_bin" -f -- "$tmp_name" "$receipt" 2>/dev/null && return 0
+    tmp_name=''
+    if [[ -n $helper_pid || -n $mv_bin ]]; then
+        if receipt_tmp_file "$receipt_body"; then
+            if [[ -n $helper_pid ]]; then
+                helper_final go "$tmp_index" && return 0
+            else
+                run_tool "$mv_bin" -f -- "$tmp_name" "$receipt" 2>/dev/null && return 0
+            fi
+        elif [[ -n $tmp_name ]]; then
+            say "cannot write the receipt ${receipt:0:200}: writing its temporary file failed (is the disk full?)"
+            receipt_remove "$tmp_index"
+            return 1
+        fi
     fi
-    receipt_in_place "$receipt_body"
+    receipt_in_place "$receipt_body" || return 1
+    [[ -z $tmp_name ]] || receipt_remove "$tmp_index"
+    return 0
 }
 
-# The body into a new temporary file, tmp_name: the first of the four
-# names that does not exist yet. noclobber makes bash create it with
-# O_EXCL, which fails on any link; a name that exists is skipped, not
-# opened (bash would write into a FIFO or device it finds there).
+# Write $2 into file $1 through fd 59: made_file says whether the open
+# worked (then a failed write left the file empty or cut short).
+write_through_fd() {
+    made_file=''
+    { exec 59>"$1"; } 2>/dev/null || return 1
+    made_file=1
+    { printf '%s' "$2" >&59; } 2>/dev/null && exec 59>&- && return 0
+    exec 59>&-
+    return 1
+}
+
+# The body into a new temporary file, tmp_name (empty when none was made):
+# the first of the four names that does not exist yet. noclobber makes bash
+# create it with O_EXCL, which fails on any link; a name that exists is
+# skipped, not opened (bash would write into a FIFO or device it finds
+# there). A file made but not written ends the search (1, tmp_name set).
 receipt_tmp_file() {
-    local i ok
+    local i name ok
     for i in 0 1 2 3; do
         tmp_index=$i
-        tmp_name=$receipt_tmp
-        ((i == 0)) || tmp_name+=".$i"
-        [[ -e $tmp_name || -L $tmp_name ]] && continue
+        name=$receipt_tmp
+        ((i == 0)) || name+=".$i"
+        [[ -e $name || -L $name ]] && continue
         ok=1
         set -o noclobber
-        { printf '%s' "$1" >"$tmp_name"; } 2>/dev/null && ok=0
+        write_through_fd "$name" "$1" && ok=0
         set +o noclobber
-        if ((ok == 0)) && [[ -f $tmp_name && ! -L $tmp_name ]]; then
-            return 0
-        fi
+        [[ -n $made_file ]] || continue
+        tmp_name=$name
+        ((ok == 0)) && [[ -f $name && ! -L $name ]] && return 0
+        return 1
     done
     return 1
 }
 
-# Ask the stop helper to rename the temporary file and wait for its status.
-receipt_by_helper() {
+# Give the stop helper its last command (go, or remove: see helper_command)
+# with its one-byte argument $2, and wait for its status: 0 when it did it.
+helper_final() {
     local pid=$helper_pid sent=0
-    tell_helper go "$tmp_index" || sent=1
+    tell_helper "$1" "$2" || sent=1
     helper_pid=''
     ((sent == 0)) || return 1
     wait_rc=''
@@ -668,14 +724,33 @@ receipt_by_helper() {
     [[ $wait_rc == 0 ]]
 }
 
+# Remove what a failed write left: temporary name $1 (0 to 3) or, for "p",
+# the receipt. By the stop helper when it still runs (it becomes rm: no
+# fork), else by rm; without rm on PATH it stays, and the supervisor says so.
+receipt_remove() {
+    local name=$receipt
+    [[ $1 == p ]] || {
+        name=$receipt_tmp
+        (($1 == 0)) || name+=".$1"
+    }
+    if [[ -n $rm_bin ]]; then
+        [[ -n $helper_pid ]] && helper_final remove "$1" && return 0
+        run_tool "$rm_bin" -f -- "$name" 2>/dev/null && return 0
+    fi
+    say "cannot remove ${name:0:200}"
+    return 1
+}
+
 # The last resort: the receipt written where it belongs, in one write, but
-# never through a link.
+# never through a link. A write that failed once the file was open (it is
+# empty or cut short now) removes it.
 receipt_in_place() {
     receipt_target_kind "$receipt"
-    if [[ -z $target_kind && ! -L $receipt ]] && { printf '%s' "$1" >"$receipt"; } 2>/dev/null; then
+    if [[ -z $target_kind && ! -L $receipt ]] && write_through_fd "$receipt" "$1"; then
         return 0
     fi
     say "cannot write the receipt ${receipt:0:200}"
+    [[ -n $made_file ]] && receipt_remove p
     return 1
 }
 
@@ -939,15 +1014,17 @@ find_tool() {
     [[ -n $tool_path ]]
 }
 
-# Sets mv_bin and sleep_bin (with a deadline); refuses (125) when a needed
+# Sets mv_bin, rm_bin (when there is one) and sleep_bin (with a deadline); refuses (125) when a needed
 # one is missing or unusable. The tools only some runs need are looked up
 # where they are needed, still before the harness starts: env and perl by
 # restore_signals_if_needed (INT ignored at entry), mkdir and rmdir by
 # setup_cgroup (a cgroup to make).
 resolve_tools() {
-    mv_bin='' sleep_bin='' env_bin='' perl_bin='' mkdir_bin='' rmdir_bin=''
+    mv_bin='' rm_bin='' sleep_bin='' env_bin='' perl_bin='' mkdir_bin='' rmdir_bin=''
     find_tool mv || fail 125 "mv not found on PATH: refusing to launch"
     mv_bin=$tool_path
+    # Only to remove what a failed receipt write left (receipt_remove).
+    find_tool rm && rm_bin=$tool_path
     if [[ -n $deadline_cs ]] && ((deadline_cs >= 1)); then
         find_tool sleep || fail 125 "sleep not found on PATH (needed for --deadline): refusing to launch"
         # As short as a fraction goes: the probe is part of every start.
@@ -1012,6 +1089,7 @@ restore_signals_if_needed() {
 # TERM. The job's $$ is still this shell's PID: the supervisor names itself
 # by self_pid (check_proc) everywhere. No trap is set yet, and the signal
 # dispositions are this shell's (INT restored above when it could be).
+# shellcheck disable=SC2064 # trap_calm is expanded now, on purpose
 regroup_if_needed() {
     local child
     [[ $self_pgid == "$self_pid" ]] && return 0
@@ -1025,9 +1103,10 @@ regroup_if_needed() {
     # Known before the traps exist: a TERM that lands between them would
     # otherwise be passed to no one and lost.
     forward_to=$child
-    trap 'forward TERM' TERM
-    trap 'forward INT' INT
-    trap 'forward HUP' HUP
+    # bash < 4.4: only the first one (see trap_calm).
+    trap "${trap_calm}forward TERM" TERM
+    trap "${trap_calm}forward INT" INT
+    trap "${trap_calm}forward HUP" HUP
     end_substitutions
     wait_rc=
     while [[ -z $wait_rc ]]; do
@@ -1069,8 +1148,20 @@ wait_job() {
     got_signal=
     # bash reports a job killed by a signal ("Killed", "Terminated") on
     # stderr when it reaps it: not the supervisor's message to give.
-    wait "$1" 2>/dev/null
-    st=$?
+    if [[ -n $trap_calm ]]; then
+        # bash < 4.4 puts a SIGINT handler of its own in place while it
+        # waits without job control, and a trapped signal that ends the wait
+        # leaves it there: an INT that comes next jumps back into the wait
+        # that has returned (a crash), or to the top of the script. Under
+        # job control it never replaces the trap.
+        set -m
+        wait "$1" 2>/dev/null
+        st=$?
+        set +m
+    else
+        wait "$1" 2>/dev/null
+        st=$?
+    fi
     # Not only when got_signal says so: bash 4.4 to 5.3 remember a trapped
     # signal that lands after one `wait` returns and before the next builtin,
     # run its trap then, and make the next `wait` return 128+N at once while
@@ -2039,7 +2130,7 @@ signal_status() {
 init_globals() {
     confirmed=true rc='' err='' timed_out=false containment=proc
     stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' timer_killed='' lifeline_pid='' lifeline_killed=''
-    helper_pid='' mv_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
+    helper_pid='' mv_bin='' rm_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
     rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
     launch_cs='' stop_began_cs='' stop_term_cs='' stop_kill_cs='' stop_end_cs=''
     stop_graceful_end_cs='' stop_grace_cs='' stop_n_term=0 stop_n_kill=0 stop_by_itself=''
@@ -2050,6 +2141,18 @@ init_globals() {
     # takes whole seconds only.
     kick_wait=1
     ((bash_major >= 4)) && kick_wait=0.05
+    # bash before 4.4 runs a trap from inside its signal handler when the
+    # signal lands in `read` (and `wait` jumps out of the handler): a second
+    # signal then runs trap code inside the first one's, and the shell
+    # crashes (SIGSEGV, SIGABRT in malloc) or runs on from a corrupted state.
+    # Measured with bursts of 600 TERM/INT/HUP: 3.2.48, 4.0 and 4.2 died
+    # without a receipt in about a third of the runs; 4.4 and later never.
+    # There the first stop signal (or the first one passed on) ignores them
+    # all at once, before anything else: a second signal cannot hurry the
+    # stop there.
+    trap_calm=''
+    ((bash_major < 4 || (bash_major == 4 && BASH_VERSINFO[1] < 4))) &&
+        trap_calm='trap "" TERM INT HUP ALRM USR1; '
 }
 
 main() {
@@ -2103,6 +2206,7 @@ supervise() {
 # Everything the stop needs, made before the harness exists: the marker,
 # the PID counters, nap's pipe, the traps, the stop helper, the cgroup and
 # the lifeline.
+# shellcheck disable=SC2064 # trap_calm is expanded now, on purpose
 prepare_stop() {
     sup_pid=$self_pid
     sup_start=$self_start
@@ -2115,11 +2219,11 @@ prepare_stop() {
     marker_entry="$marker_var=$token"
     check_pid_counters
     open_nap_pipe
-    trap 'on_signal TERM' TERM
-    trap 'on_signal INT' INT
-    trap 'on_signal HUP' HUP
-    trap 'on_signal ALRM' ALRM
-    trap 'on_signal LOST' USR1
+    trap "${trap_calm}on_signal TERM" TERM
+    trap "${trap_calm}on_signal INT" INT
+    trap "${trap_calm}on_signal HUP" HUP
+    trap "${trap_calm}on_signal ALRM" ALRM
+    trap "${trap_calm}on_signal LOST" USR1
     trap 'got_signal=1' USR2
     # A write to a helper that is gone fails instead of killing this shell.
     trap 'got_signal=1' PIPE

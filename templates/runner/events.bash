@@ -1,10 +1,12 @@
 # events_tools: (bash 3.2 to 4.4) find dd, sed, tr, mktemp and rm (and
 # sleep, which is optional) on the PATH the CLI will see, and make the
 # recorder's private directory, before the CLI starts: record_chunks needs
-# them. The directory (mktemp -d, under TMPDIR) is removed when the
-# recording ends; a recorder killed by SIGKILL leaves it behind.
+# them. The directory is made beside RUNNER_EVENTS (mktemp -d in its
+# directory, which is the session's: the image's /tmp may be read-only,
+# full or shared) and removed when the recording ends; a recorder killed by
+# SIGKILL leaves it behind there.
 events_tools() {
-    local pl_found pl_seen
+    local pl_found pl_seen re_parent
     events_tool dd
     dd_bin=$pl_found
     events_tool sed
@@ -19,9 +21,27 @@ events_tools() {
     if path_lookup sleep; then
         sleep_bin=$pl_found
     fi
-    re_dir=$("$mktemp_bin" -d 2>/dev/null)
+    re_parent=.
+    [[ $RUNNER_EVENTS == */* ]] && re_parent=${RUNNER_EVENTS%/*}
+    [[ $re_parent == /* ]] || re_parent=$PWD/$re_parent
+    re_dir=$(
+        tools_env
+        "$mktemp_bin" -d "$re_parent/.events-recorder.XXXXXXXXXX" 2>/dev/null
+    )
     [[ $re_dir == /* && -d $re_dir ]] ||
-        fail 125 "events mode needs a private directory (mktemp -d failed under TMPDIR); the CLI was not started"
+        fail 125 "events mode needs a private directory beside RUNNER_EVENTS (mktemp -d failed in ${re_parent:0:200}); the CLI was not started"
+}
+
+# tools_env: the environment dd, sed, tr, mktemp, rm and sleep run with,
+# whatever the image's: the C locale (every byte one character, dd's
+# messages untranslated) and none of the variables that change what GNU or
+# busybox tools do (POSIXLY_CORRECT, _POSIX2_VERSION; TMPDIR is not read:
+# mktemp gets a full template). Only in the recorder's own subshells: the
+# CLI keeps the environment it was given.
+tools_env() {
+    LC_ALL=C
+    export LC_ALL
+    unset -v POSIXLY_CORRECT _POSIX2_VERSION TMPDIR
 }
 
 # events_tool NAME: NAME on the PATH, in pl_found, or stop with 125.
@@ -32,8 +52,8 @@ events_tool() {
 # record_events: read the CLI's stdout and write one event line per
 # line, stamped when the recorder read it (record_chunks: the chunk of its
 # first byte; record_blocks: the block that ends it). Runs in its own
-# subshell, under the C locale (given to sed and tr too: they see every
-# byte as one character, whatever the user's locale). Without
+# subshell, under the C locale and tools_env (given to dd, sed and tr too:
+# they see every byte as one character, whatever the user's locale). Without
 # $EPOCHREALTIME (bash < 5.0) the stamp comes from runner/clock.bash (started by
 # run_events), which takes no fork. TERM, INT and HUP are ignored here
 # (and so in dd, sed, tr and sleep): a stop of the process group must not
@@ -41,7 +61,7 @@ events_tool() {
 record_events() {
     local re_stamp='' re_status
     trap '' TERM INT HUP
-    LC_ALL=C
+    tools_env
     if new_bash; then
         record_blocks 65536
         return
@@ -207,7 +227,10 @@ run_events() {
         ev_status=("${PIPESTATUS[@]}")
     } >"$RUNNER_EVENTS"
     if [[ -z $ev_opened ]]; then
-        [[ -z $re_dir ]] || "$rm_bin" -rf -- "$re_dir"
+        [[ -z $re_dir ]] || (
+            tools_env
+            "$rm_bin" -rf -- "$re_dir"
+        )
         fail 125 "cannot open RUNNER_EVENTS '$RUNNER_EVENTS' for writing; the CLI was not started"
     fi
     [[ ${ev_status[1]} == 0 ]] ||

@@ -101,7 +101,8 @@ nap() {
 # ran just before `wait` began (bash < 4.4 then blocks) is followed by
 # another one. On "tick" it keeps a line waiting in nap's pipe instead (see
 # nap). On "go" it becomes mv (exec: no new process) and renames the receipt
-# into place. On "quit", or at EOF (this shell is gone), it exits.
+# into place; on "remove", rm of what a failed write left. On "quit" it
+# exits; at EOF (this shell is gone) it writes a receipt that says so.
 #
 # Commands travel one byte each (a word's first letter; go adds the digit
 # of the temporary name) on fd 52 -> 53, and each one rings a doorbell
@@ -132,7 +133,26 @@ helper_main() {
     while read -r -n 1 -u 53 c; do
         helper_command "$c"
     done
-    exit 0
+    helper_orphaned
+}
+
+# This shell is gone and said nothing last (no go, remove or quit): it
+# died. bash before 4.4 can still crash in its own signal handling (see
+# trap_calm), and a KILL may reach this shell alone. The receipt says so,
+# renamed into place as for go; the helper knows nothing of the harness
+# (it may still run), so the stop, services and zombies are empty.
+# shellcheck disable=SC2317 # runs in the helper's subshell
+helper_orphaned() {
+    [[ -n $receipt && -n $mv_bin ]] || exit 0
+    receipt_target_kind "$receipt"
+    [[ -z $target_kind ]] || exit 1
+    err="the supervisor died before it wrote the receipt: the harness may still run"
+    confirmed=false
+    receipt_json
+    helper_pid=''
+    receipt_tmp_file "$receipt_body" || exit 1
+    close_own_fds
+    exec "$mv_bin" -f -- "$tmp_name" "$receipt" 53<&-
 }
 
 # shellcheck disable=SC2317 # runs in the helper's subshell
@@ -148,6 +168,15 @@ helper_command() {
             close_own_fds
             exec "$mv_bin" -f -- "$c" "$receipt" 53<&-
             ;;
+        r)
+            # Remove what a failed write left (receipt_remove): a
+            # temporary name, or (p) the receipt.
+            read -r -n 1 -u 53 c || exit 1
+            case $c in 0) c=$receipt_tmp ;; [1-3]) c=$receipt_tmp.$c ;; p) c=$receipt ;; *) exit 1 ;; esac
+            [[ -n $rm_bin ]] || exit 1
+            close_own_fds
+            exec "$rm_bin" -f -- "$c" 53<&-
+            ;;
         k | t)
             # Until another command comes (or EOF, or this shell is gone).
             while job_running "$sup_pid" "$sup_start"; do
@@ -162,7 +191,7 @@ helper_command() {
                     return 0
                 }
             done
-            exit 0
+            helper_orphaned
             ;;
         q) exit 0 ;;
         *) exit 1 ;;
@@ -170,7 +199,7 @@ helper_command() {
 }
 
 # A pause of kick_wait at most, then the next command into c ('' when none
-# came). At EOF (this shell is gone) the helper exits. bash 3.2 cannot tell
+# came). At EOF (this shell is gone): helper_orphaned. bash 3.2 cannot tell
 # whether a command waits (its `read -t 0` always fails): it pauses on the
 # commands themselves, in whole seconds; it has neither failing above.
 # shellcheck disable=SC2317 # runs in the helper's subshell
@@ -182,7 +211,7 @@ helper_next() {
     fi
     read -r -t "$kick_wait" -u 56 _
     read -r -t 0 -u 53 || return 0
-    read -r -n 1 -u 53 c || exit 0
+    read -r -n 1 -u 53 c || helper_orphaned
 }
 
 # One line into nap's pipe (fd 55), unless the last one is still unread:
@@ -194,9 +223,9 @@ helper_tick() {
     { printf '\n' >&55; } 2>/dev/null
 }
 
-# Give the stop helper (when there is one) command $1: kick, tick, go or
-# quit, sent as its first letter (see start_helper), and go's one-digit
-# argument $2.
+# Give the stop helper (when there is one) command $1: kick, tick, go,
+# remove or quit, sent as its first letter (see start_helper), and the
+# one-byte argument $2 of go and remove.
 tell_helper() {
     [[ -n $helper_pid ]] || return 0
     { printf '%s' "${1:0:1}${2-}" >&52; } 2>/dev/null || return 1

@@ -172,7 +172,10 @@ make_receipt_tmp() {
 # by the stop helper (already running: no fork needed), else by mv, else,
 # when no rename works, in place (still one write). Returns 2 when the
 # receipt path is something the receipt may not replace (left as it is),
-# 1 when it could not be written.
+# 1 when it could not be written. A failed write leaves nothing behind: a
+# temporary file that could not be written (a full disk) ends the attempt
+# (in place would fail too, and empty an older receipt), and it, or a
+# receipt emptied by a failed write in place, is removed (receipt_remove).
 write_receipt() {
     [[ -n $receipt ]] || return 0
     receipt_json
@@ -181,41 +184,65 @@ write_receipt() {
         say "the receipt path ${receipt:0:200} is $target_kind: not replaced"
         return 2
     fi
-    if [[ -n $helper_pid ]]; then
-        receipt_tmp_file "$receipt_body" && receipt_by_helper && return 0
-    elif [[ -n $mv_bin ]]; then
-        receipt_tmp_file "$receipt_body" &&
-            run_tool "$mv_bin" -f -- "$tmp_name" "$receipt" 2>/dev/null && return 0
+    tmp_name=''
+    if [[ -n $helper_pid || -n $mv_bin ]]; then
+        if receipt_tmp_file "$receipt_body"; then
+            if [[ -n $helper_pid ]]; then
+                helper_final go "$tmp_index" && return 0
+            else
+                run_tool "$mv_bin" -f -- "$tmp_name" "$receipt" 2>/dev/null && return 0
+            fi
+        elif [[ -n $tmp_name ]]; then
+            say "cannot write the receipt ${receipt:0:200}: writing its temporary file failed (is the disk full?)"
+            receipt_remove "$tmp_index"
+            return 1
+        fi
     fi
-    receipt_in_place "$receipt_body"
+    receipt_in_place "$receipt_body" || return 1
+    [[ -z $tmp_name ]] || receipt_remove "$tmp_index"
+    return 0
 }
 
-# The body into a new temporary file, tmp_name: the first of the four
-# names that does not exist yet. noclobber makes bash create it with
-# O_EXCL, which fails on any link; a name that exists is skipped, not
-# opened (bash would write into a FIFO or device it finds there).
+# Write $2 into file $1 through fd 59: made_file says whether the open
+# worked (then a failed write left the file empty or cut short).
+write_through_fd() {
+    made_file=''
+    { exec 59>"$1"; } 2>/dev/null || return 1
+    made_file=1
+    { printf '%s' "$2" >&59; } 2>/dev/null && exec 59>&- && return 0
+    exec 59>&-
+    return 1
+}
+
+# The body into a new temporary file, tmp_name (empty when none was made):
+# the first of the four names that does not exist yet. noclobber makes bash
+# create it with O_EXCL, which fails on any link; a name that exists is
+# skipped, not opened (bash would write into a FIFO or device it finds
+# there). A file made but not written ends the search (1, tmp_name set).
 receipt_tmp_file() {
-    local i ok
+    local i name ok
     for i in 0 1 2 3; do
         tmp_index=$i
-        tmp_name=$receipt_tmp
-        ((i == 0)) || tmp_name+=".$i"
-        [[ -e $tmp_name || -L $tmp_name ]] && continue
+        name=$receipt_tmp
+        ((i == 0)) || name+=".$i"
+        [[ -e $name || -L $name ]] && continue
         ok=1
         set -o noclobber
-        { printf '%s' "$1" >"$tmp_name"; } 2>/dev/null && ok=0
+        write_through_fd "$name" "$1" && ok=0
         set +o noclobber
-        if ((ok == 0)) && [[ -f $tmp_name && ! -L $tmp_name ]]; then
-            return 0
-        fi
+        [[ -n $made_file ]] || continue
+        tmp_name=$name
+        ((ok == 0)) && [[ -f $name && ! -L $name ]] && return 0
+        return 1
     done
     return 1
 }
 
-# Ask the stop helper to rename the temporary file and wait for its status.
-receipt_by_helper() {
+# Give the stop helper its last command (go, or remove: see helper_command)
+# with its one-byte argument $2, and wait for its status: 0 when it did it.
+helper_final() {
     local pid=$helper_pid sent=0
-    tell_helper go "$tmp_index" || sent=1
+    tell_helper "$1" "$2" || sent=1
     helper_pid=''
     ((sent == 0)) || return 1
     wait_rc=''
@@ -225,14 +252,33 @@ receipt_by_helper() {
     [[ $wait_rc == 0 ]]
 }
 
+# Remove what a failed write left: temporary name $1 (0 to 3) or, for "p",
+# the receipt. By the stop helper when it still runs (it becomes rm: no
+# fork), else by rm; without rm on PATH it stays, and the supervisor says so.
+receipt_remove() {
+    local name=$receipt
+    [[ $1 == p ]] || {
+        name=$receipt_tmp
+        (($1 == 0)) || name+=".$1"
+    }
+    if [[ -n $rm_bin ]]; then
+        [[ -n $helper_pid ]] && helper_final remove "$1" && return 0
+        run_tool "$rm_bin" -f -- "$name" 2>/dev/null && return 0
+    fi
+    say "cannot remove ${name:0:200}"
+    return 1
+}
+
 # The last resort: the receipt written where it belongs, in one write, but
-# never through a link.
+# never through a link. A write that failed once the file was open (it is
+# empty or cut short now) removes it.
 receipt_in_place() {
     receipt_target_kind "$receipt"
-    if [[ -z $target_kind && ! -L $receipt ]] && { printf '%s' "$1" >"$receipt"; } 2>/dev/null; then
+    if [[ -z $target_kind && ! -L $receipt ]] && write_through_fd "$receipt" "$1"; then
         return 0
     fi
     say "cannot write the receipt ${receipt:0:200}"
+    [[ -n $made_file ]] && receipt_remove p
     return 1
 }
 

@@ -53,6 +53,7 @@ restore_signals_if_needed() {
 # TERM. The job's $$ is still this shell's PID: the supervisor names itself
 # by self_pid (check_proc) everywhere. No trap is set yet, and the signal
 # dispositions are this shell's (INT restored above when it could be).
+# shellcheck disable=SC2064 # trap_calm is expanded now, on purpose
 regroup_if_needed() {
     local child
     [[ $self_pgid == "$self_pid" ]] && return 0
@@ -66,9 +67,10 @@ regroup_if_needed() {
     # Known before the traps exist: a TERM that lands between them would
     # otherwise be passed to no one and lost.
     forward_to=$child
-    trap 'forward TERM' TERM
-    trap 'forward INT' INT
-    trap 'forward HUP' HUP
+    # bash < 4.4: only the first one (see trap_calm).
+    trap "${trap_calm}forward TERM" TERM
+    trap "${trap_calm}forward INT" INT
+    trap "${trap_calm}forward HUP" HUP
     end_substitutions
     wait_rc=
     while [[ -z $wait_rc ]]; do
@@ -110,8 +112,20 @@ wait_job() {
     got_signal=
     # bash reports a job killed by a signal ("Killed", "Terminated") on
     # stderr when it reaps it: not the supervisor's message to give.
-    wait "$1" 2>/dev/null
-    st=$?
+    if [[ -n $trap_calm ]]; then
+        # bash < 4.4 puts a SIGINT handler of its own in place while it
+        # waits without job control, and a trapped signal that ends the wait
+        # leaves it there: an INT that comes next jumps back into the wait
+        # that has returned (a crash), or to the top of the script. Under
+        # job control it never replaces the trap.
+        set -m
+        wait "$1" 2>/dev/null
+        st=$?
+        set +m
+    else
+        wait "$1" 2>/dev/null
+        st=$?
+    fi
     # Not only when got_signal says so: bash 4.4 to 5.3 remember a trapped
     # signal that lands after one `wait` returns and before the next builtin,
     # run its trap then, and make the next `wait` return 128+N at once while

@@ -30,15 +30,17 @@ find_tool() {
     [[ -n $tool_path ]]
 }
 
-# Sets mv_bin and sleep_bin (with a deadline); refuses (125) when a needed
+# Sets mv_bin, rm_bin (when there is one) and sleep_bin (with a deadline); refuses (125) when a needed
 # one is missing or unusable. The tools only some runs need are looked up
 # where they are needed, still before the harness starts: env and perl by
 # restore_signals_if_needed (INT ignored at entry), mkdir and rmdir by
 # setup_cgroup (a cgroup to make).
 resolve_tools() {
-    mv_bin='' sleep_bin='' env_bin='' perl_bin='' mkdir_bin='' rmdir_bin=''
+    mv_bin='' rm_bin='' sleep_bin='' env_bin='' perl_bin='' mkdir_bin='' rmdir_bin=''
     find_tool mv || fail 125 "mv not found on PATH: refusing to launch"
     mv_bin=$tool_path
+    # Only to remove what a failed receipt write left (receipt_remove).
+    find_tool rm && rm_bin=$tool_path
     if [[ -n $deadline_cs ]] && ((deadline_cs >= 1)); then
         find_tool sleep || fail 125 "sleep not found on PATH (needed for --deadline): refusing to launch"
         # As short as a fraction goes: the probe is part of every start.

@@ -11,6 +11,7 @@ mod adapter_specs;
 mod arch_select;
 mod atif;
 mod bootstrap;
+mod failure_paths;
 mod fetch;
 mod generate;
 mod harness;

@@ -1815,7 +1815,8 @@ fn stamps_of(raw: &[u8]) -> Vec<f64> {
 /// begins in the first piece and ends in the third is stamped at its first
 /// byte from dd (bash < 5.0) and when it ends from `read -N` (bash 5):
 /// either way more than a second from one of its neighbours. The
-/// recorder's private directory (under TMPDIR) is gone afterwards.
+/// recorder's private directory (beside the events file, never in TMPDIR)
+/// is gone afterwards.
 #[test]
 fn events_mode_chunk_edges_and_long_line_stamps() {
     let shells = support::bashes();
@@ -1886,30 +1887,35 @@ fn events_mode_chunk_edges_and_long_line_stamps() {
         }
         let left: Vec<_> = std::fs::read_dir(&tmpdir).unwrap().collect();
         assert!(left.is_empty(), "{what}: left in TMPDIR: {left:?}");
+        let left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().starts_with(".events-recorder."))
+            .collect();
+        assert!(left.is_empty(), "{what}: left beside the events: {left:?}");
     }
     support::report("events_mode_chunk_edges_and_long_line_stamps", &shells);
 }
 
-/// bash 3.2 to 4.4 need a private directory for the chunks: when mktemp
-/// cannot make one under TMPDIR, events mode stops with 125 before the CLI
-/// starts; bash 5 needs none and runs the CLI.
+/// bash 3.2 to 4.4 need a private directory for the chunks, beside
+/// RUNNER_EVENTS: when mktemp cannot make one there (the events file is the
+/// runner's stdout, in /proc/self/fd), events mode stops with 125 before
+/// the CLI starts; bash 5 needs none and runs the CLI.
 #[test]
 fn events_mode_without_a_private_directory() {
     let shells = support::bashes();
     for shell in &shells {
         let d = tmp();
         let mark = d.path().join("ran");
-        let events = d.path().join("events.log");
         let file = params(
             d.path(),
             &json!({
                 "RUNNER_ARGV": ["sh", "-c", "echo ran; : > \"$0\"", p(&mark)],
                 "RUNNER_MODE": "events",
-                "RUNNER_EVENTS": p(&events),
+                "RUNNER_EVENTS": "/proc/self/fd/1",
             }),
         );
-        let missing = p(&d.path().join("no-such-dir"));
-        let out = run(shell, "C", &file, d.path(), &[("TMPDIR", &missing)]);
+        let out = run(shell, "C", &file, d.path(), &[]);
         let what = shell.name.clone();
         if major(shell) < 5 {
             assert_eq!(code(&out), 125, "{what}: {}", err(&out));
