@@ -304,25 +304,7 @@ fn signal_bursts_always_leave_a_receipt() {
 
 /// Write a parameter file with the real `shforge params`.
 fn params(dir: &Path, json: &serde_json::Value) -> PathBuf {
-    let file = dir.join("params.sh");
-    let out = Command::new(support::shforge())
-        .args(["params", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write as _;
-            c.stdin
-                .take()
-                .unwrap()
-                .write_all(json.to_string().as_bytes())?;
-            c.wait_with_output()
-        })
-        .expect("shforge params runs");
-    assert!(out.status.success(), "params: {}", stderr(&out));
-    std::fs::write(&file, &out.stdout).unwrap();
-    file
+    support::write_params(&dir.join("params.sh"), json)
 }
 
 /// Events mode with TMPDIR unwritable (/proc: not even root makes a

@@ -637,23 +637,8 @@ fn api_key_env_refuses_names_the_runtime_owns() {
 // ---------------------------------------------------------------- fixtures
 
 fn write_params(dir: &Path, doc: &serde_json::Value) -> PathBuf {
-    let mut c = Command::new(support::shforge());
-    c.args(["params", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(doc.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "shforge params {doc}");
-    let f = dir.join(format!("params-{}.sh", fs::read_dir(dir).unwrap().count()));
-    fs::write(&f, out.stdout).unwrap();
-    f
+    let n = fs::read_dir(dir).unwrap().count();
+    support::write_params(&dir.join(format!("params-{n}.sh")), doc)
 }
 
 /// An installer of a fake runtime (a tar.gz whose `bin/fake --version`
@@ -672,7 +657,7 @@ impl InstallWorld {
         fs::set_permissions(src.join("bin/fake"), fs::Permissions::from_mode(0o755)).unwrap();
         fs::create_dir_all(dir.path().join("src")).unwrap();
         let tgz = support::tar_gz_dir(&src, &dir.path().join("src/fake.tgz"));
-        let sha = tgz_sha(&tgz);
+        let sha = support::sha256_hex(&tgz);
         let inst = Installer::builder("fake", "1.0")
             .entry("bin/fake")
             .check(["--version"], "fake 1.0")
@@ -696,12 +681,4 @@ impl InstallWorld {
     fn entry(&self) -> PathBuf {
         self.prefix().join("fake-1.0/bin/fake")
     }
-}
-
-fn tgz_sha(bytes: &[u8]) -> String {
-    use sha2::{Digest as _, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }

@@ -6,23 +6,16 @@
 //! for every catalog harness. Each under every bash of the matrix.
 
 use crate::support;
+use support::sha256_hex;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use sha2::{Digest as _, Sha256};
 use shforge::installer::{Artifact, Installer, Libc};
 use support::http::Server;
 use support::{Shell, code, text};
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
 
 /// A temp dir with the archive of a runtime whose entry prints
 /// `fake 1.0`, in its source dir, and an installer for it.

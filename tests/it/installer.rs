@@ -7,6 +7,7 @@
 //! prints its version. Every installer test runs under every bash of the matrix.
 
 use crate::support;
+use support::sha256_hex;
 
 use std::fs;
 use std::io::Write as _;
@@ -15,20 +16,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use sha2::{Digest as _, Sha256};
 use shforge::installer::{Artifact, Installer, Libc};
 use support::chroot::{copy_with_libs, hide_glibc_loader};
 use support::http::Server;
 use support::{Shell, code, run_shforge as shforge, text, which};
 
 // ---------------------------------------------------------------- fixtures
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
 
 /// A tar.gz with `bin/fake`, a sh script that prints `output` for `--version`
 /// (and `extra` files), made with the system tar.

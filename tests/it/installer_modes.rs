@@ -6,6 +6,7 @@
 //! refused with exit 2 when the installer is generated.
 
 use crate::support;
+use support::sha256_hex;
 
 use std::fs;
 use std::io::Write as _;
@@ -13,7 +14,6 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use sha2::{Digest as _, Sha256};
 use support::{code, run_shforge as shforge, text};
 
 const TOOL: &[u8] = b"#!/bin/sh\necho 'tool 1.0'\n";
@@ -70,13 +70,6 @@ fn tgz(members: &[M]) -> Vec<u8> {
     writer.join().unwrap();
     assert!(out.status.success());
     out.stdout
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// A test world: the archive in `src/`, the spec, and (when the spec is

@@ -12,6 +12,7 @@
 //! without them the tests skip loudly (fail with SHFORGE_REQUIRE_SHELLS=1).
 
 use crate::support;
+use support::sha256_hex;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -19,16 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use sha2::{Digest as _, Sha256};
 use shforge::installer::{Artifact, Installer, Libc, Relocation, Runtime};
 use support::{Shell, code, text};
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
 
 /// Run a command to its end, output captured (`support::run` for a borrowed one).
 fn run(c: &mut Command) -> Output {

@@ -4,7 +4,7 @@
 
 use crate::support;
 
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -38,29 +38,7 @@ fn p(path: &Path) -> String {
 
 /// Write a parameter file with the real `shforge params`.
 fn params(dir: &Path, json: &serde_json::Value) -> PathBuf {
-    let mut child = Command::new(support::shforge())
-        .arg("params")
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("shforge params starts");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(json.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "shforge params {json}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let file = dir.join("params.sh");
-    std::fs::write(&file, &out.stdout).unwrap();
-    file
+    support::write_params(&dir.join("params.sh"), json)
 }
 
 /// The bash major version from the matrix label (`bash-5.2.15(1)-release (...)`).

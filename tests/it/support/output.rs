@@ -37,3 +37,39 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// Write the parameter file `file` with the real `shforge params` from
+/// `json`; `file` is returned.
+pub fn write_params(file: &std::path::Path, json: &serde_json::Value) -> PathBuf {
+    use std::io::Write as _;
+    let mut child = Command::new(shforge())
+        .args(["params", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("shforge params starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "shforge params {json}: {}",
+        text(&out)
+    );
+    std::fs::write(file, &out.stdout).unwrap();
+    file.to_path_buf()
+}
+
+/// The sha256 of `bytes`, in lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest as _, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
