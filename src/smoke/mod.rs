@@ -525,8 +525,7 @@ fn rollout(h: &Subject, mode: Mode, entry: &str, server: &RunningServer, run: &R
     }
     let token = fresh_token(h, mode);
     let target = out_dir.join("deliverable.txt");
-    let prefer = prefer(h);
-    let prompt = prompt_for(&token, &target, prefer);
+    let prompt = prompt_for(&token, &target, prefer(h));
     let spec = SessionSpec {
         harness: h.harness.clone(),
         session_dir: session.display().to_string(),
