@@ -120,7 +120,7 @@ fi
 \unalias -a 2>/dev/null
 \shopt -u expand_aliases 2>/dev/null
 # What the image's environment may not change (src/environ.rs has the table;
-# README, "What the image's environment cannot change", what each would have
+# docs/security.md, "What the image's environment cannot change", what each would have
 # done). Top-level code, included before the script's first function call:
 # a function must not run under an inherited FUNCNEST, nor a read under a
 # TMOUT. POSIX in form because bootstrap.sh runs it too.

@@ -13,7 +13,7 @@
 //!
 //! Removed means removed for everything the script starts as well: the
 //! harness then runs its own shells under bash's defaults, the same whether
-//! the supervisor was launched by shforge or by hand. The README's table
+//! the supervisor was launched by shforge or by hand. docs/security.md's table
 //! "bash's own variables from the image" lists what each would have done,
 //! measured on bash 3.2.48, 4.0, 4.2, 4.4, 5.0, 5.1, 5.2 and 5.3.
 

@@ -96,7 +96,7 @@ if compgen -A function >/dev/null 2>&1; then
     inherited_functions_left=1
 fi
 # What the image's environment may not change (src/environ.rs has the table;
-# README, "What the image's environment cannot change", what each would have
+# docs/security.md, "What the image's environment cannot change", what each would have
 # done). Top-level code, included before the script's first function call:
 # a function must not run under an inherited FUNCNEST, nor a read under a
 # TMOUT. POSIX in form because bootstrap.sh runs it too.

@@ -51,7 +51,7 @@ def launch_argv(
     starts ``env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS -u TMOUT ...
     bash --noprofile --norc SUPERVISOR --receipt RECEIPT``: bash's own
     variables that would change how the supervisor runs are cleared (the
-    README's "What the image's environment cannot change"). ``deadline`` and ``grace`` are
+    docs/security.md, "What the image's environment cannot change"). ``deadline`` and ``grace`` are
     seconds (rounded down to 0.01); ``marker`` is 1-256 printable ASCII
     characters without blanks (default: a fresh one); ``cgroup`` is an
     absolute cgroup v2 directory or ``"none"``; ``max_procs`` needs a

@@ -30,7 +30,7 @@ use crate::quote::{CommandLine, QuoteError};
 /// variables that change how a script runs when inherited. The first four
 /// act before its first line (SHELLOPTS/BASHOPTS set options, BASH_ENV/ENV
 /// are sourced); the others (TMOUT, FUNCNEST, CDPATH, ...) the scripts
-/// also remove themselves. The README's table says what each would do.
+/// also remove themselves. docs/security.md's table says what each would do.
 pub const CLEARED_VARS: [&str; 11] = [
     "BASH_ENV",
     "ENV",

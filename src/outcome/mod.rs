@@ -39,7 +39,7 @@ pub enum Status {
     TimedOut,
 }
 
-/// Why it ended: a closed set (see the README's "Rollout outcome").
+/// Why it ended: a closed set (see docs/capture.md, "Rollout outcome").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {

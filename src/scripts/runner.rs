@@ -1,7 +1,7 @@
 //! `generated/harness_runner.sh`: starts one harness CLI (Claude Code,
 //! OpenCode, Kilo, OpenClaw, Pi) as its parameter file says, either by
 //! `exec` (direct mode) or with its stdout turned into timestamped event
-//! lines (events mode). Its interface: README, "harness_runner.sh". The
+//! lines (events mode). Its interface: docs/scripts.md, "harness_runner.sh". The
 //! template is `templates/harness_runner.sh` plus its parts, one job each, in
 //! `templates/runner/*.bash`.
 //!

@@ -3,7 +3,7 @@
 //! it): `shforge snapshot … --format atif`.
 //!
 //! The mapping, the same for every harness (what each harness leaves out is
-//! in the README's table):
+//! in docs/capture.md's table):
 //!
 //! * each `user` message with text → a `user` step; `system`/`developer`
 //!   messages → `system` steps;

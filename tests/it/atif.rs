@@ -192,7 +192,7 @@ fn steps_are_numbered_and_every_result_answers_a_call_of_its_step() {
         let t = export(kind, &source);
         assert_eq!(t["schema_version"], snapshot::atif::SCHEMA_VERSION);
         assert_eq!(t["agent"]["name"], kind.name(), "{name}");
-        // What each harness records of itself (README's table).
+        // What each harness records of itself (docs/capture.md's table).
         let version = match kind {
             Kind::ClaudeCode => "2.1.332",
             Kind::Codex => "0.171.0",

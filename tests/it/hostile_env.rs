@@ -25,7 +25,7 @@ use support::{code, text};
 const HANG: Duration = Duration::from_secs(120);
 
 /// bash's variables as a CIS-hardened or careless image sets them; each
-/// changes a script on some release (README, "What the image's environment
+/// changes a script on some release (docs/security.md, "What the image's environment
 /// cannot change"). PS4 runs code only under xtrace, which the scripts
 /// turn off; it is here so that the harness is seen not to get it.
 fn bash_vars(marker: &Path) -> Vec<(String, String)> {

@@ -1,7 +1,7 @@
 //! The fake model server over real loopback HTTP: curl (an independent
 //! client) and raw sockets drive it with the request shapes the real CLIs
 //! send (as captured from Pi, OpenCode, Kilo, Claude Code, OpenClaw and
-//! Codex against this server; README, "Fake model server"), and the shell commands it hands out are run
+//! Codex against this server; docs/fake-model-server.md), and the shell commands it hands out are run
 //! under every POSIX shell of the matrix.
 
 use crate::support;

@@ -2,7 +2,7 @@
 //! cause, each a real rollout through the generated supervisor and runner
 //! against the fake model server (the `shforge-fail=` directive in the
 //! prompt), or with a broken entry, a signal, a deadline. The expected
-//! cell is the README's "Rollout outcome" table; where a harness hides a
+//! cell is docs/capture.md's "Rollout outcome" table; where a harness hides a
 //! cause the cell expects the documented fallback.
 //!
 //! Cases of one harness run one at a time (a lock per harness), so the
@@ -171,7 +171,7 @@ fn case(name: &str, h: Harness, fault: Fault, deadline: u64, want: Expect) {
         o["cause"].as_str().unwrap_or(""),
         o["underlying"].as_str(),
     );
-    // Kept for the README's table (which evidence each cell used).
+    // Kept for docs/capture.md's table (which evidence each cell used).
     let cells = Path::new(env!("CARGO_TARGET_TMPDIR")).join("outcome-cells");
     std::fs::create_dir_all(&cells).unwrap();
     std::fs::write(cells.join(format!("{name}.json")), &out.stdout).unwrap();
@@ -314,7 +314,7 @@ macro_rules! cases {
 
 use Fault::*;
 
-// The harness × cause table (README "Rollout outcome"). Deadlines are
+// The harness × cause table (docs/capture.md, "Rollout outcome"). Deadlines are
 // where a harness keeps retrying: the fault never ends, the deadline ends
 // the run, and `underlying` says what it was retrying, when it says.
 cases! {

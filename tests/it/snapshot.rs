@@ -1107,7 +1107,7 @@ fn a_wal_of_another_database_is_refused() {
 /// A fresh run leaves a bare 4 KiB main file, the same bytes for every
 /// OpenCode and Kilo DB, and a -wal that rewrites every page: such a -wal
 /// is a whole database by itself and nothing of the main file is mixed
-/// in (README: which -wal is refused).
+/// in (docs/capture.md: which -wal is refused).
 #[test]
 fn a_wal_that_rewrites_every_page_is_the_whole_database() {
     assert_eq!(
