@@ -2,17 +2,18 @@
 //! and the shared functions in `templates/lib/`), many specs.
 //!
 //! * [`builder`] — [`Installer::builder`], the typed API adapters use (the
-//!   rules each value holds are in `builder/check.rs`).
+//!   rules each value holds are in `builder/check.rs`, the loader each
+//!   arch's prepared program names in `builder/loader.rs`).
 //! * [`spec`] — the TOML format that maps one to one onto the builder.
-//! * `template` — rendering; the [`crate::script::Script`] impls of an
-//!   [`Installer`] and of [`FromSpec`] are in `as_script.rs`.
+//! * `template` — rendering the body; the [`crate::script::Script`] impls
+//!   of an [`Installer`] and of [`FromSpec`], and the whole script
+//!   ([`Installer::script`]), are in `as_script.rs`.
 //!
 //! The shipped harness specs live in `installers/NAME.toml`, are compiled in
 //! here and generated to `generated/installers/NAME.sh`.
 
 mod as_script;
 pub mod builder;
-mod loader;
 pub mod spec;
 mod template;
 
