@@ -499,7 +499,7 @@ impl InstallerBuilder {
     }
 
     /// A musl library the runtime needs on musl systems (`libstdc++`, `libgcc`;
-    /// see [`crate::musl::MUSL_LIBS`]).
+    /// see [`crate::MUSL_LIBS`]).
     pub fn musl_lib(mut self, name: impl Into<String>) -> Self {
         self.musl_libs.push(name.into());
         self

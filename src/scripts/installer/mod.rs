@@ -63,7 +63,7 @@ pub fn harness(name: &str) -> Option<Result<Installer, SpecError>> {
 }
 
 /// Write a generated script atomically and executable (see
-/// [`crate::files::write_atomic`]: a target that is not a regular file is
+/// [`crate::write_atomic`]: a target that is not a regular file is
 /// refused, exit code 2; a failed write is exit code 1).
 pub fn write_script(path: &std::path::Path, script: &str) -> Result<(), crate::files::FileError> {
     crate::files::write_atomic(path, script.as_bytes(), crate::files::FileMode::Executable)

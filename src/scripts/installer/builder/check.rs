@@ -226,7 +226,7 @@ pub(super) fn check_version(field: &str, v: &str) -> Result<(), SpecError> {
     }
 }
 
-/// A relative path made of safe segments (see [`crate::names::RelPath`]).
+/// A relative path made of safe segments (see [`crate::RelPath`]).
 pub(super) fn check_rel_path(field: &str, v: &str) -> Result<(), SpecError> {
     crate::names::RelPath::new(v)
         .map(drop)
