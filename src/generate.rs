@@ -50,7 +50,7 @@ pub enum GenerateError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// A file could not be read, or was refused (see [`crate::files`]).
+    /// A file could not be read, or was refused (see [`crate::write_atomic`], [`crate::read_bounded`]).
     #[error(transparent)]
     File(#[from] FileError),
 }

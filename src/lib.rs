@@ -2,11 +2,10 @@
 //! shforge: generate the portable shell runtime that AI coding-agent
 //! harnesses run under inside task sandboxes.
 //!
-//! Public modules (the paths README.md and SPEC.md name):
+//! Public modules (the paths README.md and SPEC.md name; eight at most):
 //!
 //! * [`quote`](mod@quote) — every value becomes exactly one shell word; code is a
 //!   separate type.
-//! * [`names`] — checked names: `VarName`, `PkgName`, `RelPath`.
 //! * [`scripts`] — the scripts themselves (bootstrap, supervisor, runner,
 //!   installer) and their builders; [`installer`] is
 //!   [`scripts::installer`].
@@ -17,15 +16,18 @@
 //!   document (feature `snapshot`).
 //! * [`model_server`] — a scripted fake model on 127.0.0.1 for driving the
 //!   real harness CLIs in tests (feature `fake-model-server`).
-//! * [`musl`] — the musl libraries harnesses need.
-//! * [`files`] — every output written atomically and never through a link,
-//!   every input bounded.
 //! * [`cli`] — the `shforge` command line itself (feature `cli`);
 //!   `src/main.rs` only calls [`cli::main`].
 //!
-//! Internal modules (the command's machinery, reached through [`cli`] and
-//! the re-exports below, never by path):
+//! Internal modules (the command's machinery and the building blocks,
+//! reached through [`cli`] and the re-exports below, never by path):
 //!
+//! * `names` — checked names: [`VarName`], [`PkgName`], [`RelPath`]
+//!   (re-exported).
+//! * `files` — every output written atomically and never through a link
+//!   ([`write_atomic`]), every input bounded ([`Bound`]) (re-exported).
+//! * `musl` — the musl libraries harnesses need ([`MUSL_LIBS`]) and the
+//!   libc rule ([`system_is_musl`]) (re-exported).
 //! * `copyback` — reading what came back out of a task sandbox
 //!   (`outcome`, `snapshot`, `receipt`): no link followed anywhere in a
 //!   path, only regular files and directories, each file bounded.
@@ -51,7 +53,9 @@
 //! # The front door
 //!
 //! What an adapter uses around one rollout is re-exported here: quoting
-//! ([`quote`](fn@quote), [`Raw`]), names, [`shell_assignments`] and [`RunnerParams`],
+//! ([`quote`](fn@quote), [`Raw`]), checked names ([`VarName`], ...), safe
+//! files ([`write_atomic`], [`read_bounded`]), the musl rule
+//! ([`system_is_musl`]), [`shell_assignments`] and [`RunnerParams`],
 //! [`BootstrapBuilder`], [`Installer`], the supervised launch
 //! ([`supervised_launch`], [`SupervisorOptions`], [`CleanupReceipt`]), a
 //! harness session ([`SessionSpec`]) and, with the `snapshot` feature,
@@ -85,13 +89,10 @@
 // (`shforge::host::supervised_launch`, `shforge::snapshot::atif::to_atif`, ...).
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod files;
 pub mod harness;
 pub mod host;
 #[cfg(feature = "fake-model-server")]
 pub mod model_server;
-pub mod musl;
-pub mod names;
 pub mod outcome;
 pub mod quote;
 pub mod scripts;
@@ -112,11 +113,18 @@ mod diff;
 mod environ;
 #[cfg(feature = "cli")]
 mod fetch;
+// Checked names, safe files and the musl table: their items are
+// re-exported below (`shforge::VarName`, `shforge::write_atomic`,
+// `shforge::system_is_musl`). Reading standard input is the command's.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+mod files;
 // Writing and checking a whole `generated/` is the command's; `finish` and
 // `Output` are every builder's.
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]
 mod generate;
 mod lex;
+mod musl;
+mod names;
 mod params;
 #[cfg(feature = "cli")]
 mod provenance;
@@ -136,8 +144,9 @@ pub use scripts::installer;
 
 /// The trait every generated script implements, and its dialect.
 pub use dialect::Dialect;
-/// Bounded inputs and safe outputs.
-pub use files::{Bound, FileError};
+/// Bounded inputs and safe outputs: every file shforge writes goes
+/// through [`write_atomic`].
+pub use files::{Bound, FileError, FileMode, read_bounded, write_atomic};
 /// Every generated file, whoever builds it.
 pub use generate::{GenerateError, Output, finish};
 /// A harness session dir for one rollout.
@@ -149,6 +158,9 @@ pub use host::{
     CgroupChoice, CleanupReceipt, ReceiptError, StopReport, SupervisorOptions, end_services_launch,
     supervised_launch, supervised_launch_line,
 };
+/// The musl libraries harnesses need, and whether a system root runs on
+/// musl (the installers' and the bootstrap's own rule).
+pub use musl::{MUSL_LIBS, MuslLib, elf_interp, system_is_musl};
 /// Checked names.
 pub use names::{NameError, PkgName, RelPath, VarName};
 /// Parameter files for the runner.

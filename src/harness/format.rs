@@ -13,7 +13,18 @@
 use std::str::FromStr;
 
 use super::HarnessError;
-use super::spec::{Content, Part, Placeholder, Template};
+use super::template::{Part, Placeholder, Template};
+
+/// A config file's parsed content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// A JSON document.
+    Json(serde_json::Value),
+    /// A TOML table.
+    Toml(toml::Table),
+}
+
+impl Eq for Content {}
 
 /// A config file format with its escaping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -97,6 +97,7 @@ mod build;
 mod format;
 mod runtime;
 pub mod spec;
+mod template;
 mod url;
 
 pub use api::Api;

@@ -490,7 +490,7 @@ impl CleanupReceipt {
     }
 
     /// Read and parse a receipt file: a regular file of at most
-    /// [`Bound::RECEIPT`](crate::files::Bound::RECEIPT) (a FIFO or device
+    /// [`Bound::RECEIPT`](crate::Bound::RECEIPT) (a FIFO or device
     /// is refused at once, never waited on).
     pub fn from_file(path: &Path) -> Result<Self, ReceiptError> {
         let text = crate::files::read_text(path, crate::files::Bound::RECEIPT).map_err(|e| {

@@ -7,7 +7,7 @@
 //! (a Codex variant needing `python3`, say); the flags still work on top.
 //!
 //! Which package provides which command under which package manager is the
-//! one table [`PACKAGES`]; the musl libraries come from [`crate::musl`].
+//! one table [`PACKAGES`]; the musl libraries come from [`crate::MUSL_LIBS`].
 
 use std::borrow::Cow;
 

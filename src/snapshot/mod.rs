@@ -476,7 +476,7 @@ impl SnapshotError {
 /// temporary directory and only the copy is opened, in one read
 /// transaction; the originals are never modified. Refused before the copy:
 /// files that are not regular, a link anywhere in their path (the input
-/// came out of a sandbox: `crate::copyback`), over [`crate::files::Bound::SQLITE_DB`]
+/// came out of a sandbox: `crate::copyback`), over [`crate::Bound::SQLITE_DB`]
 /// together, or sparse; before SQLite reads it: a `-wal` that is not this
 /// file's (see `wal.rs`); before a row is read: a schema whose tables are
 /// views or whose columns read are generated.
@@ -498,7 +498,7 @@ pub fn snapshot_db(kind: Kind, db: &Path) -> Result<Snapshot, SnapshotError> {
 /// `crate::copyback`) is refused; links, FIFOs, devices and sockets where
 /// the layout has a directory or a transcript are refused, never followed
 /// or opened; files and lines are
-/// bounded ([`crate::files::Bound::TRANSCRIPT`], `JSONL_LINE`); a `dir` or
+/// bounded ([`crate::Bound::TRANSCRIPT`], `JSONL_LINE`); a `dir` or
 /// a transcript that is not the harness's is refused (exit 2), an empty
 /// layout is [`SnapshotError::NoData`] (exit 1).
 pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {

@@ -178,7 +178,7 @@ fn every_installer_plans_the_aarch64_artifacts_of_a_glibc_host_under_every_bash(
     // there too: still glibc).
     if !support::require(
         test,
-        !shforge::musl::system_is_musl(Path::new("/")),
+        !shforge::system_is_musl(Path::new("/")),
         "a glibc host",
     ) {
         return;
@@ -263,7 +263,7 @@ fn glibc_runtime_choice_is_forced_on_aarch64_as_on_x86_64() {
     let test = "glibc_runtime_choice_is_forced_on_aarch64_as_on_x86_64";
     if !support::require(
         test,
-        !shforge::musl::system_is_musl(Path::new("/")),
+        !shforge::system_is_musl(Path::new("/")),
         "a glibc host",
     ) {
         return;

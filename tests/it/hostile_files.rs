@@ -514,7 +514,7 @@ fn a_receipt_that_is_not_a_regular_file_is_refused_at_once() {
 /// a byte is read (set_len makes it at once, on any file system).
 #[test]
 fn an_input_one_byte_over_its_bound_is_refused() {
-    use shforge::files::Bound;
+    use shforge::Bound;
     let d = tempfile::tempdir().unwrap();
     let sparse = |name: &str, bound: Bound| {
         let p = d.path().join(name);

@@ -65,7 +65,7 @@ fn scratch(script: &str) -> tempfile::TempDir {
 /// Every root this machine can offer, each with the libc it must be seen as.
 fn roots(test: &str) -> Vec<Root> {
     let mut v = Vec::new();
-    let host_ok = shforge::musl::elf_interp(Path::new("/bin/sh")).as_deref() == Some(HOST_LOADER);
+    let host_ok = shforge::elf_interp(Path::new("/bin/sh")).as_deref() == Some(HOST_LOADER);
     let musl_root = cached_root(test, "musl");
     if support::require(
         test,
@@ -167,7 +167,7 @@ fn each_root_is_seen_as_the_libc_its_programs_use() {
     for r in &all {
         let want = if r.musl { "musl" } else { "glibc" };
         assert_eq!(
-            shforge::musl::system_is_musl(&r.path),
+            shforge::system_is_musl(&r.path),
             r.musl,
             "{}: the Rust rule",
             r.name
@@ -217,7 +217,7 @@ fn elf_interp_in_sh_agrees_with_the_elf_headers() {
     let want: String = names
         .iter()
         .map(|n| {
-            let interp = shforge::musl::elf_interp(&files.join(n)).unwrap_or_default();
+            let interp = shforge::elf_interp(&files.join(n)).unwrap_or_default();
             format!("/tmp/files/{n}|{interp}\n")
         })
         .collect();

@@ -31,9 +31,15 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 mod check;
+mod loader;
 use check::{
     check_artifact, check_file_name_length, check_name, check_rel_path, check_text, check_version,
 };
+
+/// The largest `size` the generated script can compare and download: bash
+/// arithmetic is signed 64-bit, and a download reads `size + 1` bytes to
+/// see an oversized body, so 2^63 − 2.
+pub const MAX_SIZE: u64 = i64::MAX as u64 - 1;
 
 /// A spec or builder value is invalid. Displays as `field: message`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -274,7 +280,7 @@ impl Artifact {
 
     /// Its size in bytes: a larger file is refused, and a download stops
     /// past it (exit 4), so a hostile server cannot fill the disk. At most
-    /// [`super::spec::MAX_SIZE`] (more is refused when the installer is built).
+    /// [`MAX_SIZE`] (more is refused when the installer is built).
     pub fn size(mut self, bytes: u64) -> Self {
         self.size = Some(bytes);
         self
@@ -493,7 +499,7 @@ impl InstallerBuilder {
     }
 
     /// A musl library the runtime needs on musl systems (`libstdc++`, `libgcc`;
-    /// see [`crate::musl::MUSL_LIBS`]).
+    /// see [`crate::MUSL_LIBS`]).
     pub fn musl_lib(mut self, name: impl Into<String>) -> Self {
         self.musl_libs.push(name.into());
         self
@@ -552,7 +558,7 @@ impl InstallerBuilder {
         }
         let mut artifacts = Vec::new();
         for (i, a) in self.artifacts.into_iter().enumerate() {
-            artifacts.push(super::loader::check_arch(i, check_artifact(i, a)?)?);
+            artifacts.push(loader::check_arch(i, check_artifact(i, a)?)?);
         }
         if let Some(l) = &self.launcher {
             check_rel_path("launcher.path", &l.path)?;

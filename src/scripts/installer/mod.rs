@@ -2,17 +2,18 @@
 //! and the shared functions in `templates/lib/`), many specs.
 //!
 //! * [`builder`] — [`Installer::builder`], the typed API adapters use (the
-//!   rules each value holds are in `builder/check.rs`).
+//!   rules each value holds are in `builder/check.rs`, the loader each
+//!   arch's prepared program names in `builder/loader.rs`).
 //! * [`spec`] — the TOML format that maps one to one onto the builder.
-//! * `template` — rendering; the [`crate::script::Script`] impls of an
-//!   [`Installer`] and of [`FromSpec`] are in `as_script.rs`.
+//! * `template` — rendering the body; the [`crate::script::Script`] impls
+//!   of an [`Installer`] and of [`FromSpec`], and the whole script
+//!   ([`Installer::script`]), are in `as_script.rs`.
 //!
 //! The shipped harness specs live in `installers/NAME.toml`, are compiled in
 //! here and generated to `generated/installers/NAME.sh`.
 
 mod as_script;
 pub mod builder;
-mod loader;
 pub mod spec;
 mod template;
 
@@ -62,7 +63,7 @@ pub fn harness(name: &str) -> Option<Result<Installer, SpecError>> {
 }
 
 /// Write a generated script atomically and executable (see
-/// [`crate::files::write_atomic`]: a target that is not a regular file is
+/// [`crate::write_atomic`]: a target that is not a regular file is
 /// refused, exit code 2; a failed write is exit code 1).
 pub fn write_script(path: &std::path::Path, script: &str) -> Result<(), crate::files::FileError> {
     crate::files::write_atomic(path, script.as_bytes(), crate::files::FileMode::Executable)

@@ -63,17 +63,8 @@ use serde::{Deserialize, Serialize};
 
 use super::builder::{Artifact, Installer, Launcher, Libc, Relocation, Runtime, SpecError, Unpack};
 
-/// The largest `size` the generated script can compare and download: bash
-/// arithmetic is signed 64-bit, and a download reads `size + 1` bytes to
-/// see an oversized body, so 2^63 − 2.
-pub const MAX_SIZE: u64 = i64::MAX as u64 - 1;
-
-/// Why a size above [`MAX_SIZE`] is refused.
-pub(crate) fn size_too_big(n: u64) -> String {
-    format!(
-        "{n} is more than {MAX_SIZE} (2^63 - 2), the largest size the installer's bash arithmetic can compare"
-    )
-}
+/// The largest `size` a spec may hold (the builder checks it).
+pub use super::builder::MAX_SIZE;
 
 /// A whole spec file, as serde reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

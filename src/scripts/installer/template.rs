@@ -211,27 +211,4 @@ impl Installer {
         };
         render_template(TEMPLATE, &t)
     }
-
-    /// The whole script, built in Rust: the generated header, the body,
-    /// held to the bash dialect.
-    pub fn script(&self) -> Result<String, crate::generate::GenerateError> {
-        Ok(crate::generate::finish(self, "the adapter's Installer builder")?.content)
-    }
-
-    /// The whole script as `shforge installer --spec SPEC` writes it; the
-    /// header names the spec by its file name (never an absolute path).
-    pub fn script_from_spec(
-        &self,
-        spec: &std::path::Path,
-    ) -> Result<String, crate::generate::GenerateError> {
-        let name = spec
-            .file_name()
-            .map_or_else(|| "the spec".into(), |n| n.to_string_lossy());
-        let regenerate = format!("`shforge installer --spec {name}`");
-        let script = super::FromSpec {
-            installer: self.clone(),
-            spec: name.into_owned(),
-        };
-        Ok(crate::generate::finish(&script, &regenerate)?.content)
-    }
 }

@@ -132,7 +132,7 @@ pub fn hide_glibc_loader(root: &Path, programs: &[PathBuf]) {
         let p = root.join(p.strip_prefix("/").unwrap_or(p));
         // Static programs and scripts name no loader.
         if fs::symlink_metadata(&p).is_ok_and(|m| m.is_file())
-            && shforge::musl::elf_interp(&p).as_deref() == Some(HOST_LOADER)
+            && shforge::elf_interp(&p).as_deref() == Some(HOST_LOADER)
         {
             patch_interp(&p, HOST_LOADER, HIDDEN_LOADER);
         }

@@ -52,11 +52,8 @@ pub(super) fn check_artifact(i: usize, mut a: Artifact) -> Result<Artifact, Spec
             "expected the artifact's size in bytes, got 0",
         ));
     }
-    if let Some(n) = a.size.filter(|n| *n > super::super::spec::MAX_SIZE) {
-        return Err(SpecError::new(
-            f("size"),
-            super::super::spec::size_too_big(n),
-        ));
+    if let Some(n) = a.size.filter(|n| *n > MAX_SIZE) {
+        return Err(SpecError::new(f("size"), size_too_big(n)));
     }
     match (&a.subdir, a.unpack) {
         (Some(_), Unpack::File) => {
@@ -229,7 +226,7 @@ pub(super) fn check_version(field: &str, v: &str) -> Result<(), SpecError> {
     }
 }
 
-/// A relative path made of safe segments (see [`crate::names::RelPath`]).
+/// A relative path made of safe segments (see [`crate::RelPath`]).
 pub(super) fn check_rel_path(field: &str, v: &str) -> Result<(), SpecError> {
     crate::names::RelPath::new(v)
         .map(drop)
@@ -244,4 +241,11 @@ pub(super) fn check_text(field: &str, v: &str) -> Result<(), SpecError> {
         ));
     }
     Ok(())
+}
+
+/// Why a size above [`MAX_SIZE`] is refused.
+fn size_too_big(n: u64) -> String {
+    format!(
+        "{n} is more than {MAX_SIZE} (2^63 - 2), the largest size the installer's bash arithmetic can compare"
+    )
 }

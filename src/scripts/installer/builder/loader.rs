@@ -2,7 +2,7 @@
 //! part 5): checked when a spec is built, so an aarch64 program never
 //! ships pointing at x86_64's loader.
 
-use super::builder::{Artifact, SpecError};
+use super::{Artifact, SpecError};
 
 /// The glibc loader of each arch a prepared program may be built for.
 const GLIBC_LOADERS: &[(&str, &str)] = &[
