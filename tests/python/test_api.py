@@ -126,7 +126,10 @@ def test_launch_refuses_no_command_and_bad_seconds() -> None:
 
 def test_end_services_argv() -> None:
     argv = shforge.end_services_argv("/s/sup.sh", "/s/r.json", grace=0.5)
-    assert argv[9:] == ["bash", "--noprofile", "--norc", "/s/sup.sh", "--end-services", "/s/r.json", "--grace", "0.50"]
+    assert argv[0] == "env" and ["-u", "TMOUT"] == argv[argv.index("TMOUT") - 1 : argv.index("TMOUT") + 1]
+    assert argv[argv.index("bash") :] == [
+        "bash", "--noprofile", "--norc", "/s/sup.sh", "--end-services", "/s/r.json", "--grace", "0.50",
+    ]  # fmt: skip
 
 
 def test_receipt_typed_and_strict(tmp_path: Path) -> None:
