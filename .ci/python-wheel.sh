@@ -90,4 +90,4 @@ cd "$work"
 echo "import shforge: $(awk -F'|' '$3 ~ / shforge$/ {gsub(/ /, "", $2); print $2}' importtime.txt) us cumulative"
 "$work/venv/bin/mypy" --strict --no-incremental -p shforge
 "$work/venv/bin/mypy" --strict --no-incremental "$checkout/tests/python"
-"$work/venv/bin/python" -m pytest -p no:cacheprovider -ra "$checkout/tests/python"
+"$work/venv/bin/python" -m pytest -p no:cacheprovider --basetemp="$work/pytest-tmp" -ra "$checkout/tests/python"
