@@ -7,8 +7,14 @@
 # .ci/aarch64-rust.sh, and gcc-aarch64-linux-gnu) and tested under
 # qemu-aarch64-static instead: its binary regenerates generated/
 # byte-identically and the typed API's tests pass against it.
+# The scripts come in through python/shforge/scripts, a symlink to
+# generated/ (pyproject.toml); nothing is copied first.
 # Work dir: $SHFORGE_WHEEL_WORK, default $TMPDIR/shforge-python-wheel[-aarch64];
-# the build venv (maturin) is kept in /var/cache/shforge/python-build.
+# the build venv (maturin 1.16.0, pinned by sha256) is
+# $SHFORGE_WHEEL_BUILD_VENV, default $TMPDIR/shforge-python-build, and kept
+# while its maturin is that version (.ci/run keeps one in /var/cache/shforge).
+# Nothing else is written outside those two but cargo's registry cache and
+# target/ of the checkout.
 set -eu
 cd "$(dirname "$0")/.."
 checkout=$(pwd -P)
@@ -19,23 +25,25 @@ if [ "${1:-}" = aarch64 ]; then
 fi
 python=${1:-python3}
 work=${SHFORGE_WHEEL_WORK:-${TMPDIR:-/tmp}/shforge-python-wheel${target:+-aarch64}}
-build_venv=${SHFORGE_WHEEL_BUILD_VENV:-/var/cache/shforge/python-build}
+build_venv=${SHFORGE_WHEEL_BUILD_VENV:-${TMPDIR:-/tmp}/shforge-python-build}
+# pip's own cache stays out of HOME.
+export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
-if ! [ -x "$build_venv/bin/maturin" ]; then
+case $("$build_venv/bin/maturin" --version 2>/dev/null) in
+"maturin 1.16.0") ;;
+*)
+    rm -rf "$build_venv"
+    mkdir -p "$(dirname "$build_venv")"
     "$python" -m venv "$build_venv"
-    "$build_venv/bin/pip" install --quiet 'maturin>=1.5,<2'
-fi
-
-# The package ships generated/ as it is committed: copy it in (the copy is
-# git-ignored) and check it against manifest.json before building.
-rm -rf python/shforge/scripts
-cp -R generated python/shforge/scripts
-(cd python/shforge/scripts && "$python" -c '
-import hashlib, json, sys
-files = json.load(open("manifest.json"))["files"]
-bad = [f["file"] for f in files if hashlib.sha256(open(f["file"], "rb").read()).hexdigest() != f["sha256"]]
-sys.exit(f"python-wheel.sh: generated/ differs from its manifest.json: {bad}" if bad else 0)
-')
+    req=$(mktemp)
+    cat > "$req" <<'REQ'
+maturin==1.16.0 \
+    --hash=sha256:837db2f4d93d4899c3ac393fb3cc9eebf35b6002336e5d574f4a4fb6c49fe283
+REQ
+    "$build_venv/bin/pip" install --quiet --require-hashes --only-binary=:all: --no-deps -r "$req"
+    rm -f "$req"
+    ;;
+esac
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -82,4 +90,4 @@ cd "$work"
 echo "import shforge: $(awk -F'|' '$3 ~ / shforge$/ {gsub(/ /, "", $2); print $2}' importtime.txt) us cumulative"
 "$work/venv/bin/mypy" --strict --no-incremental -p shforge
 "$work/venv/bin/mypy" --strict --no-incremental "$checkout/tests/python"
-"$work/venv/bin/python" -m pytest -p no:cacheprovider -ra "$checkout/tests/python"
+"$work/venv/bin/python" -m pytest -p no:cacheprovider --basetemp="$work/pytest-tmp" -ra "$checkout/tests/python"

@@ -1,5 +1,7 @@
 """The generated scripts shipped inside this package, byte-identical to the
-``generated/`` directory of the source tree they were built from."""
+``generated/`` directory of the source tree they were built from (in that
+tree, ``python/shforge/scripts`` is a symlink to ``generated/``, which the
+build reads through)."""
 
 from __future__ import annotations
 
@@ -35,7 +37,11 @@ def scripts_dir() -> Path:
     # Installed from a wheel, the package is a plain directory.
     path = Path(str(root))
     if not (path / "manifest.json").is_file():
-        raise FileNotFoundError(f"{path}/manifest.json: shforge was built without its scripts")
+        raise FileNotFoundError(
+            f"{path}/manifest.json: shforge was built without its scripts"
+            " (python/shforge/scripts is a symlink to generated/ in the source tree;"
+            " a checkout without symlinks, git's core.symlinks=false, lacks it)"
+        )
     return path
 
 
