@@ -80,21 +80,32 @@ fn walk(path: &Path, last: libc::c_int) -> Result<OwnedFd, FileError> {
     }
     let mut at: Option<OwnedFd> = None;
     let mut shown = PathBuf::new();
-    for (i, part) in parts.iter().enumerate() {
-        shown.push(part);
-        let name: &OsStr = match part {
-            Component::RootDir => OsStr::new("/"),
-            Component::CurDir => OsStr::new("."),
-            Component::ParentDir => OsStr::new(".."),
-            Component::Normal(n) => n,
+    let mut i = 0;
+    while i < parts.len() {
+        shown.push(parts[i]);
+        let mut name: OsString = match parts[i] {
+            Component::RootDir => OsStr::new("/").into(),
+            Component::CurDir => OsStr::new(".").into(),
+            Component::ParentDir => OsStr::new("..").into(),
+            Component::Normal(n) => n.into(),
             // No prefixes on Unix.
-            Component::Prefix(p) => p.as_os_str(),
+            Component::Prefix(p) => p.as_os_str().into(),
         };
+        // `/` and the first name are opened as one absolute path (`/tmp`):
+        // the same no-follow walk (`/` is never a link), and an emulator
+        // that maps absolute paths into a sysroot (qemu-user's -L, where
+        // `/` alone would be the sysroot's) still finds the real one.
+        if let (Component::RootDir, Some(Component::Normal(n))) = (parts[i], parts.get(i + 1)) {
+            name.push(n);
+            shown.push(n);
+            i += 1;
+        }
         let is_last = i + 1 == parts.len();
         let flags = if is_last { last } else { DIR };
-        let fd = openat(at.as_ref(), name, flags)
+        let fd = openat(at.as_ref(), &name, flags)
             .map_err(|e| refusal(path, &shown, is_last, flags, e))?;
         at = Some(fd);
+        i += 1;
     }
     Ok(at.expect("a path with a component"))
 }

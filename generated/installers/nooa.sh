@@ -110,8 +110,9 @@ unset -v TMOUT FUNCNEST CDPATH BASH_COMPAT CHILD_MAX PS4 BASH_XTRACEFD
 # PATH keeps its absolute entries only. An empty or relative entry ("", ".",
 # "bin") means the working directory at each lookup, which the task and the
 # agent write to: a file planted there must never stand in for a tool of the
-# script's. Nothing absolute left: the usual system directories. The common
-# case (no such entry) costs one pattern match.
+# script's. Nothing absolute left: PATH names no directory at all
+# (/dev/null: every lookup fails, so a missing tool is refused as such). The
+# common case (no such entry) costs one pattern match.
 case :${PATH-}: in
     *::* | *:[!/]*)
         inherited_path_kept=
@@ -125,7 +126,7 @@ case :${PATH-}: in
         set +f
         IFS=' 	
 '
-        PATH=${inherited_path_kept:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
+        PATH=${inherited_path_kept:-/dev/null}
         export PATH
         unset -v inherited_path_kept inherited_path_entry
         ;;
