@@ -194,8 +194,9 @@ for ((r = 0; r < runs; r++)); do
         sleep 0.1
     done
     alive "$s" && echo "HUNG $r"
-    # A receipt from the stop helper comes a moment after a crash.
-    for ((t = 0; t < 500; t++)); do
+    # A receipt from the stop helper comes a moment after a crash (a long
+    # moment on a loaded machine: up to 30 s, the loop ends at the receipt).
+    for ((t = 0; t < 3000; t++)); do
         [ -e "$d/r.json" ] && break
         alive "$s" || sleep 0.01
     done
