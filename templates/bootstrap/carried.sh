@@ -50,11 +50,15 @@ bash_usable() {
     [ "$_bu_major" -gt 3 ] || { [ "$_bu_major" -eq 3 ] && [ "$_bu_minor" -ge 2 ]; }
 }
 
-# abs_path PATH: set abs to PATH made absolute against the working directory.
+# abs_path PATH: set abs to PATH made absolute against the working
+# directory (from / without a doubled slash).
 abs_path() {
     case $1 in
         /*) abs=$1 ;;
-        *) abs=$(pwd)/$1 ;;
+        *)
+            _ap_dir=$(pwd)
+            abs=${_ap_dir%/}/$1
+            ;;
     esac
 }
 
@@ -83,12 +87,23 @@ choose_bash() {
     if bash_usable "$carried_bash"; then
         abs_path "$carried_bash"
         chosen_bash=$abs
+        # A --need bash is met by the carried one: no package is added.
+        drop_need bash
         return 0
     fi
     case " $needs " in
         *' bash '*) return 0 ;;
     esac
     die 4 "no bash 3.2 or later to run the scripts: $image_bash_why, and the carried bash $carried_bash did not run as one (give --need bash to install the image's package instead)"
+}
+
+# drop_need CMD: take CMD out of the needs list.
+drop_need() {
+    _dn_rest=
+    for _dn_cmd in $needs; do
+        [ "$_dn_cmd" = "$1" ] || list_add _dn_rest "$_dn_cmd"
+    done
+    needs=$_dn_rest
 }
 
 # report_bash: with --carried-bash, print `bash PATH`, the one line on

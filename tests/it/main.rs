@@ -11,6 +11,7 @@ mod adapter_specs;
 mod arch_select;
 mod atif;
 mod bootstrap;
+mod carried_bash;
 mod docs;
 mod failure_paths;
 mod fetch;
