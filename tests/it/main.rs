@@ -26,6 +26,7 @@ mod hostile_tools_env;
 mod installer;
 mod installer_attacks;
 mod installer_modes;
+mod installer_mounts;
 mod lint;
 mod lock_timeout;
 mod matrix;
