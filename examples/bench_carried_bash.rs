@@ -30,8 +30,10 @@ fn artifact() -> (String, PathBuf) {
         .iter()
         .find(|a| a.arch == std::env::consts::ARCH)
         .expect("an artifact for this arch");
-    let dir = std::env::var_os("SHFORGE_SMOKE_ARTIFACTS")
-        .map_or_else(|| PathBuf::from("/var/cache/shforge/artifacts"), PathBuf::from);
+    let dir = std::env::var_os("SHFORGE_SMOKE_ARTIFACTS").map_or_else(
+        || PathBuf::from("/var/cache/shforge/artifacts"),
+        PathBuf::from,
+    );
     let file = dir.join(&a.path);
     assert!(
         file.is_file(),

@@ -165,6 +165,41 @@ fn fake_bash(root: &Path, body: &str) {
     fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// Neither a usable image bash nor a usable carried file: exit 4 naming
+/// both, nothing on stdout.
+fn neither_is_exit_4(root: &Path, shell: &Shell, too_old: &str) {
+    let what = |case: &str| format!("{case}, under {}", shell.name);
+    // Neither: exit 4 naming both, nothing on stdout.
+    fake_bash(root, too_old);
+    let out = bootstrap(root, shell, &["--carried-bash", "/art/missing"]);
+    assert_eq!(
+        support::code(&out),
+        4,
+        "{}",
+        describe(&what("neither"), &out)
+    );
+    assert_eq!(text(&out.stdout), "", "{}", what("neither"));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("/usr/local/bin/bash") && err.contains("/art/missing"),
+        "{}",
+        describe(&what("neither"), &out)
+    );
+    let _ = fs::remove_file(root.join("usr/local/bin/bash"));
+    let out = bootstrap(root, shell, &["--carried-bash", "/bootstrap.sh"]);
+    assert_eq!(
+        support::code(&out),
+        4,
+        "{}",
+        describe(&what("no bash, bad file"), &out)
+    );
+    assert!(
+        text(&out.stderr).contains("no bash on PATH"),
+        "{}",
+        what("no bash")
+    );
+}
+
 #[test]
 fn bootstrap_prefers_the_images_bash_then_the_carried_one() {
     let test = "bootstrap_prefers_the_images_bash_then_the_carried_one";
@@ -229,35 +264,7 @@ fn bootstrap_prefers_the_images_bash_then_the_carried_one() {
             assert_eq!(support::code(&out), 0, "{}", describe(&what(case), &out));
             assert_eq!(text(&out.stdout), want_carried, "{}", what(case));
         }
-        // Neither: exit 4 naming both, nothing on stdout.
-        fake_bash(root, impostors[0].1);
-        let out = bootstrap(root, shell, &["--carried-bash", "/art/missing"]);
-        assert_eq!(
-            support::code(&out),
-            4,
-            "{}",
-            describe(&what("neither"), &out)
-        );
-        assert_eq!(text(&out.stdout), "", "{}", what("neither"));
-        let err = text(&out.stderr);
-        assert!(
-            err.contains("/usr/local/bin/bash") && err.contains("/art/missing"),
-            "{}",
-            describe(&what("neither"), &out)
-        );
-        let _ = fs::remove_file(root.join("usr/local/bin/bash"));
-        let out = bootstrap(root, shell, &["--carried-bash", "/bootstrap.sh"]);
-        assert_eq!(
-            support::code(&out),
-            4,
-            "{}",
-            describe(&what("no bash, bad file"), &out)
-        );
-        assert!(
-            text(&out.stderr).contains("no bash on PATH"),
-            "{}",
-            what("no bash")
-        );
+        neither_is_exit_4(root, shell, impostors[0].1);
         // A real bash in the image wins: the carried file placed as the
         // image's own (it is a real bash 5.2).
         fs::copy(&art, root.join("usr/local/bin/bash")).unwrap();
