@@ -3,6 +3,7 @@
 # bootstrap.sh: the first thing shforge runs in somebody else's task image.
 #
 #   sh bootstrap.sh [--need CMD]... [--musl-lib LIB]... [--workdir DIR --session-dir DIR]
+#                   [--carried-bash FILE]
 #
 # It installs exactly what is missing and nothing else, because whatever it
 # installs changes what the agent and the verifier see. It must start under
@@ -14,7 +15,9 @@
 # could read as a pattern, a removal or a file, or, under bash, a function
 # inherited from the environment that cannot be removed); 3 the workdir and the
 # session dir overlap; 4 a needed command or musl library could not be
-# provided. No package but the one named is ever installed or removed.
+# provided, or (--carried-bash) no bash of 3.2 or later: neither the image's
+# nor the carried one, and no --need bash. With --carried-bash the one line
+# on stdout is `bash PATH`, the absolute path of the bash chosen. No package but the one named is ever installed or removed.
 
 # Functions exported to bash (BASH_FUNC_rm%%, BASH_FUNC_command%%, ...) would
 # stand in for the commands this script runs; bash imports them also when it
@@ -148,11 +151,13 @@ say() {
 
 usage() {
     say \
-        'usage: sh bootstrap.sh [--need CMD]... [--musl-lib LIB]... [--workdir DIR --session-dir DIR]' \
+        'usage: sh bootstrap.sh [--need CMD]... [--musl-lib LIB]... [--workdir DIR --session-dir DIR] [--carried-bash FILE]' \
         '  --need CMD         install the package providing CMD when CMD is not on PATH' \
         '  --musl-lib LIB     on musl systems, install LIB when its shared object is missing' \
         '  --workdir DIR      the task workdir; with --session-dir, refuse when the two overlap' \
-        '  --session-dir DIR  the session dir (it may not exist yet)'
+        '  --session-dir DIR  the session dir (it may not exist yet)' \
+        '  --carried-bash FILE  use the image'"'"'s bash when it is 3.2 or later, else FILE (a static' \
+        '                     bash the host uploaded); print the one line "bash PATH" on stdout'
 }
 
 # The one way this script reports a problem: `bootstrap: ...` on stderr.
@@ -590,6 +595,127 @@ provide_musl_libs() {
     [ -z "$_pml_failed" ] || exit 4
 }
 
+# ---- --carried-bash ----------------------------------------------------------
+# Which bash runs the bash scripts: the image's own when it is a bash of 3.2
+# or later, else the carried static bash the host uploaded (FILE), else, only
+# when --need bash asks for it, the image's package. The choice is printed as
+# the one line `bash PATH` on stdout, for the host to run the scripts with.
+
+# bash_probe BASH: run BASH as a bash would be run by the host (no startup
+# files, no inherited environment: env -i where env exists, else the
+# variables that change a bash's start unset), bounded by timeout where it
+# exists, printing its $BASH_VERSION after a marker.
+bash_probe() {
+    _bp_bash=$1
+    # shellcheck disable=SC2016 # $BASH_VERSION is the probed bash's, expanded by it
+    _bp_code='echo "shforge-bash $BASH_VERSION"'
+    set --
+    if on_path timeout; then
+        set -- timeout 10
+    fi
+    if on_path env; then
+        "$@" env -i "$_bp_bash" --noprofile --norc -c "$_bp_code" < /dev/null
+    else
+        (
+            unset BASH_ENV ENV SHELLOPTS BASHOPTS 2> /dev/null
+            exec "$@" "$_bp_bash" --noprofile --norc -c "$_bp_code" < /dev/null
+        )
+    fi
+}
+
+# bash_usable BASH: succeeds when BASH runs and says it is a bash of 3.2 or
+# later. Its output must be exactly the marker and a version starting
+# MAJOR.MINOR in digits (at most 3 each, so no arithmetic overflows): a
+# program that prints anything else, or another shell (no $BASH_VERSION),
+# is not taken for a bash.
+bash_usable() {
+    [ -f "$1" ] && [ -x "$1" ] || return 1
+    _bu_out=$(bash_probe "$1" 2> /dev/null) || return 1
+    case $_bu_out in
+        *'
+'*) return 1 ;;
+        'shforge-bash '[0-9]*.[0-9]*) ;;
+        *) return 1 ;;
+    esac
+    _bu_v=${_bu_out#shforge-bash }
+    _bu_major=${_bu_v%%.*}
+    _bu_rest=${_bu_v#*.}
+    _bu_minor=${_bu_rest%%[!0-9]*}
+    case $_bu_major in '' | *[!0-9]* | ????*) return 1 ;; esac
+    case $_bu_minor in '' | ????*) return 1 ;; esac
+    case ${_bu_rest#"$_bu_minor"} in '' | .* | '('*) ;; *) return 1 ;; esac
+    [ "$_bu_major" -gt 3 ] || { [ "$_bu_major" -eq 3 ] && [ "$_bu_minor" -ge 2 ]; }
+}
+
+# abs_path PATH: set abs to PATH made absolute against the working
+# directory (from / without a doubled slash).
+abs_path() {
+    case $1 in
+        /*) abs=$1 ;;
+        *)
+            _ap_dir=$(pwd)
+            abs=${_ap_dir%/}/$1
+            ;;
+    esac
+}
+
+# image_bash: succeeds, setting chosen_bash, when the bash the image's PATH
+# finds first is usable; sets image_bash_why to why not otherwise.
+image_bash() {
+    if ! on_path bash; then
+        image_bash_why='the image has no bash on PATH'
+        return 1
+    fi
+    abs_path "${_op_dir:-.}/bash"
+    if bash_usable "$abs"; then
+        chosen_bash=$abs
+        return 0
+    fi
+    image_bash_why="the image's $abs is not a bash 3.2 or later (or did not run)"
+    return 1
+}
+
+# choose_bash: with --carried-bash, the image's bash, else the carried one;
+# neither and no --need bash: exit 4 naming both. With --need bash the
+# package path (provide_commands) comes next and report_bash checks it.
+choose_bash() {
+    [ -n "$have_carried_bash" ] || return 0
+    image_bash && return 0
+    if bash_usable "$carried_bash"; then
+        abs_path "$carried_bash"
+        chosen_bash=$abs
+        # A --need bash is met by the carried one: no package is added.
+        drop_need bash
+        return 0
+    fi
+    case " $needs " in
+        *' bash '*) return 0 ;;
+    esac
+    die 4 "no bash 3.2 or later to run the scripts: $image_bash_why, and the carried bash $carried_bash did not run as one (give --need bash to install the image's package instead)"
+}
+
+# drop_need CMD: take CMD out of the needs list.
+drop_need() {
+    _dn_rest=
+    for _dn_cmd in $needs; do
+        [ "$_dn_cmd" = "$1" ] || list_add _dn_rest "$_dn_cmd"
+    done
+    needs=$_dn_rest
+}
+
+# report_bash: with --carried-bash, print `bash PATH`, the one line on
+# stdout, after whatever --need installed.
+report_bash() {
+    [ -n "$have_carried_bash" ] || return 0
+    if [ -z "$chosen_bash" ] && ! image_bash; then
+        die 4 "no bash 3.2 or later to run the scripts: $image_bash_why, after --need bash; the carried bash $carried_bash did not run as one either"
+    fi
+    case $chosen_bash in
+        *'
+'*) die 2 "the chosen bash's path holds a newline: $chosen_bash" ;;
+    esac
+    say "bash $chosen_bash"
+}
 # ---- --workdir / --session-dir ---------------------------------------------
 
 # resolve_path PATH: set resolved to PATH with every symlink and `..`
@@ -707,17 +833,17 @@ add_baked_needs() {
     :
 }
 
-# parse_args ARG...: fill needs, musl_libs, workdir and session_dir.
+# parse_args ARG...: fill needs, musl_libs, workdir, session_dir and carried_bash.
 parse_args() {
     while [ "$#" -gt 0 ]; do
         case $1 in
-            --need | --musl-lib | --workdir | --session-dir)
+            --need | --musl-lib | --workdir | --session-dir | --carried-bash)
                 [ "$#" -ge 2 ] || die 2 "$1 needs a value (see --help)"
                 _pa_opt=$1
                 _pa_val=$2
                 shift 2
                 ;;
-            --need=* | --musl-lib=* | --workdir=* | --session-dir=*)
+            --need=* | --musl-lib=* | --workdir=* | --session-dir=* | --carried-bash=*)
                 _pa_opt=${1%%=*}
                 _pa_val=${1#*=}
                 shift
@@ -746,6 +872,11 @@ parse_args() {
                 workdir=$_pa_val
                 have_workdir=1
                 ;;
+            --carried-bash)
+                [ -n "$_pa_val" ] || die 2 "--carried-bash needs a non-empty value"
+                carried_bash=$_pa_val
+                have_carried_bash=1
+                ;;
             --session-dir)
                 [ -n "$_pa_val" ] || die 2 "--session-dir needs a non-empty value"
                 session_dir=$_pa_val
@@ -767,14 +898,20 @@ main() {
     have_workdir=
     have_session_dir=
     apt_updated=
+    carried_bash=
+    have_carried_bash=
+    chosen_bash=
+    image_bash_why=
     add_baked_needs
     parse_args "$@"
     # Refuse an overlap before anything is installed.
     if [ -n "$have_workdir" ]; then
         (check_overlap) || exit
     fi
+    choose_bash
     provide_commands
     provide_musl_libs
+    report_bash
 }
 
 main "$@"

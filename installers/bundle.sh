@@ -9,6 +9,7 @@
 # usage: sh installers/bundle.sh NAME OUT.tar.gz
 #        sh installers/bundle.sh glibc-runtime OUT.tar.gz [--debs DIR]
 #        sh installers/bundle.sh python-runtime OUT.tar.gz [--debs DIR]
+#        sh installers/bundle.sh bash-static OUT [--debs DIR] [--arch ARCH]
 # needs: npm, GNU tar, gzip. `glibc-runtime` builds the private glibc
 # runtime instead (installers/glibc-runtime/build.sh says how), and
 # `python-runtime` the portable Python (installers/python-runtime/build.sh);
@@ -19,6 +20,10 @@ set -eu
 if [ "${1:-}" = glibc-runtime ] && [ "$#" -ge 2 ]; then
     shift
     exec sh "$(dirname "$0")/glibc-runtime/build.sh" "$@"
+fi
+if [ "${1:-}" = bash-static ] && [ "$#" -ge 2 ]; then
+    shift
+    exec sh "$(dirname "$0")/bash-static/build.sh" "$@"
 fi
 if [ "${1:-}" = python-runtime ] && [ "$#" -ge 2 ]; then
     shift

@@ -44,7 +44,7 @@ pub fn catalog() -> Result<Vec<Box<dyn Script>>, CatalogError> {
         Box::new(ProcessSupervisor),
         Box::new(HarnessRunner),
     ];
-    for (name, text) in installer::HARNESS_SPECS {
+    for (name, text) in installer::shipped_specs() {
         let spec = format!("installers/{name}.toml");
         match Installer::from_toml(text) {
             Ok(installer) => scripts.push(Box::new(FromSpec { installer, spec })),
@@ -158,7 +158,7 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(paths, sorted);
-        assert_eq!(paths.len(), 3 + installer::HARNESS_SPECS.len());
+        assert_eq!(paths.len(), 3 + installer::shipped_specs().count());
     }
 
     fn second_line(content: &str) -> &str {

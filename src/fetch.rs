@@ -96,6 +96,18 @@ const SCRIPT_FILES: &[(&str, &str)] = &[
         include_str!("../installers/bundles/nooa/leave-out"),
     ),
     (
+        "bash-static/build.sh",
+        include_str!("../installers/bash-static/build.sh"),
+    ),
+    (
+        "bash-static/packages.txt",
+        include_str!("../installers/bash-static/packages.txt"),
+    ),
+    (
+        "bash-static/packages-aarch64.txt",
+        include_str!("../installers/bash-static/packages-aarch64.txt"),
+    ),
+    (
         "python-runtime/build.sh",
         include_str!("../installers/python-runtime/build.sh"),
     ),
@@ -694,7 +706,7 @@ mod tests {
 
     #[test]
     fn every_shipped_source_is_one_fetch_can_run() {
-        for (name, text) in crate::installer::HARNESS_SPECS {
+        for (name, text) in crate::installer::shipped_specs() {
             let spec = InstallerSpec::from_toml(text).unwrap();
             for a in all(&spec) {
                 let s = a.source.clone().unwrap_or_default();

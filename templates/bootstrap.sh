@@ -1,6 +1,7 @@
 # bootstrap.sh: the first thing shforge runs in somebody else's task image.
 #
 #   sh bootstrap.sh [--need CMD]... [--musl-lib LIB]... [--workdir DIR --session-dir DIR]
+#                   [--carried-bash FILE]
 #
 # It installs exactly what is missing and nothing else, because whatever it
 # installs changes what the agent and the verifier see. It must start under
@@ -12,7 +13,9 @@
 # could read as a pattern, a removal or a file, or, under bash, a function
 # inherited from the environment that cannot be removed); 3 the workdir and the
 # session dir overlap; 4 a needed command or musl library could not be
-# provided. No package but the one named is ever installed or removed.
+# provided, or (--carried-bash) no bash of 3.2 or later: neither the image's
+# nor the carried one, and no --need bash. With --carried-bash the one line
+# on stdout is `bash PATH`, the absolute path of the bash chosen. No package but the one named is ever installed or removed.
 
 # Functions exported to bash (BASH_FUNC_rm%%, BASH_FUNC_command%%, ...) would
 # stand in for the commands this script runs; bash imports them also when it
@@ -45,6 +48,7 @@ MUSL_LIBS_KNOWN={{ musl_known }}
 {% include "bootstrap/names.sh" %}
 {% include "bootstrap/packages.sh" %}
 {% include "bootstrap/provide.sh" %}
+{% include "bootstrap/carried.sh" %}
 {% include "bootstrap/overlap.sh" %}
 {% include "bootstrap/args.sh" %}
 main() {
@@ -56,14 +60,20 @@ main() {
     have_workdir=
     have_session_dir=
     apt_updated=
+    carried_bash=
+    have_carried_bash=
+    chosen_bash=
+    image_bash_why=
     add_baked_needs
     parse_args "$@"
     # Refuse an overlap before anything is installed.
     if [ -n "$have_workdir" ]; then
         (check_overlap) || exit
     fi
+    choose_bash
     provide_commands
     provide_musl_libs
+    report_bash
 }
 
 main "$@"

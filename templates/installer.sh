@@ -36,7 +36,10 @@
 # artifact past its size, or no artifact for this machine), 5 digest
 # mismatch or no sha256 tool (or a prepared program whose placeholders are
 # not where its digest says), 6 entry check or unpacking failed (or an
-# archive refused), 7 a needed musl library cannot be provided.
+# archive refused), 7 a needed musl library cannot be provided, 8 the prefix
+# is on a file system mounted noexec (refused before anything is fetched; a
+# prefix this user cannot write is 2, unless the install there is complete:
+# that is reused without writing anything).
 
 {% include "lib/clear_functions.sh" %}
 {% include "lib/inherited_env.sh" %}
@@ -146,6 +149,8 @@ stage=
 inst=
 old=
 check_home=
+probe=
+prefix_made=0
 # Each artifact's size as got, for the progress lines (not with --quiet);
 # where it is read from (its copy, or /proc/self/fd/8 in place) and how it
 # was got (obtain).
@@ -186,6 +191,8 @@ install_took=
 
 {% include "installer/plan.sh" %}
 
+{% include "installer/probe.sh" %}
+
 main() {
     [ -z "$inherited_functions_left" ] || die 2 "cannot clear the functions inherited from the environment"
     tool_env
@@ -212,9 +219,11 @@ main() {
         printf '%s\n' "$final/$entry"
         exit 0
     fi
+    [ -d "$prefix" ] || prefix_made=1
     mkdir -p "$prefix" || usage_error "cannot create --prefix $prefix"
     physical_prefix
     relocate_check_prefix
+    prefix_probe
     if ! lock_acquire "$prefix/.$name-$version" "$lock_timeout"; then
         # Another installer finished the same install while we waited.
         printf '%s\n' "$final/$entry"

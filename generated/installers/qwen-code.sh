@@ -38,7 +38,10 @@
 # artifact past its size, or no artifact for this machine), 5 digest
 # mismatch or no sha256 tool (or a prepared program whose placeholders are
 # not where its digest says), 6 entry check or unpacking failed (or an
-# archive refused), 7 a needed musl library cannot be provided.
+# archive refused), 7 a needed musl library cannot be provided, 8 the prefix
+# is on a file system mounted noexec (refused before anything is fetched; a
+# prefix this user cannot write is 2, unless the install there is complete:
+# that is reused without writing anything).
 
 # Functions inherited from the environment (BASH_FUNC_exec%%, BASH_FUNC_cd%%,
 # BASH_FUNC_rm%%, or any name bash 3.2 imports) are removed first, before the
@@ -319,6 +322,8 @@ stage=
 inst=
 old=
 check_home=
+probe=
+prefix_made=0
 # Each artifact's size as got, for the progress lines (not with --quiet);
 # where it is read from (its copy, or /proc/self/fd/8 in place) and how it
 # was got (obtain).
@@ -2069,6 +2074,9 @@ cleanup() {
     if [ -n "$check_home" ]; then
         rm -rf "$check_home"
     fi
+    if [ -n "$probe" ]; then
+        rm -f "$probe"
+    fi
     if [ -n "$old" ]; then
         # A failed swap puts the previous install back; a finished one drops it.
         if [ ! -e "$final" ]; then
@@ -2346,6 +2354,59 @@ plan_print() {
     done
 }
 
+# prefix_probe: refuse, before the lock and before anything big is fetched,
+# a prefix where the install could never work: one this user cannot write
+# (2: a read-only mount, or another owner's directory) and one on a file
+# system mounted noexec (8; Docker's --tmpfs is noexec by default). Without
+# this, a noexec prefix fails only at the entry check, after every download,
+# with a message that hides the cause (EACCES).
+# The probe is a file of one line with no #! line: an exec-able mount makes
+# execve fail with ENOEXEC, and bash then runs the file itself (status 0,
+# no interpreter of the image needed); a noexec mount makes execve fail with
+# EACCES, which bash reports as 126 even for root.
+prefix_probe() {
+    local rc=0
+    probe=$prefix/.$name-$version.probe.$$
+    rm -f "$probe" 9>&- 2>/dev/null
+    if ! (umask 022 && printf 'exit 0\n' > "$probe") 2>/dev/null; then
+        probe=
+        die 2 "$prefix is not writable (a read-only mount, or a directory this user may not write): the install needs a writable prefix; an install already complete there is reused without writing"
+    fi
+    chmod 0755 "$probe" 9>&- 2>/dev/null
+    ("$probe") > /dev/null 2>&1 9>&- || rc=$?
+    rm -f "$probe" 9>&-
+    probe=
+    if [ "$rc" -eq 126 ]; then
+        # A prefix this run made (its last directory) goes again: a refused
+        # install leaves nothing behind.
+        [ "$prefix_made" -eq 0 ] || rmdir -- "$prefix" 2>/dev/null
+        die 8 "$prefix is on a file system mounted noexec$(prefix_noexec_mount): programs installed there cannot run; give the prefix an exec-able mount"
+    fi
+}
+
+# prefix_noexec_mount: " (on MOUNT POINT)" when /proc/self/mountinfo says
+# the mount holding the prefix (the last of the longest mount points that
+# are the prefix or a parent of it) is noexec, else nothing. Read with the
+# builtin, no fork; a mount point with a space is named as mountinfo writes
+# it (\040).
+prefix_noexec_mount() {
+    local id parent dev root point opts rest top='' noexec=''
+    [ -r /proc/self/mountinfo ] || return 0
+    while read -r id parent dev root point opts rest; do
+        case $prefix/ in
+            "${point%/}"/*) ;;
+            *) continue ;;
+        esac
+        [ "${#point}" -ge "${#top}" ] || continue
+        top=$point
+        case ,$opts, in
+            *,noexec,*) noexec=1 ;;
+            *) noexec='' ;;
+        esac
+    done < /proc/self/mountinfo
+    [ -z "$noexec" ] || printf ' (on %s)' "$top"
+}
+
 main() {
     [ -z "$inherited_functions_left" ] || die 2 "cannot clear the functions inherited from the environment"
     tool_env
@@ -2372,9 +2433,11 @@ main() {
         printf '%s\n' "$final/$entry"
         exit 0
     fi
+    [ -d "$prefix" ] || prefix_made=1
     mkdir -p "$prefix" || usage_error "cannot create --prefix $prefix"
     physical_prefix
     relocate_check_prefix
+    prefix_probe
     if ! lock_acquire "$prefix/.$name-$version" "$lock_timeout"; then
         # Another installer finished the same install while we waited.
         printf '%s\n' "$final/$entry"

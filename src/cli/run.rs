@@ -224,10 +224,9 @@ fn fetch(
     into: &Path,
     rows: &crate::fetch::Rows,
 ) -> Result<u8> {
-    use crate::installer::{HARNESS_SPECS, InstallerSpec};
+    use crate::installer::{InstallerSpec, shipped_specs};
     let known = || {
-        HARNESS_SPECS
-            .iter()
+        shipped_specs()
             .map(|(n, _)| *n)
             .collect::<Vec<_>>()
             .join(", ")
@@ -235,7 +234,7 @@ fn fetch(
     let chosen: Vec<&str> = if names.is_empty() && !spec_files.is_empty() {
         Vec::new()
     } else if names.is_empty() {
-        HARNESS_SPECS.iter().map(|(n, _)| *n).collect()
+        shipped_specs().map(|(n, _)| *n).collect()
     } else {
         names.iter().map(String::as_str).collect()
     };
@@ -249,13 +248,12 @@ fn fetch(
         pool.extend(crate::fetch::all(&spec));
         wanted.extend(pick(&spec));
     }
-    for (n, text) in HARNESS_SPECS {
+    for (n, text) in shipped_specs() {
         let spec = InstallerSpec::from_toml(text).map_err(|e| Usage(format!("{n}: {e}")))?;
         pool.extend(crate::fetch::all(&spec));
     }
     for name in chosen {
-        let text = HARNESS_SPECS
-            .iter()
+        let text = shipped_specs()
             .find(|(n, _)| *n == name)
             .map(|(_, t)| *t)
             .ok_or_else(|| Usage(format!("unknown harness {name:?} (known: {})", known())))?;

@@ -19,8 +19,7 @@ pub fn ensure(
     _work: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<String>, String> {
-    let pool: Vec<Needed> = crate::installer::HARNESS_SPECS
-        .iter()
+    let pool: Vec<Needed> = crate::installer::shipped_specs()
         .filter_map(|(_, text)| crate::installer::InstallerSpec::from_toml(text).ok())
         .flat_map(|spec| crate::fetch::all(&spec))
         .collect();

@@ -12,17 +12,17 @@ add_baked_needs() {
     :
 }
 
-# parse_args ARG...: fill needs, musl_libs, workdir and session_dir.
+# parse_args ARG...: fill needs, musl_libs, workdir, session_dir and carried_bash.
 parse_args() {
     while [ "$#" -gt 0 ]; do
         case $1 in
-            --need | --musl-lib | --workdir | --session-dir)
+            --need | --musl-lib | --workdir | --session-dir | --carried-bash)
                 [ "$#" -ge 2 ] || die 2 "$1 needs a value (see --help)"
                 _pa_opt=$1
                 _pa_val=$2
                 shift 2
                 ;;
-            --need=* | --musl-lib=* | --workdir=* | --session-dir=*)
+            --need=* | --musl-lib=* | --workdir=* | --session-dir=* | --carried-bash=*)
                 _pa_opt=${1%%=*}
                 _pa_val=${1#*=}
                 shift
@@ -50,6 +50,11 @@ parse_args() {
                 [ -n "$_pa_val" ] || die 2 "--workdir needs a non-empty value"
                 workdir=$_pa_val
                 have_workdir=1
+                ;;
+            --carried-bash)
+                [ -n "$_pa_val" ] || die 2 "--carried-bash needs a non-empty value"
+                carried_bash=$_pa_val
+                have_carried_bash=1
                 ;;
             --session-dir)
                 [ -n "$_pa_val" ] || die 2 "--session-dir needs a non-empty value"

@@ -14,11 +14,13 @@ say() {
 
 usage() {
     say \
-        'usage: sh bootstrap.sh [--need CMD]... [--musl-lib LIB]... [--workdir DIR --session-dir DIR]' \
+        'usage: sh bootstrap.sh [--need CMD]... [--musl-lib LIB]... [--workdir DIR --session-dir DIR] [--carried-bash FILE]' \
         '  --need CMD         install the package providing CMD when CMD is not on PATH' \
         '  --musl-lib LIB     on musl systems, install LIB when its shared object is missing' \
         '  --workdir DIR      the task workdir; with --session-dir, refuse when the two overlap' \
-        '  --session-dir DIR  the session dir (it may not exist yet)'
+        '  --session-dir DIR  the session dir (it may not exist yet)' \
+        '  --carried-bash FILE  use the image'"'"'s bash when it is 3.2 or later, else FILE (a static' \
+        '                     bash the host uploaded); print the one line "bash PATH" on stdout'
 }
 
 # The one way this script reports a problem: `bootstrap: ...` on stderr.

@@ -8,6 +8,9 @@ cleanup() {
     if [ -n "$check_home" ]; then
         rm -rf "$check_home"
     fi
+    if [ -n "$probe" ]; then
+        rm -f "$probe"
+    fi
     if [ -n "$old" ]; then
         # A failed swap puts the previous install back; a finished one drops it.
         if [ ! -e "$final" ]; then

@@ -194,7 +194,9 @@ fn counts_of_the_shipped_specs_match_the_catalog() {
         .unwrap()
         .flatten()
         .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
-        .count();
+        .count()
+        // The runtime specs (the carried bash) are no harness's.
+        - shforge::installer::RUNTIME_SPECS.len();
     let words = [
         "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
         "twelve",

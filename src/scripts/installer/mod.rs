@@ -9,8 +9,9 @@
 //!   of an [`Installer`] and of [`FromSpec`], and the whole script
 //!   ([`Installer::script`]), are in `as_script.rs`.
 //!
-//! The shipped harness specs live in `installers/NAME.toml`, are compiled in
-//! here and generated to `generated/installers/NAME.sh`.
+//! The shipped harness specs (and the runtime specs that belong to no
+//! harness: the carried bash) live in `installers/NAME.toml`, are compiled
+//! in here and generated to `generated/installers/NAME.sh`.
 
 mod as_script;
 pub mod builder;
@@ -54,10 +55,22 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
     ("stirrup", include_str!("../../../installers/stirrup.toml")),
 ];
 
-/// Parse one of [`HARNESS_SPECS`].
+/// The runtime specs kept in the repository that belong to no harness:
+/// (name, TOML text). `bash` is the carried static bash, for images
+/// without a bash of 3.2 or later (the bootstrap's `--carried-bash`).
+pub const RUNTIME_SPECS: &[(&str, &str)] =
+    &[("bash", include_str!("../../../installers/bash.toml"))];
+
+/// Every shipped spec: [`HARNESS_SPECS`], then [`RUNTIME_SPECS`]. Each is
+/// generated to `generated/installers/NAME.sh` and fetched by
+/// `shforge fetch NAME`.
+pub fn shipped_specs() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    HARNESS_SPECS.iter().chain(RUNTIME_SPECS)
+}
+
+/// Parse one of [`shipped_specs`].
 pub fn harness(name: &str) -> Option<Result<Installer, SpecError>> {
-    HARNESS_SPECS
-        .iter()
+    shipped_specs()
         .find(|(n, _)| *n == name)
         .map(|(_, text)| Installer::from_toml(text))
 }

@@ -643,7 +643,7 @@ glibc = "2.28"
 
     #[test]
     fn harness_specs_parse() {
-        for (name, text) in crate::installer::HARNESS_SPECS {
+        for (name, text) in crate::installer::shipped_specs() {
             let i = Installer::from_toml(text).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(i.name(), *name);
         }
