@@ -60,3 +60,61 @@ def test_the_python_quickstart_runs_as_written(tmp_path: Path) -> None:
     assert "'tool': 'exec_command'" in run.stdout, said
     results = list(tmp.glob("*/out/result.txt"))
     assert [r.read_text() for r in results] == ["hello-shforge"], said
+
+
+DOCKER_MARKER = "<!-- quickstart: docker -->\n"
+#: The image the Docker quick start runs in here: the Alpine-like one
+#: without bash (.ci/docker.sh imports it from the musl test root), the
+#: hardest case the README promises.
+DOCKER_IMAGE = "local/shforge-musl-nobash:test"
+
+
+def docker_quickstart() -> str:
+    """The body of the fenced block right after the Docker marker line."""
+    readme = (CHECKOUT / "README.md").read_text()
+    assert DOCKER_MARKER in readme, "README.md has no docker quick start marker"
+    rest = readme.split(DOCKER_MARKER, 1)[1]
+    assert rest.startswith("```python\n"), rest[:40]
+    body = rest[len("```python\n") :]
+    return body[: body.index("\n```\n") + 1]
+
+
+def test_the_docker_block_is_python() -> None:
+    compile(docker_quickstart(), "README.md docker quickstart", "exec")
+
+
+def docker_image_missing() -> str:
+    """Why the Docker quick start cannot run here ('' when it can)."""
+    try:
+        probe = subprocess.run(
+            ["docker", "image", "inspect", DOCKER_IMAGE],
+            stdin=subprocess.DEVNULL, capture_output=True, check=False,
+        )  # fmt: skip
+    except FileNotFoundError:
+        return "no docker client"
+    if probe.returncode != 0:
+        return f"docker or the image {DOCKER_IMAGE} is missing (sh .ci/docker.sh)"
+    return ""
+
+
+def test_the_docker_quickstart_runs_as_written(tmp_path: Path) -> None:
+    why = docker_image_missing()
+    if why:
+        message = f"SKIPPED LOUDLY: {why}"
+        if os.environ.get("SHFORGE_REQUIRE_DOCKER") == "1":
+            pytest.fail(message + " and SHFORGE_REQUIRE_DOCKER=1")
+        pytest.skip(message)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp), SHFORGE_ARTIFACTS=str(ARTIFACTS), SHFORGE_IMAGE=DOCKER_IMAGE)
+    run = subprocess.run(
+        [sys.executable, "-c", docker_quickstart()],
+        env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    said = f"exit {run.returncode}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    assert run.returncode == 0, said
+    assert "receipt clean: True return code: 0\n" in run.stdout, said
+    assert "deliverable: hello-docker\n" in run.stdout, said
+    assert "outcome: completed tokens:" in run.stdout, said
+    # The host's temp dir holds nothing of the rollout afterwards.
+    assert list(tmp.iterdir()) == [], said
