@@ -2147,12 +2147,16 @@ init_globals() {
     # signal then runs trap code inside the first one's, and the shell
     # crashes (SIGSEGV, SIGABRT in malloc) or runs on from a corrupted state.
     # Measured with bursts of 600 TERM/INT/HUP: 3.2.48, 4.0 and 4.2 died
-    # without a receipt in about a third of the runs; 4.4 and later never.
-    # There the first stop signal (or the first one passed on) ignores them
-    # all at once, before anything else: a second signal cannot hurry the
-    # stop there.
+    # without a receipt in about a third of the runs. bash 4.4 never crashed,
+    # but can lose the stop for good: a SIGINT that lands in `wait` just as
+    # another one is handled leaves its own SIGINT handler saved as the one
+    # to restore, which then sends itself SIGINT forever (seen spinning in
+    # getpid + kill(self, SIGINT), 5 hung runs of 680 on a loaded machine).
+    # Before 5.0 the first stop signal (or the first one passed on) ignores
+    # them all at once, before anything else: a second signal cannot hurry
+    # the stop there. 5.0 and later never crashed or hung.
     trap_calm=''
-    ((bash_major < 4 || (bash_major == 4 && BASH_VERSINFO[1] < 4))) &&
+    ((bash_major < 5)) &&
         trap_calm='trap "" TERM INT HUP ALRM USR1; '
 }
 

@@ -283,7 +283,7 @@ fn signal_bursts_always_leave_a_receipt() {
     }
     let shells = support::bashes();
     for shell in &shells {
-        let runs = if version(shell) < 404 { 10 } else { 2 };
+        let runs = if version(shell) < 500 { 10 } else { 2 };
         let d = tempfile::tempdir().unwrap();
         let mut bad = Vec::new();
         for (r, status) in drive(shell, d.path(), "burst", runs) {
@@ -294,11 +294,12 @@ fn signal_bursts_always_leave_a_receipt() {
                 bad.push((r, status, err.unwrap_or_default()));
             }
         }
-        // bash 4.4 and later never crashed here, but one run in a CI
-        // rehearsal (4.4, a loaded machine) lost the stop and hung: a known
-        // residual on those releases, reported loudly, not yet fixed. The
-        // releases the fix is for (3.2 to 4.2) must have no bad run.
-        if version(shell) >= 404 && !bad.is_empty() {
+        // bash 4.4 hung (lost the stop) in a loaded CI rehearsal: the
+        // ignore-after-the-first-signal fix now covers every release before
+        // 5.0, which must have no bad run. 5.0 and later never crashed or
+        // hung here (0 of 480 loaded burst runs); one that does is reported
+        // loudly, not failed, so a first sighting is seen, not lost.
+        if version(shell) >= 500 && !bad.is_empty() {
             support::loud(&format!(
                 "KNOWN RESIDUAL {}: a burst run hung or left no receipt: {bad:?}",
                 shell.name
