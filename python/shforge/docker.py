@@ -147,7 +147,7 @@ class DockerSandbox:
             info.uname = info.gname = ""
             return info
 
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         stdin: IO[bytes] = proc.stdin  # type: ignore[assignment]
         broken = False
         try:
@@ -160,7 +160,10 @@ class DockerSandbox:
                 stdin.close()
             except OSError:
                 broken = True
-        _, err = proc.communicate()
+        err = proc.stderr.read() if proc.stderr is not None else b""
+        proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
         if proc.returncode != 0 or broken:
             self._transport(proc.returncode or 1, err, argv)
             text = err.decode("utf-8", "replace").strip().splitlines()
