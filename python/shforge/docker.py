@@ -166,10 +166,10 @@ class DockerSandbox:
             proc.stderr.close()
         if proc.returncode != 0 or broken:
             self._transport(proc.returncode or 1, err, argv)
-            text = err.decode("utf-8", "replace").strip().splitlines()
+            text = [t for t in err.decode("utf-8", "replace").strip().splitlines() if "Exiting with" not in t]
             raise SandboxError(
                 f"upload to {self.container}:{dst}: tar -x exited {proc.returncode}"
-                + (f": {text[-1][:500]}" if text else ""),
+                + (f": {text[0][:500]}" if text else ""),
                 argv=argv,
             )
 

@@ -94,13 +94,15 @@ v=$("$b" -c 'echo "$BASH_VERSION"' 2>/dev/null) || exit 0
 echo "bash $b $v"
 """
 
-# Can this user create the prefix and write in it? (A shared read-only
-# prefix: no; a tmpfs owned by the rollout user, for a capability-less root: no.)
+# Can this user create the prefix and write in it, and write into the
+# scratch dir's artifacts? (A shared read-only prefix: no; the rollout
+# user's dirs for a root without capabilities: no.)
 _WRITABLE_SCRIPT = r"""
 mkdir -p "$1" 2>/dev/null || exit 1
-d="$1/.shforge-write-check.$$"
-mkdir "$d" 2>/dev/null || exit 1
-rmdir "$d"
+for d in "$1/.shforge-write-check.$$" "$2/artifacts/.shforge-write-check.$$"; do
+    mkdir "$d" 2>/dev/null || exit 1
+    rmdir "$d"
+done
 """
 
 _REMOVE_SCRIPT = r"""
@@ -261,8 +263,11 @@ class _Run:
                 return
 
     async def stop(self, marker: str, grace: float) -> None:
-        """After a failure during the launch: stop every process of it."""
-        user = "0" if await self.root() else None
+        """After a failure during the launch: stop every process of it. As
+        the rollout user, whose processes they are: root in a container
+        usually lacks CAP_SYS_PTRACE and cannot read another user's
+        /proc/PID/environ."""
+        user = None
         try:
             await self.sb.exec(
                 ["sh", "-c", _STOP_SCRIPT, "sh", self.rid, marker, str(int(grace) + 1)],
@@ -401,7 +406,7 @@ async def _install_user(run: _Run, prefix: str) -> Optional[str]:
     the rollout user."""
     if await run.root():
         try:
-            r = await run.sb.exec(["sh", "-c", _WRITABLE_SCRIPT, "sh", prefix], user="0", timeout=_STEP_TIMEOUT)
+            r = await run.sb.exec(["sh", "-c", _WRITABLE_SCRIPT, "sh", prefix, run.scratch], user="0", timeout=_STEP_TIMEOUT)
             if r.exit_code == 0:
                 return "0"
         except SandboxError:
