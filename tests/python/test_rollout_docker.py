@@ -220,7 +220,6 @@ def test_key_value_never_on_an_argv(container: Start, model: shforge.FakeModelSe
     r = run(sb, tok, model.base_url)
     good(cid, r, tok, f"{WORK}/out.txt", api_key)
     assert sb.calls and not any(api_key in c for c in sb.calls)
-    assert any("OPENAI_API_KEY" in c for c in sb.calls) or True  # only the name, as -e NAME
 
 
 @pytest.mark.parametrize(
@@ -263,8 +262,11 @@ def test_upload_failing_half_way(container: Start, model: shforge.FakeModelServe
 def test_container_killed_mid_rollout(container: Start, model: shforge.FakeModelServer, api_key: str) -> None:
     cid = container(BOOKWORM, setup=MKWORK)
     before = host_temps()
-    killer = threading.Thread(target=lambda: (time.sleep(2), subprocess.run(["docker", "kill", cid],
-                                                                             capture_output=True)))  # fmt: skip
+    def kill() -> None:
+        time.sleep(2)
+        subprocess.run(["docker", "kill", cid], capture_output=True)
+
+    killer = threading.Thread(target=kill)
     sb = Recording(cid, "1000:1000", on_launch=killer)
     with pytest.raises(shforge.RolloutError) as err:
         shforge.rollout(
