@@ -30,6 +30,7 @@ from dockerfix import (  # noqa: F401  (fixtures)
     loud_skip,
     model,
     only_init_left,
+    private_tmp,
     processes,
     prompt,
     read,
