@@ -125,7 +125,16 @@ def processes(cid: str) -> List[str]:
 
 
 def only_init_left(cid: str) -> None:
-    left = processes(cid)
+    """Only ``docker-init`` and ``sleep infinity``. Polled for up to 3 s:
+    busybox's ``timeout`` (the installer's entry check on a busybox image)
+    leaves its watcher process up to a second after the program exited."""
+    import time
+
+    for _ in range(15):
+        left = processes(cid)
+        if len(left) == 2 and all("sleep infinity" in p for p in left):
+            return
+        time.sleep(0.2)
     assert len(left) == 2 and all("sleep infinity" in p for p in left), left
 
 
