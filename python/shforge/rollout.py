@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
@@ -183,7 +183,6 @@ class Rollout:
     """The supervisor's marker of this run (``NEMO_GYM_SUPERVISOR=MARKER``)."""
     end_services_exit: Optional[int] = None
     """``--end-services``' exit status when services were ended."""
-    extra: Dict[str, Any] = field(default_factory=dict)
 
 
 def _line(data: bytes, last: bool = True) -> str:
