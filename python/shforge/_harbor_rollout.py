@@ -313,7 +313,7 @@ async def rollout_async(
         **({"spec": spec} if spec is not None else {}),
     )
     q = shlex.quote
-    await _must(sandbox, "rollout", f"mkdir -p {q(installed.prefix + '/runs')}")
+    await _must(sandbox, "rollout", f"mkdir -p {q(installed.prefix + '/runs')} {q(workdir)}")
     await sandbox.upload(session.path, sd)
     key_file = f"{sd}/.key"
     if api_key is not None and api_key_env:

@@ -280,7 +280,9 @@ class ShforgeAgent(BaseAgent):
         sandbox = HarborSandbox(environment)
         workdir = self._workdir
         if workdir is None:
-            workdir = (await sandbox.exec("pwd")).stdout.strip().splitlines()[-1]
+            # The container's working directory; "/" (an image without a
+            # WORKDIR) would contain the session dir: the user's HOME then.
+            workdir = (await sandbox.exec('d=$(pwd); [ "$d" = / ] && d=$(cd && pwd); printf "%s\\n" "$d"')).stdout.strip().splitlines()[-1]
         try:
             rollout = await rollout_async(
                 sandbox,
