@@ -49,12 +49,13 @@ if [ -n "$left" ]; then
   for p in $left; do tr '\0' ' ' < /proc/$p/cmdline >> /logs/verifier/left.txt; echo >> /logs/verifier/left.txt; done
   echo 0 > /logs/verifier/reward.txt; exit 0
 fi
-if [ "$(cat /app/out.txt 2>/dev/null)" = '{token}' ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+if [ '{check}' = no ] || [ "$(cat /app/out.txt 2>/dev/null)" = '{token}' ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
 """
 
 
 def write_task(root: Path, token: str, *, image: str = "local/shforge-bookworm:test", agent_timeout: float = 300,
-               pattern: str = "codex|claude|shforge-standin", prompt: Optional[str] = None) -> Path:
+               pattern: str = "codex|claude|shforge-standin", prompt: Optional[str] = None,
+               check_deliverable: bool = True) -> Path:
     task = root / "task"
     (task / "tests").mkdir(parents=True)
     (task / "solution").mkdir()
@@ -64,7 +65,8 @@ def write_task(root: Path, token: str, *, image: str = "local/shforge-bookworm:t
     )
     (task / "instruction.md").write_text(prompt if prompt is not None else PROMPT.format(token=token))
     test = task / "tests" / "test.sh"
-    test.write_text(TEST_SH.replace("{token}", token).replace("{pattern}", pattern))
+    test.write_text(TEST_SH.replace("{token}", token).replace("{pattern}", pattern)
+                   .replace("{check}", "yes" if check_deliverable else "no"))
     test.chmod(0o755)
     solve = task / "solution" / "solve.sh"
     solve.write_text(f"#!/bin/bash\nmkdir -p /app\nprintf %s '{token}' > /app/out.txt\n")
@@ -105,6 +107,7 @@ def run_trial(root: Path, task: Path, agent: str, args: List[str], *, env: Optio
               timeout: float = 900) -> Trial:
     trials = root / "trials"
     e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent), e.get("PYTHONPATH")]))
     e.update({"HARBOR_TELEMETRY": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PATH": f"{VENV_BIN}:{e.get('PATH', '')}"})
     e.update(env or {})
     argv = [str(HARBOR), "trial", "start", "-p", str(task), "-a", agent, "-e", "docker",
