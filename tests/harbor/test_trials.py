@@ -151,15 +151,19 @@ def test_rate_limited_raises_harbors_error(tmp_path: Path, server: str) -> None:
          "shforge: codex version 0.1.0 is not in the catalog: the pinned one is 0.171.0"),
         (["--agent-kwarg", "harness=claude-code", "--api-format", "openai_responses"],
          "shforge: claude-code does not speak --api-format openai_responses"),
-        (["--agent-kwarg", "harness=codex", "--agent-kwarg", "artifacts=/nonexistent/shforge-artifacts"],
-         "shforge fetch:"),
+        (["--agent-kwarg", "harness=codex", "--agent-kwarg", "artifacts=EMPTY"], "shforge fetch:"),
     ],
 )
 def test_bad_input(tmp_path: Path, harbor_ready: None, args: List[str], message: str) -> None:
     tok = token()
     task = write_task(tmp_path, tok)
+    empty = tmp_path / "no-artifacts"
+    args = [a.replace("EMPTY", str(empty)) for a in args]
     argv = ["-m", "fake-model", "--base-url", "http://127.0.0.1:9/v1", "--agent-kwarg", "workdir=/app", *args]
-    trial = run_trial(tmp_path, task, "shforge.harbor:ShforgeAgent", argv)
+    # `shforge fetch` runs `npm pack`, which an npm cache on the host can
+    # serve offline: an empty cache and offline npm make the fetch fail.
+    npm = {"npm_config_cache": str(tmp_path / "empty-npm-cache"), "npm_config_offline": "true"}
+    trial = run_trial(tmp_path, task, "shforge.harbor:ShforgeAgent", argv, env=npm)
     flat = " ".join(trial.output.split())
     info = trial.result.get("exception_info") or {}
     assert message in flat or message in str(info.get("exception_message")), explain(trial)
