@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
+import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
 
@@ -143,6 +144,29 @@ def _opt_float(name: str, value: Any) -> Optional[float]:
     if f <= 0:
         raise ValueError(f"shforge: --ak {name}={value!r} must be positive")
     return f
+
+
+def _harbor_agent_timeout() -> Optional[float]:
+    """The trial's agent timeout, read from the Harbor frame that awaits
+    run() (Trial._run_agent_phase's ``timeout_sec``); None when not found
+    (another Harbor version, or run() called by something else)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_run_agent_phase":
+            value = frame.f_locals.get("timeout_sec")
+            return float(value) if isinstance(value, (int, float)) else None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def _deadline_under(timeout: Optional[float]) -> Optional[float]:
+    """Just under Harbor's timeout: the supervisor's deadline (and the
+    harness's own receipt) comes first, Harbor's cancellation stays the
+    backstop. 5 % of it, at least 1 s and at most 30 s, before."""
+    if timeout is None:
+        return None
+    margin = max(1.0, min(30.0, timeout * 0.05))
+    return max(1.0, timeout - margin)
 
 
 class ShforgeAgent(BaseAgent):
@@ -283,6 +307,7 @@ class ShforgeAgent(BaseAgent):
             # The container's working directory; "/" (an image without a
             # WORKDIR) would contain the session dir: the user's HOME then.
             workdir = (await sandbox.exec('d=$(pwd); [ "$d" = / ] && d=$(cd && pwd); printf "%s\\n" "$d"')).stdout.strip().splitlines()[-1]
+        deadline = self._deadline if self._deadline is not None else _deadline_under(_harbor_agent_timeout())
         try:
             rollout = await rollout_async(
                 sandbox,
@@ -295,7 +320,7 @@ class ShforgeAgent(BaseAgent):
                 api=self._api,
                 api_key_env=self._key_name if self._key is not None else None,
                 api_key=self._key,
-                deadline=self._deadline,
+                deadline=deadline,
                 mode=self._mode,
                 spec=self._spec,
                 host_dir=self.logs_dir / "shforge",
@@ -307,6 +332,9 @@ class ShforgeAgent(BaseAgent):
             raise
         self._record(rollout, context, cancelled=False)
         cause = rollout.outcome.get("cause")
+        if rollout.outcome.get("status") == "timed_out":
+            # Harbor reports this as its own AgentTimeoutError.
+            raise asyncio.TimeoutError(f"shforge: {self.harness} reached its in-container deadline ({deadline} s)")
         if cause in _CAUSE_ERRORS:
             raise _CAUSE_ERRORS[cause](f"shforge: {self.harness} rollout failed: {cause}")
 
@@ -327,6 +355,14 @@ class ShforgeAgent(BaseAgent):
                 "containment": getattr(receipt, "containment", None),
                 "services": len(receipt.services),
             }
+        receipt_doc: Any = None
+        try:
+            receipt_doc = json.loads((rollout.host_dir / "out" / "receipt.json").read_text())
+        except (OSError, ValueError):
+            pass
+        if stop is not None and isinstance(receipt_doc, dict):
+            stop["stop"] = receipt_doc.get("stop")
+            stop["marker"] = receipt_doc.get("marker")
         meta = dict(context.metadata or {})
         meta["shforge"] = {
             "harness": self.harness,

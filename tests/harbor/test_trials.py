@@ -112,9 +112,31 @@ def test_timeout_leaves_nothing(tmp_path: Path, server: str) -> None:
     tok = token()
     prompt = PROMPT.format(token=tok) + "shforge-fail=429:times=5:retry-after=600\n"
     task = write_task(tmp_path, tok, agent_timeout=20, prompt=prompt, check_deliverable=False)
+    # deadline=600: the in-container deadline later than Harbor's, so that
+    # Harbor's cancellation is what ends the run.
+    trial = run_trial(tmp_path, task, "shforge.harbor:Codex",
+                      [*model_args(server, "openai_responses"), "--agent-kwarg", "deadline=600"], env=KEY)
+    assert (trial.result.get("exception_info") or {}).get("exception_type") == "AgentTimeoutError", explain(trial)
+    assert trial.reward == 1.0, explain(trial)
+    meta = trial.result["agent_result"]["metadata"]["shforge"]
+    assert meta["stopped_by_harbor"] and meta["stop"]["cleanup_confirmed"], meta
+    assert meta["stop"]["stop"]["reason"] == "signal", meta
+
+
+def test_default_deadline_just_under_harbors(tmp_path: Path, server: str) -> None:
+    """Without --agent-kwarg deadline the supervisor's deadline is just under
+    the trial's agent timeout (read from Harbor): the supervisor ends the
+    harness itself, and Harbor still reports an AgentTimeoutError."""
+    need_artifact(CODEX)
+    tok = token()
+    prompt = PROMPT.format(token=tok) + "shforge-fail=429:times=5:retry-after=600\n"
+    task = write_task(tmp_path, tok, agent_timeout=20, prompt=prompt, check_deliverable=False)
     trial = run_trial(tmp_path, task, "shforge.harbor:Codex", model_args(server, "openai_responses"), env=KEY)
     assert (trial.result.get("exception_info") or {}).get("exception_type") == "AgentTimeoutError", explain(trial)
     assert trial.reward == 1.0, explain(trial)
+    meta = trial.result["agent_result"]["metadata"]["shforge"]
+    assert not meta["stopped_by_harbor"] and meta["stop"]["timed_out"], meta
+    assert meta["outcome"]["status"] == "timed_out", meta
 
 
 def test_timeout_standin_leaves_a_process(tmp_path: Path, harbor_ready: None) -> None:
