@@ -168,10 +168,17 @@ async def install_async(
     out = await _must(
         sandbox,
         "install",
-        f"bash {q(p + '/.artifacts/install.sh')} --prefix {q(p)} --source-dir {q(p + '/.artifacts')}; "
-        f"s=$?; rm -rf {q(p + '/.artifacts')}; exit $s",
+        # stdout (the entry, last line) apart from stderr: Harbor's exec
+        # merges the two, in no fixed order.
+        f"e=$(bash {q(p + '/.artifacts/install.sh')} --prefix {q(p)} --source-dir {q(p + '/.artifacts')} "
+        f"2> {q(p + '/install.log')}); s=$?; rm -rf {q(p + '/.artifacts')}; "
+        f"if [ $s -ne 0 ]; then tail -n 5 {q(p + '/install.log')}; exit $s; fi; "
+        f"printf 'shforge-entry=%s\\n' \"$(printf '%s\\n' \"$e\" | tail -n 1)\"",
     )
-    entry = out.strip().splitlines()[-1].strip()
+    entries = [ln[len("shforge-entry="):] for ln in out.splitlines() if ln.startswith("shforge-entry=")]
+    if not entries or not entries[-1].strip():
+        raise RolloutError("install", f"the installer printed no entry: {out.strip()[-200:]}")
+    entry = entries[-1].strip()
     return Installed(harness, entry, p, f"{p}/scripts", time.monotonic() - started)
 
 

@@ -77,6 +77,18 @@ def test_trial_bookworm(tmp_path: Path, server: str, agent: str, fmt: str, artif
     assert KEY["FAKE_KEY"] not in (trial.dir / "trial.log").read_text() if (trial.dir / "trial.log").exists() else True
 
 
+@pytest.mark.parametrize("image", ["local/shforge-bullseye:test", "local/shforge-musl:test"])
+def test_codex_other_images(tmp_path: Path, server: str, image: str) -> None:
+    """The same agent in an older glibc image and in a musl-only one (no
+    glibc, no package manager): nothing is installed from the internet."""
+    need_artifact(CODEX)
+    tok = token()
+    task = write_task(tmp_path, tok, image=image)
+    trial = run_trial(tmp_path, task, "shforge.harbor:Codex", model_args(server, "openai_responses"), env=KEY)
+    assert trial.reward == 1.0, explain(trial)
+    check_trajectory(trial)
+
+
 def test_generic_agent_with_harness_kwarg(tmp_path: Path, server: str) -> None:
     need_artifact(CODEX)
     tok = token()
