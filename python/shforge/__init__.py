@@ -5,7 +5,16 @@ with this package: every rule, message and exit code is the CLI's own.
 Errors are :class:`ShforgeError` subclasses carrying the CLI's one-line
 message and its exit code as ``code``.
 
-One rollout, host side::
+One rollout in one call, over any sandbox (``shforge.docker.DockerSandbox``
+or a provider's own class with ``exec``/``upload``/``download``)::
+
+    from shforge.docker import DockerSandbox
+    r = shforge.rollout(DockerSandbox("ctr", user="1000:1000"), "codex",
+                        prompt=p, base_url=url, model=m, workdir="/work",
+                        api_key_env="OPENAI_API_KEY", deadline=600)
+    r.receipt.timed_out, r.outcome["status"], r.usage.total
+
+The same by hand, host side::
 
     import shforge
     sup = shforge.script_path(shforge.SUPERVISOR)       # upload the scripts
@@ -21,9 +30,13 @@ from __future__ import annotations
 
 from ._cli import binary
 from .errors import (
+    ROLLOUT_STEPS,
     BinaryNotFoundError,
     NoSessionDataError,
     OperationError,
+    RolloutError,
+    SandboxError,
+    SandboxTimeoutError,
     ShforgeError,
     UsageError,
 )
@@ -41,18 +54,56 @@ from .scripts import (
     scripts_dir,
     verify,
 )
+from .rollout import (
+    INSTALLER_EXITS,
+    ROLLOUT_VAR,
+    Installed,
+    Rollout,
+    Timings,
+    Usage,
+    install,
+    install_async,
+    rollout,
+    rollout_async,
+)
+from .sandbox import AsyncSandbox, Command, ExecResult, Sandbox
 from .snapshot import snapshot
 from .supervisor import (
     MARKER_VAR,
     Receipt,
     Seconds,
     Service,
+    StopReport,
+    Zombie,
     end_services_argv,
     launch_argv,
     read_receipt,
 )
+from .tools import FakeModelServer, fake_model_server, fetch, outcome
 
 __all__ = [
+    "INSTALLER_EXITS",
+    "ROLLOUT_STEPS",
+    "ROLLOUT_VAR",
+    "AsyncSandbox",
+    "Command",
+    "ExecResult",
+    "FakeModelServer",
+    "Installed",
+    "Rollout",
+    "RolloutError",
+    "Sandbox",
+    "SandboxError",
+    "SandboxTimeoutError",
+    "Timings",
+    "Usage",
+    "fake_model_server",
+    "fetch",
+    "install",
+    "install_async",
+    "outcome",
+    "rollout",
+    "rollout_async",
     "BOOTSTRAP",
     "MARKER_VAR",
     "RUNNER",
@@ -69,6 +120,8 @@ __all__ = [
     "ScriptEntry",
     "Seconds",
     "Service",
+    "StopReport",
+    "Zombie",
     "Session",
     "ShforgeError",
     "SnapshotKind",

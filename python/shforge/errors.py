@@ -58,3 +58,44 @@ def from_exit(code: int, stderr: str, argv: Sequence[str]) -> ShforgeError:
     if code == 1:
         return OperationError(message, code, argv)
     return ShforgeError(message, code, argv)
+
+
+class SandboxError(ShforgeError):
+    """A sandbox's transport failed: the command could not be run, a file
+    could not be copied (code 1). A command that ran and exited nonzero is
+    not an error: its :class:`~shforge.sandbox.ExecResult` says so."""
+
+    def __init__(self, message: str, code: int = 1, argv: Sequence[str] = ()) -> None:
+        super().__init__(message, code, argv)
+
+
+class SandboxTimeoutError(SandboxError):
+    """A sandbox command outlived its ``timeout`` (code 124); the provider
+    stopped waiting for it (what is left inside the sandbox is the caller's
+    to stop)."""
+
+    def __init__(self, message: str, code: int = 124, argv: Sequence[str] = ()) -> None:
+        super().__init__(message, code, argv)
+
+
+#: The steps of :func:`shforge.rollout`, as :attr:`RolloutError.step` names them.
+ROLLOUT_STEPS = ("upload", "bootstrap", "install", "session", "launch", "copy-back")
+
+
+class RolloutError(ShforgeError):
+    """The rollout machinery failed at ``step`` (one of :data:`ROLLOUT_STEPS`)
+    because of ``cause`` (one line, never holding the API key). The host
+    kept nothing of the rollout and, where the sandbox is still alive, the
+    rollout's processes were stopped. ``code`` is the failing script's exit
+    status when one said why (the installer's table), else 1."""
+
+    step: str
+    cause: str
+
+    def __init__(self, step: str, cause: str, code: int = 1) -> None:
+        super().__init__(f"shforge: rollout failed at {step}: {cause}", code)
+        self.step = step
+        self.cause = cause
+
+    def __reduce__(self) -> "tuple[type, tuple[str, str, int]]":
+        return (type(self), (self.step, self.cause, self.code))

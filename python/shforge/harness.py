@@ -9,6 +9,7 @@ from typing import Literal, Optional, Sequence
 
 from . import _cli
 from ._files import StrPath
+from .errors import UsageError
 
 #: The shipped harness profiles.
 HarnessName = Literal["claude-code", "opencode", "kilo", "pi", "openclaw", "codex"]
@@ -49,7 +50,7 @@ class Session:
 
 
 def write_session(
-    harness: HarnessName,
+    harness: Optional[HarnessName],
     out: StrPath,
     *,
     session_dir: str,
@@ -62,6 +63,7 @@ def write_session(
     api_key_env: Optional[str] = None,
     mode: Mode = "events",
     keep_env: Sequence[str] = (),
+    spec: Optional[StrPath] = None,
 ) -> Session:
     """Write the session dir of one rollout into ``out`` (absent or empty;
     written whole or not at all): params.sh, the harness's config, isolated
@@ -74,9 +76,14 @@ def write_session(
     ``keep_env`` names variables of the sandbox's environment the CLI keeps
     although its runtime's table removes them (``LD_LIBRARY_PATH``,
     ``PYTHONPATH``, ... that the task's commands need).
+    ``spec`` is an adapter's own harness spec (TOML, the format of the
+    source tree's ``harnesses/*.toml``), used instead of a shipped name:
+    give ``harness=None`` with it.
     Bad input raises :class:`~shforge.errors.UsageError` (code 2).
     """
-    args = ["harness", harness, "--out", str(out), f"--session-dir={session_dir}"]
+    if (harness is None) == (spec is None):
+        raise UsageError("shforge: write_session needs exactly one of a harness name and spec", 2)
+    args = ["harness", *([harness] if harness is not None else ["--spec", str(spec)]), "--out", str(out), f"--session-dir={session_dir}"]
     args += [f"--workdir={workdir}", f"--entry={entry}", f"--base-url={base_url}"]
     args += [f"--model={model}", f"--mode={mode}", "--prompt-file", "-"]
     if api is not None:

@@ -111,6 +111,46 @@ class Service:
 
 
 @dataclass(frozen=True)
+class StopReport:
+    """How the supervisor's stop went (seconds since the launch, 0.01 s)."""
+
+    reason: Literal["exit", "deadline", "signal", "lost"]
+    signal: Optional[str]
+    began_at: float
+    term_at: Optional[float]
+    kill_at: Optional[float]
+    ended_at: float
+    grace_s: Optional[float]
+    reached_term: int
+    reached_kill: int
+    harness_exited_by_itself: bool
+
+    @classmethod
+    def from_dict(cls, doc: Dict[str, Any]) -> "StopReport":
+        return cls(
+            reason=doc["reason"],
+            signal=doc.get("signal"),
+            began_at=float(doc["began_at"]),
+            term_at=None if doc.get("term_at") is None else float(doc["term_at"]),
+            kill_at=None if doc.get("kill_at") is None else float(doc["kill_at"]),
+            ended_at=float(doc["ended_at"]),
+            grace_s=None if doc.get("grace_s") is None else float(doc["grace_s"]),
+            reached_term=int(doc["reached_term"]),
+            reached_kill=int(doc["reached_kill"]),
+            harness_exited_by_itself=bool(doc["harness_exited_by_itself"]),
+        )
+
+
+@dataclass(frozen=True)
+class Zombie:
+    """A zombie of the harness nobody reaps (run containers with ``--init``)."""
+
+    pid: int
+    ppid: int
+    start_time: int
+
+
+@dataclass(frozen=True)
 class Receipt:
     """The cleanup receipt ``process_supervisor.sh`` writes."""
 
@@ -126,6 +166,12 @@ class Receipt:
     """How the stop contained the harness."""
     services: Tuple[Service, ...]
     """Preserved services; end them with :func:`end_services_argv`."""
+    stop: Optional[StopReport] = None
+    """How the stop went; None when the harness never ran (or an older supervisor)."""
+    zombies: Tuple[Zombie, ...] = ()
+    """Zombies of the harness left after the stop (a PID 1 that does not reap)."""
+    marker: Optional[str] = None
+    """The run's marker token (``NEMO_GYM_SUPERVISOR=MARKER``); not a secret."""
 
     @property
     def is_clean(self) -> bool:
@@ -147,6 +193,11 @@ class Receipt:
                 Service(pid=s["pid"], start_time=s["start_time"], argv0=s["argv0"])
                 for s in doc["services"]
             ),
+            stop=StopReport.from_dict(doc["stop"]) if doc.get("stop") else None,
+            zombies=tuple(
+                Zombie(pid=z["pid"], ppid=z["ppid"], start_time=z["start_time"]) for z in doc.get("zombies") or ()
+            ),
+            marker=doc.get("marker"),
         )
 
 

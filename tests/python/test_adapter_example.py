@@ -182,3 +182,41 @@ def test_one_real_codex_rollout(tmp_path: Path, codex_artifact: None) -> None:
     assert isinstance(summary, dict) and summary["sessions"] >= 1 and summary["tool_calls"]
     assert r.end_services_exit == 0
     assert marked_processes(r.marker) == []
+
+
+def test_the_same_rollout_in_a_container_in_one_call(tmp_path: Path, codex_artifact: None,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """What the adapter above does by hand, in a Docker container as uid
+    1000, with one call: ``shforge.rollout`` over ``DockerSandbox`` does the
+    upload, bootstrap, install, session, launch, copy-back, snapshot and
+    ``--end-services``, and removes its scratch dir."""
+    import dockerfix
+    from shforge.docker import DockerSandbox
+
+    why = dockerfix.docker_ok([dockerfix.BOOKWORM])
+    if why is not None:
+        dockerfix.loud_skip(why)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    cid = subprocess.run(
+        ["docker", "run", "-d", "--init", "--network", "host", dockerfix.BOOKWORM, "sleep", "infinity"],
+        capture_output=True, check=True,
+    ).stdout.decode().strip()  # fmt: skip
+    try:
+        subprocess.run(["docker", "exec", cid, "sh", "-c", "mkdir /task && chown 1000:1000 /task"], check=True)
+        token = f"adapter-{time.time_ns():x}-{os.getpid()}"
+        with shforge.fake_model_server() as server:
+            r = shforge.rollout(
+                DockerSandbox(cid, user="1000:1000"), "codex",
+                prompt=dockerfix.prompt(token, "/task/deliverable.txt"),
+                base_url=server.base_url, model="fake-model", workdir="/task",
+                api_key_env="OPENAI_API_KEY", deadline=120,
+            )  # fmt: skip
+        assert r.exit_code == 0
+        assert dockerfix.read(cid, "/task/deliverable.txt") == token
+        assert r.receipt.is_clean and r.receipt.return_code == 0 and not r.receipt.timed_out
+        assert r.receipt.services == () and r.end_services_exit is None
+        assert r.snapshot is not None and r.snapshot["summary"]["tool_calls"]
+        assert r.outcome["status"] == "completed"
+        dockerfix.only_init_left(cid)
+    finally:
+        subprocess.run(["docker", "rm", "-f", cid], capture_output=True)

@@ -1,0 +1,264 @@
+"""A :class:`~shforge.sandbox.Sandbox` over ``docker exec`` and ``docker cp``
+(not imported by ``import shforge``).
+
+- ``exec``: ``docker exec [-i] [-u USER] [-w CWD] [-e NAME]... CONTAINER``;
+  each variable's value goes through the docker client's own environment,
+  never its argv. A timeout kills the client and raises
+  :class:`~shforge.errors.SandboxTimeoutError` (what runs in the container
+  keeps running: :func:`shforge.rollout` stops it itself).
+- ``upload``: ``docker cp`` when the files are to be root's (it creates
+  root-owned files); else, and wherever ``docker cp`` is refused (a
+  ``--read-only`` root filesystem, even into a tmpfs), a tar stream through
+  ``docker exec -i -u USER CONTAINER tar -x``, so the files are the user's.
+- ``download``: ``docker cp`` (works from read-only containers), a tar
+  stream through ``docker exec`` when it fails.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, List, Mapping, Optional, Sequence, Union
+
+from ._files import StrPath
+from .errors import SandboxError, SandboxTimeoutError
+from .sandbox import ExecResult
+
+__all__ = ["AsyncDockerSandbox", "DockerSandbox"]
+
+_TRANSPORT_ERRORS = (
+    "Error response from daemon",
+    "Error: No such container",
+    "Cannot connect to the Docker daemon",
+    "unable to find user",
+    "unable to find group",
+)
+
+
+def _is_root(user: Optional[str]) -> bool:
+    return user is not None and user.split(":")[0] in ("0", "root")
+
+
+class DockerSandbox:
+    """The running container ``container`` (name or ID), the rollout as
+    ``user`` (None: the image's user; ``"1000:1000"`` or a name)."""
+
+    def __init__(self, container: str, user: Optional[str] = None, docker: str = "docker") -> None:
+        self.container = container
+        self._user = user
+        self.docker = docker
+
+    @property
+    def user(self) -> Optional[str]:
+        """The user the rollout runs as."""
+        return self._user
+
+    def _client(self, argv: List[str], *, stdin: Optional[bytes], timeout: Optional[float],
+                env: Optional[Mapping[str, str]] = None) -> "tuple[int, bytes, bytes]":
+        import subprocess
+
+        try:
+            proc = subprocess.run(
+                argv,
+                input=stdin,
+                stdin=subprocess.DEVNULL if stdin is None else None,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                timeout=timeout,
+                env=None if not env else {**os.environ, **env},
+                check=False,
+            )
+        except subprocess.TimeoutExpired as e:
+            # subprocess.run killed the client and reaped it.
+            raise SandboxTimeoutError(
+                f"{' '.join(argv[:2])} in {self.container}: no exit within {timeout:g} s", argv=argv
+            ) from e
+        except OSError as e:
+            raise SandboxError(f"cannot run {argv[0]}: {e.strerror}", argv=argv) from e
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def _transport(self, code: int, stderr: bytes, argv: Sequence[str]) -> None:
+        text = stderr.decode("utf-8", "replace").strip()
+        if code != 0 and any(s in text for s in _TRANSPORT_ERRORS):
+            raise SandboxError(f"{argv[0]} {argv[1]}: {text.splitlines()[-1][:500]}", argv=argv)
+
+    def exec(
+        self,
+        command: Union[str, Sequence[str]],
+        *,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        user: Optional[str] = None,
+        timeout: Optional[float] = None,
+        stdin: Optional[bytes] = None,
+    ) -> ExecResult:
+        """As :meth:`shforge.sandbox.Sandbox.exec`."""
+        argv = [self.docker, "exec"]
+        if stdin is not None:
+            argv.append("-i")
+        who = user if user is not None else self._user
+        if who is not None:
+            argv += ["-u", who]
+        if cwd is not None:
+            argv += ["-w", cwd]
+        for name in env or {}:
+            argv += ["-e", name]  # the value: in the client's environment only
+        argv.append(self.container)
+        argv += ["sh", "-c", command] if isinstance(command, str) else list(command)
+        code, out, err = self._client(argv, stdin=stdin, timeout=timeout, env=env)
+        self._transport(code, err, argv)
+        return ExecResult(code, out, err)
+
+    def upload(self, src: StrPath, dst: str, *, user: Optional[str] = None) -> None:
+        """As :meth:`shforge.sandbox.Sandbox.upload`."""
+        path = Path(src)
+        if not path.exists():
+            raise SandboxError(f"upload: {path} does not exist")
+        owner = user if user is not None else self._user
+        if owner is None or _is_root(owner):
+            source = f"{path}/." if path.is_dir() else str(path)
+            argv = [self.docker, "cp", source, f"{self.container}:{dst}"]
+            code, _, err = self._client(argv, stdin=None, timeout=None)
+            if code == 0:
+                return
+            if b"No such container" in err or b"Cannot connect" in err:
+                self._transport(code, err, argv)
+        self._tar_in(path, dst, owner)
+
+    def _tar_in(self, path: Path, dst: str, owner: Optional[str]) -> None:
+        import posixpath
+        import subprocess
+        import tarfile
+
+        if path.is_dir():
+            into, arcname = dst, "."
+        else:
+            into, arcname = posixpath.dirname(dst) or "/", posixpath.basename(dst)
+        argv = [self.docker, "exec", "-i"]
+        if owner is not None:
+            argv += ["-u", owner]
+        script = 'mkdir -p "$1" && cd "$1" && exec tar -x -f -'
+        argv += [self.container, "sh", "-c", script, "sh", into]
+
+        def as_owner(info: tarfile.TarInfo) -> tarfile.TarInfo:
+            # As root, tar keeps the archive's owner: root's. As a user, it
+            # cannot: the files are the user's.
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            return info
+
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdin: IO[bytes] = proc.stdin  # type: ignore[assignment]
+        broken = False
+        try:
+            with tarfile.open(fileobj=stdin, mode="w|", format=tarfile.GNU_FORMAT) as tar:
+                tar.add(str(path), arcname=arcname, filter=as_owner)
+        except (BrokenPipeError, ConnectionResetError):
+            broken = True
+        finally:
+            try:
+                stdin.close()
+            except OSError:
+                broken = True
+        err = proc.stderr.read() if proc.stderr is not None else b""
+        proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+        if proc.returncode != 0 or broken:
+            self._transport(proc.returncode or 1, err, argv)
+            text = [t for t in err.decode("utf-8", "replace").strip().splitlines() if "Exiting with" not in t]
+            raise SandboxError(
+                f"upload to {self.container}:{dst}: tar -x exited {proc.returncode}"
+                + (f": {text[0][:500]}" if text else ""),
+                argv=argv,
+            )
+
+    def download(self, src: str, dst: StrPath) -> None:
+        """As :meth:`shforge.sandbox.Sandbox.download`."""
+        target = Path(dst)
+        argv = [self.docker, "cp", f"{self.container}:{src}", str(target)]
+        code, _, err = self._client(argv, stdin=None, timeout=None)
+        if code == 0:
+            return
+        if b"No such container" in err or b"Cannot connect" in err:
+            self._transport(code, err, argv)
+        self._tar_out(src, target, err)
+
+    def _tar_out(self, src: str, target: Path, cp_err: bytes) -> None:
+        import posixpath
+        import shutil
+        import subprocess
+        import tarfile
+        import tempfile
+
+        parent, name = posixpath.dirname(src.rstrip("/")) or "/", posixpath.basename(src.rstrip("/"))
+        argv = [self.docker, "exec", self.container, "tar", "-c", "-f", "-", "-C", parent, name]
+        tmp = Path(tempfile.mkdtemp(prefix=".shforge-dl-", dir=target.parent))
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            assert proc.stdout is not None
+            try:
+                with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+                    for member in tar:
+                        parts = Path(member.name).parts
+                        if member.name.startswith("/") or ".." in parts or not (
+                            member.isfile() or member.isdir() or member.issym()
+                        ):
+                            continue  # only plain files, dirs and links under name
+                        tar.extract(member, tmp, set_attrs=True)
+            except tarfile.TarError as e:
+                proc.kill()
+                proc.wait()
+                text = cp_err.decode("utf-8", "replace").strip().splitlines()
+                raise SandboxError(
+                    f"download {self.container}:{src}: {text[-1][:300] if text else ''} ({e})", argv=argv
+                ) from e
+            err = proc.stderr.read() if proc.stderr is not None else b""
+            proc.wait()
+            if proc.returncode != 0:
+                self._transport(proc.returncode, err, argv)
+                text = (err or cp_err).decode("utf-8", "replace").strip().splitlines()
+                raise SandboxError(
+                    f"download {self.container}:{src}: {text[-1][:500] if text else 'failed'}", argv=argv
+                )
+            os.replace(tmp / name, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class AsyncDockerSandbox:
+    """The asyncio form of :class:`DockerSandbox` (each call in a worker
+    thread: the docker client is a process either way)."""
+
+    def __init__(self, container: str, user: Optional[str] = None, docker: str = "docker") -> None:
+        self.sync = DockerSandbox(container, user, docker)
+
+    @property
+    def user(self) -> Optional[str]:
+        return self.sync.user
+
+    async def exec(
+        self,
+        command: Union[str, Sequence[str]],
+        *,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        user: Optional[str] = None,
+        timeout: Optional[float] = None,
+        stdin: Optional[bytes] = None,
+    ) -> ExecResult:
+        import asyncio
+
+        return await asyncio.to_thread(
+            self.sync.exec, command, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin
+        )
+
+    async def upload(self, src: StrPath, dst: str, *, user: Optional[str] = None) -> None:
+        import asyncio
+
+        await asyncio.to_thread(self.sync.upload, src, dst, user=user)
+
+    async def download(self, src: str, dst: StrPath) -> None:
+        import asyncio
+
+        await asyncio.to_thread(self.sync.download, src, dst)
