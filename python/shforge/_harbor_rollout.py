@@ -34,10 +34,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Protocol, Sequence, Union
+from typing import Any, Dict, List, Optional, Union
 
 from . import _cli
+from .errors import RolloutError
 from .harness import write_session
+from .sandbox import AsyncSandbox
 from .scripts import RUNNER, SUPERVISOR, installer_path, scripts_dir
 from .snapshot import snapshot
 from .supervisor import launch_argv, read_receipt
@@ -61,40 +63,8 @@ HARNESS_APIS: Dict[str, List[str]] = {
 }
 
 
-class RolloutError(Exception):
-    """A step of install or rollout failed: ``step`` names it, ``str()`` is
-    one line."""
-
-    def __init__(self, step: str, cause: str) -> None:
-        super().__init__(f"shforge {step}: {cause}")
-        self.step = step
-        self.cause = cause
-
-
-@dataclass
-class ExecResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-
-class AsyncSandbox(Protocol):
-    user: Optional[str]
-
-    async def exec(
-        self,
-        command: Union[str, Sequence[str]],
-        *,
-        env: Optional[Dict[str, str]] = None,
-        cwd: Optional[str] = None,
-        user: Optional[str] = None,
-        timeout: Optional[float] = None,
-        stdin: Optional[bytes] = None,
-    ) -> ExecResult: ...
-
-    async def upload(self, src: Union[str, Path], dst: str, *, user: Optional[str] = None) -> None: ...
-
-    async def download(self, src: str, dst: Union[str, Path]) -> None: ...
+def _text(data: Union[bytes, str]) -> str:
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
 
 def catalog() -> Dict[str, str]:
@@ -128,9 +98,9 @@ class Installed:
 async def _must(sandbox: AsyncSandbox, step: str, command: str, timeout: Optional[float] = None) -> str:
     r = await sandbox.exec(command, timeout=timeout)
     if r.exit_code != 0:
-        tail = (r.stdout + r.stderr).strip().splitlines()
+        tail = (_text(r.stdout) + _text(r.stderr)).strip().splitlines()
         raise RolloutError(step, f"exit {r.exit_code}: {tail[-1] if tail else 'no output'}")
-    return r.stdout
+    return _text(r.stdout)
 
 
 async def install_async(
@@ -154,10 +124,10 @@ async def install_async(
         try:
             _cli.run(["fetch", harness, "--into", str(artifacts)])
         except Exception as e:  # the CLI's one line
-            raise RolloutError("fetch", str(e).strip().splitlines()[-1]) from None
+            raise RolloutError("install", "fetching the artifacts: " + str(e).strip().splitlines()[-1]) from None
     missing = [f for f in wanted if not (artifacts / f).is_file()]
     if missing:
-        raise RolloutError("fetch", f"{artifacts / missing[0]} is missing and could not be fetched")
+        raise RolloutError("install", f"{artifacts / missing[0]} is missing and could not be fetched")
     p = prefix.rstrip("/")
     q = shlex.quote
     await _must(sandbox, "install", f"rm -rf {q(p + '/scripts')} {q(p + '/.artifacts')} && mkdir -p {q(p + '/.artifacts')}")
@@ -320,7 +290,7 @@ async def rollout_async(
         **({"spec": spec} if spec is not None else {}),
     )
     q = shlex.quote
-    await _must(sandbox, "rollout", f"mkdir -p {q(installed.prefix + '/runs')} {q(workdir)}")
+    await _must(sandbox, "upload", f"mkdir -p {q(installed.prefix + '/runs')} {q(workdir)}")
     await sandbox.upload(session.path, sd)
     key_file = f"{sd}/.key"
     if api_key is not None and api_key_env:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import sys
+import tempfile
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from harbor.agents.agent_auth_resolution import ModelConnectionSpec, ProviderAccess
 from harbor.agents.base import BaseAgent
@@ -36,14 +38,15 @@ from harbor.models.model_api_format import ModelApiFormat
 
 from ._harbor_rollout import (
     HARNESS_APIS,
-    ExecResult,
     Installed,
+    _text,
     Rollout,
-    RolloutError,
     catalog,
     install_async,
     rollout_async,
 )
+from .errors import SandboxError
+from .sandbox import ExecResult
 
 __all__ = [
     "HarborSandbox",
@@ -86,13 +89,17 @@ DEFAULT_ARTIFACTS = "/var/cache/shforge/artifacts"
 
 
 class HarborSandbox:
-    """shforge's async sandbox protocol over a Harbor ``BaseEnvironment``.
+    """shforge's :class:`~shforge.sandbox.AsyncSandbox` over a Harbor
+    ``BaseEnvironment``.
 
-    ``exec`` takes a string or an argv (quoted with ``shlex.quote``). Harbor's
-    exec has no stdin: a call with ``stdin`` is refused. ``env`` values go on
-    the host's ``docker exec`` argv (``-e K=V``): never pass a secret there
-    (the rollout passes the key through a 0600 file the launch reads and
-    deletes)."""
+    ``exec`` takes a string (run by Harbor's ``bash -c``) or an argv (quoted
+    with ``shlex.quote``). Harbor's exec has no stdin: a call with ``stdin``
+    is refused. ``env`` is never handed to Harbor (its docker exec would put
+    ``-e K=V`` on the host's ``docker`` argv, visible in ``ps``): the values
+    go into a 0600 file uploaded into the sandbox, which a ``sh`` wrapper
+    reads, deletes, and exports before it execs the command. Harbor merges
+    stderr into stdout; ``stderr`` is then empty. A transport failure raises
+    :class:`~shforge.errors.SandboxError`."""
 
     def __init__(self, environment: BaseEnvironment, user: Optional[str] = None) -> None:
         self.environment = environment
@@ -102,36 +109,68 @@ class HarborSandbox:
         self,
         command: Union[str, Sequence[str]],
         *,
-        env: Optional[Dict[str, str]] = None,
+        env: Optional[Mapping[str, str]] = None,
         cwd: Optional[str] = None,
         user: Optional[str] = None,
         timeout: Optional[float] = None,
         stdin: Optional[bytes] = None,
     ) -> ExecResult:
         if stdin is not None:
-            raise ValueError("shforge: Harbor's environment exec has no stdin")
+            raise SandboxError("shforge: Harbor's environment exec has no stdin")
         text = command if isinstance(command, str) else " ".join(shlex.quote(a) for a in command)
-        r = await self.environment.exec(
-            text,
-            cwd=cwd,
-            env=env,
-            timeout_sec=int(timeout) if timeout is not None else None,
-            user=user if user is not None else self.user,
-        )
-        return ExecResult(r.return_code, r.stdout or "", r.stderr or "")
+        if env:
+            text = await self._env_wrapper(dict(env), text)
+        try:
+            r = await self.environment.exec(
+                text,
+                cwd=cwd,
+                timeout_sec=int(timeout) + 1 if timeout is not None else None,
+                user=user if user is not None else self.user,
+            )
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # noqa: BLE001 - the transport's failure, one line
+            raise SandboxError(f"shforge: Harbor exec failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
+        return ExecResult(r.return_code, (r.stdout or "").encode(), (r.stderr or "").encode())
+
+    async def _env_wrapper(self, env: Dict[str, str], command: str) -> str:
+        for name in env:
+            if not name.replace("_", "a").isalnum() or name[0].isdigit():
+                raise SandboxError(f"shforge: {name!r} is not a variable name")
+        body = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+        remote = f"/tmp/.shforge-env-{os.urandom(8).hex()}"
+        fd, local = tempfile.mkstemp(prefix="shforge-env-")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(body)
+            await self.upload(local, remote)
+        finally:
+            os.unlink(local)
+        q = shlex.quote(remote)
+        return f". {q}; rm -f {q}; " + command
 
     async def upload(self, src: Union[str, Path], dst: str, *, user: Optional[str] = None) -> None:
         src = Path(src)
-        if src.is_dir():
-            await self.environment.upload_dir(src, dst)
-        else:
-            await self.environment.upload_file(src, dst)
+        try:
+            if src.is_dir():
+                await self.environment.upload_dir(src, dst)
+            else:
+                await self.environment.upload_file(src, dst)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise SandboxError(f"shforge: upload of {src} to {dst} failed: {e}") from e
 
     async def download(self, src: str, dst: Union[str, Path]) -> None:
-        if await self.environment.is_dir(src):
-            await self.environment.download_dir(src, dst)
-        else:
-            await self.environment.download_file(src, dst)
+        try:
+            if await self.environment.is_dir(src):
+                await self.environment.download_dir(src, dst)
+            else:
+                await self.environment.download_file(src, dst)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise SandboxError(f"shforge: download of {src} failed: {e}") from e
 
 
 def _opt_float(name: str, value: Any) -> Optional[float]:
@@ -287,12 +326,9 @@ class ShforgeAgent(BaseAgent):
             raise ValueError("shforge: no model server: give --base-url URL")
         self._model_id()
         sandbox = HarborSandbox(environment)
-        try:
-            self._installed = await install_async(
-                sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
-            )
-        except RolloutError as e:
-            raise RuntimeError(str(e)) from None
+        self._installed = await install_async(
+            sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
+        )
         (self.logs_dir / "shforge-install.json").write_text(
             json.dumps({"harness": self.harness, "version": self._pinned, "entry": self._installed.entry,
                         "seconds": round(self._installed.seconds, 3)}) + "\n"
@@ -306,7 +342,7 @@ class ShforgeAgent(BaseAgent):
         if workdir is None:
             # The container's working directory; "/" (an image without a
             # WORKDIR) would contain the session dir: the user's HOME then.
-            workdir = (await sandbox.exec('d=$(pwd); [ "$d" = / ] && d=$(cd && pwd); printf "%s\\n" "$d"')).stdout.strip().splitlines()[-1]
+            workdir = _text((await sandbox.exec('d=$(pwd); [ "$d" = / ] && d=$(cd && pwd); printf "%s\\n" "$d"')).stdout).strip().splitlines()[-1]
         deadline = self._deadline if self._deadline is not None else _deadline_under(_harbor_agent_timeout())
         try:
             rollout = await rollout_async(
