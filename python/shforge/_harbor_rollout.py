@@ -93,6 +93,8 @@ class Installed:
     prefix: str
     scripts: str
     seconds: float
+    bash: str = "bash"
+    reused: bool = False
 
 
 async def _must(sandbox: AsyncSandbox, step: str, command: str, timeout: Optional[float] = None) -> str:
@@ -261,6 +263,7 @@ async def rollout_async(
     api_key_env: Optional[str] = None,
     api_key: Optional[str] = None,
     deadline: Optional[float] = None,
+    deadline_at: Optional[float] = None,
     mode: str = "events",
     spec: Optional[Union[str, Path]] = None,
     host_dir: Optional[Path] = None,
@@ -308,12 +311,16 @@ async def rollout_async(
     else:
         key_setup = ""
     marker = f"shforge-harbor-{run_id}"
+    if deadline is None and deadline_at is not None:
+        # An absolute deadline (time.monotonic()): what is left of it now.
+        deadline = max(0.5, deadline_at - time.monotonic())
     argv = launch_argv(
         f"{installed.scripts}/{SUPERVISOR}",
         f"{sd}/receipt.json",
-        ["bash", "--noprofile", "--norc", f"{installed.scripts}/{RUNNER}", session.params],
+        [installed.bash, "--noprofile", "--norc", f"{installed.scripts}/{RUNNER}", session.params],
         deadline=deadline,
         marker=marker,
+        bash=installed.bash,
     )
     wrapper = f'{key_setup}cd {q(workdir)} || exit 125; echo $$ > {q(sd + "/launch.pid")}; exec "$@" > {q(sd + "/launch.out")} 2>&1 < /dev/null'
     command = "sh -c " + q(wrapper) + " sh " + " ".join(q(a) for a in argv)

@@ -17,6 +17,7 @@ import os
 import shlex
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
@@ -39,6 +40,7 @@ from harbor.models.model_api_format import ModelApiFormat
 from ._harbor_rollout import (
     HARNESS_APIS,
     Installed,
+    _must,
     _text,
     Rollout,
     catalog,
@@ -201,10 +203,10 @@ def _harbor_agent_timeout() -> Optional[float]:
 def _deadline_under(timeout: Optional[float]) -> Optional[float]:
     """Just under Harbor's timeout: the supervisor's deadline (and the
     harness's own receipt) comes first, Harbor's cancellation stays the
-    backstop. 5 % of it, at least 1 s and at most 30 s, before."""
+    backstop. 5 % of it, at least 3 s and at most 30 s, before."""
     if timeout is None:
         return None
-    margin = max(1.0, min(30.0, timeout * 0.05))
+    margin = max(3.0, min(30.0, timeout * 0.05))
     return max(1.0, timeout - margin)
 
 
@@ -239,6 +241,7 @@ class ShforgeAgent(BaseAgent):
         spec: Optional[str] = None,
         installer: Optional[str] = None,
         workdir: Optional[str] = None,
+        engine: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(logs_dir, model_name, *args, **kwargs)
@@ -268,6 +271,9 @@ class ShforgeAgent(BaseAgent):
                 raise ValueError("shforge: --ak spec=FILE needs --ak installer=SCRIPT (its generated installer)")
             pinned = str(version) if version is not None else None
             apis = []
+        if engine not in (None, "package", "shim"):
+            raise ValueError(f"shforge: --agent-kwarg engine={engine!r}: package or shim")
+        self._engine = engine or "package"
         if mode not in (None, "events", "direct"):
             raise ValueError(f"shforge: --ak mode={mode!r}: events or direct")
         self.harness = harness
@@ -326,11 +332,28 @@ class ShforgeAgent(BaseAgent):
             raise ValueError("shforge: no model server: give --base-url URL")
         self._model_id()
         sandbox = HarborSandbox(environment)
-        self._installed = await install_async(
-            sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
-        )
+        if self._engine == "shim":
+            self._installed = await install_async(
+                sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
+            )
+        else:
+            # issue 38's install: bootstrap (the image's bash, else the
+            # carried one), a complete install reused with nothing uploaded,
+            # missing artifacts fetched; then the scripts the launch needs.
+            from .rollout import install_async as package_install
+            from .scripts import scripts_dir
+
+            t = time.monotonic()
+            inst = await package_install(
+                sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
+            )
+            await _must(sandbox, "upload", f"rm -rf {shlex.quote(self._prefix + '/scripts')}")
+            await sandbox.upload(scripts_dir(), f"{self._prefix}/scripts")
+            self._installed = Installed(self.harness, inst.entry, self._prefix, f"{self._prefix}/scripts",
+                                        time.monotonic() - t, bash=inst.bash, reused=inst.reused)
         (self.logs_dir / "shforge-install.json").write_text(
             json.dumps({"harness": self.harness, "version": self._pinned, "entry": self._installed.entry,
+                        "reused": self._installed.reused, "engine": self._engine,
                         "seconds": round(self._installed.seconds, 3)}) + "\n"
         )
 
@@ -343,7 +366,11 @@ class ShforgeAgent(BaseAgent):
             # The container's working directory; "/" (an image without a
             # WORKDIR) would contain the session dir: the user's HOME then.
             workdir = _text((await sandbox.exec('d=$(pwd); [ "$d" = / ] && d=$(cd && pwd); printf "%s\\n" "$d"')).stdout).strip().splitlines()[-1]
-        deadline = self._deadline if self._deadline is not None else _deadline_under(_harbor_agent_timeout())
+        started = time.monotonic()
+        under = _deadline_under(_harbor_agent_timeout())
+        # Harbor's clock started with run(): the time spent before the launch
+        # (workdir, session upload) comes off the supervisor's deadline.
+        deadline_at = started + under if self._deadline is None and under is not None else None
         try:
             rollout = await rollout_async(
                 sandbox,
@@ -356,7 +383,8 @@ class ShforgeAgent(BaseAgent):
                 api=self._api,
                 api_key_env=self._key_name if self._key is not None else None,
                 api_key=self._key,
-                deadline=deadline,
+                deadline=self._deadline,
+                deadline_at=deadline_at,
                 mode=self._mode,
                 spec=self._spec,
                 host_dir=self.logs_dir / "shforge",
@@ -370,7 +398,7 @@ class ShforgeAgent(BaseAgent):
         cause = rollout.outcome.get("cause")
         if rollout.outcome.get("status") == "timed_out":
             # Harbor reports this as its own AgentTimeoutError.
-            raise asyncio.TimeoutError(f"shforge: {self.harness} reached its in-container deadline ({deadline} s)")
+            raise asyncio.TimeoutError(f"shforge: {self.harness} reached its in-container deadline")
         if cause in _CAUSE_ERRORS:
             raise _CAUSE_ERRORS[cause](f"shforge: {self.harness} rollout failed: {cause}")
 
