@@ -185,7 +185,7 @@ def test_rate_limited_raises_harbors_error(tmp_path: Path, server: str) -> None:
          "shforge: codex version 0.1.0 is not in the catalog: the pinned one is 0.171.0"),
         (["--agent-kwarg", "harness=claude-code", "--api-format", "openai_responses"],
          "shforge: claude-code does not speak --api-format openai_responses"),
-        (["--agent-kwarg", "harness=codex", "--agent-kwarg", "artifacts=EMPTY"], "shforge: rollout failed at install: fetching the artifacts"),
+        (["--agent-kwarg", "harness=codex", "--agent-kwarg", "artifacts=EMPTY"], "is missing and fetching it failed"),
     ],
 )
 def test_bad_input(tmp_path: Path, harbor_ready: None, args: List[str], message: str) -> None:
