@@ -275,7 +275,8 @@ async def rollout_async(
     timings: Dict[str, float] = {}
     t0 = time.monotonic()
     run_id = f"{int(time.time())}-{os.getpid()}-{os.urandom(3).hex()}"
-    sd = f"{installed.prefix}/runs/{run_id}"
+    runs = installed.scripts.rsplit("/", 1)[0] + "/runs"  # beside the scripts
+    sd = f"{runs}/{run_id}"
     host = Path(host_dir) if host_dir is not None else Path(tempfile.mkdtemp(prefix="shforge-harbor-"))
     host.mkdir(parents=True, exist_ok=True)
     session = write_session(
@@ -293,7 +294,7 @@ async def rollout_async(
         **({"spec": spec} if spec is not None else {}),
     )
     q = shlex.quote
-    await _must(sandbox, "upload", f"mkdir -p {q(installed.prefix + '/runs')} {q(workdir)}")
+    await _must(sandbox, "upload", f"mkdir -p {q(runs)} {q(workdir)}")
     await sandbox.upload(session.path, sd)
     key_file = f"{sd}/.key"
     if api_key is not None and api_key_env:

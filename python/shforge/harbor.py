@@ -88,6 +88,8 @@ _CAUSE_ERRORS = {
 
 DEFAULT_PREFIX = "/opt/shforge"
 DEFAULT_ARTIFACTS = "/var/cache/shforge/artifacts"
+#: The scripts and the runs' session dirs inside the container.
+DEFAULT_RUNDIR = "/tmp/shforge-harbor"
 
 
 class HarborSandbox:
@@ -242,6 +244,7 @@ class ShforgeAgent(BaseAgent):
         installer: Optional[str] = None,
         workdir: Optional[str] = None,
         engine: Optional[str] = None,
+        rundir: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(logs_dir, model_name, *args, **kwargs)
@@ -274,6 +277,7 @@ class ShforgeAgent(BaseAgent):
         if engine not in (None, "package", "shim"):
             raise ValueError(f"shforge: --agent-kwarg engine={engine!r}: package or shim")
         self._engine = engine or "package"
+        self._rundir = (rundir or DEFAULT_RUNDIR).rstrip("/") or "/"
         if mode not in (None, "events", "direct"):
             raise ValueError(f"shforge: --ak mode={mode!r}: events or direct")
         self.harness = harness
@@ -347,9 +351,12 @@ class ShforgeAgent(BaseAgent):
             inst = await package_install(
                 sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
             )
-            await _must(sandbox, "upload", f"rm -rf {shlex.quote(self._prefix + '/scripts')}")
-            await sandbox.upload(scripts_dir(), f"{self._prefix}/scripts")
-            self._installed = Installed(self.harness, inst.entry, self._prefix, f"{self._prefix}/scripts",
+            # The scripts and the runs' session dirs go to the run dir, apart
+            # from the prefix, which may be a shared read-only mount.
+            scripts = f"{self._rundir}/scripts"
+            await _must(sandbox, "upload", f"rm -rf {shlex.quote(scripts)} && mkdir -p {shlex.quote(self._rundir)}")
+            await sandbox.upload(scripts_dir(), scripts)
+            self._installed = Installed(self.harness, inst.entry, self._prefix, scripts,
                                         time.monotonic() - t, bash=inst.bash, reused=inst.reused)
         (self.logs_dir / "shforge-install.json").write_text(
             json.dumps({"harness": self.harness, "version": self._pinned, "entry": self._installed.entry,

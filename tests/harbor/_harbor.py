@@ -55,7 +55,7 @@ if [ '{check}' = no ] || [ "$(cat /app/out.txt 2>/dev/null)" = '{token}' ]; then
 
 def write_task(root: Path, token: str, *, image: str = "local/shforge-bookworm:test", agent_timeout: float = 300,
                pattern: str = "codex|claude|shforge-standin", prompt: Optional[str] = None,
-               check_deliverable: bool = True) -> Path:
+               check_deliverable: bool = True, volumes: Optional[List[str]] = None) -> Path:
     task = root / "task"
     (task / "tests").mkdir(parents=True)
     (task / "solution").mkdir()
@@ -71,7 +71,10 @@ def write_task(root: Path, token: str, *, image: str = "local/shforge-bookworm:t
     solve = task / "solution" / "solve.sh"
     solve.write_text(f"#!/bin/bash\nmkdir -p /app\nprintf %s '{token}' > /app/out.txt\n")
     solve.chmod(0o755)
-    (root / "overlay.yaml").write_text(OVERLAY)
+    overlay = OVERLAY
+    if volumes:
+        overlay += "    volumes:\n" + "".join(f"      - {v}\n" for v in volumes)
+    (root / "overlay.yaml").write_text(overlay)
     return task
 
 

@@ -12,7 +12,7 @@ from typing import Iterator, List
 
 import pytest
 
-from _harbor import PROMPT, Trial, fake_model_server, run_trial, write_task
+from _harbor import ARTIFACTS, PROMPT, Trial, fake_model_server, run_trial, write_task
 from conftest import need_artifact
 
 CODEX = "openai-codex-0.171.0-linux-x64.tgz"
@@ -113,6 +113,42 @@ def test_versus_oracle(tmp_path: Path, server: str) -> None:
     install = json.loads((ours.dir / "agent" / "shforge-install.json").read_text())["seconds"]
     print(f"\nharbor trial wall: oracle {oracle.wall:.1f} s, shforge codex {ours.wall:.1f} s "
           f"(ratio {ours.wall / oracle.wall:.2f}; install {install:.1f} s, run {meta['timings']['run']:.1f} s)")
+
+
+def test_reused_prefix_versus_oracle(tmp_path: Path, server: str) -> None:
+    """The issue's benchmark: a prefix installed once on the host, shared
+    read-only through the compose overlay; setup finds the install complete
+    and uploads no artifact. Trial wall vs the oracle's, same overlay and
+    image, printed as a ratio (target: 1.5x plus the harness's own run)."""
+    import subprocess
+
+    import shforge
+
+    need_artifact(CODEX)
+    prefix = tmp_path / "prefix"
+    subprocess.run(["bash", str(shforge.installer_path("codex")), "--prefix", str(prefix),
+                    "--source-dir", str(ARTIFACTS), "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    vol = [f"{prefix}:/opt/shforge-shared:ro"]
+    tok = token()
+    walls = {}
+    for name, agent, args in [
+        ("oracle", "oracle", []),
+        ("shforge", "shforge.harbor:Codex", [*model_args(server, "openai_responses"),
+                                             "--agent-kwarg", "prefix=/opt/shforge-shared"]),
+    ]:
+        root = tmp_path / name
+        task = write_task(root, tok, volumes=vol)
+        trial = run_trial(root, task, agent, args, env=KEY)
+        assert trial.reward == 1.0, explain(trial)
+        walls[name] = trial
+    ours = walls["shforge"]
+    install = json.loads((ours.dir / "agent" / "shforge-install.json").read_text())
+    assert install["reused"] is True, install
+    run_s = ours.result["agent_result"]["metadata"]["shforge"]["timings"]["run"]
+    ratio = walls["shforge"].wall / walls["oracle"].wall
+    print(f"\nreused read-only prefix: oracle {walls['oracle'].wall:.1f} s, shforge codex {ours.wall:.1f} s "
+          f"(ratio {ratio:.2f}; setup {install['seconds']:.1f} s, harness run {run_s:.1f} s; "
+          f"target {1.5 * walls['oracle'].wall + run_s:.1f} s)")
 
 
 def test_timeout_leaves_nothing(tmp_path: Path, server: str) -> None:
