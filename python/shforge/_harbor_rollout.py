@@ -221,8 +221,8 @@ class _Run:
         if kind and local_cap is not None and local_cap.exists():
             where = {"db": local_cap} if cap.get("db") else {"dir": local_cap}
             try:
-                doc = snapshot(kind, **where)  # type: ignore[arg-type]
-                atif = snapshot(kind, format="atif", **where)  # type: ignore[arg-type]
+                doc = snapshot(kind, **where)  # type: ignore[arg-type,unused-ignore]
+                atif = snapshot(kind, format="atif", **where)  # type: ignore[arg-type,unused-ignore]
             except Exception as e:  # noqa: BLE001
                 errors.append(f"snapshot: {e}")
         return Rollout(receipt, outcome, doc, atif, _usage(doc), timings, exit_code, host, errors=errors)
@@ -291,7 +291,7 @@ async def rollout_async(
         api=api,  # type: ignore[arg-type]
         api_key_env=api_key_env,
         mode=mode,  # type: ignore[arg-type]
-        **({"spec": spec} if spec is not None else {}),
+        spec=spec,
     )
     q = shlex.quote
     await _must(sandbox, "upload", f"mkdir -p {q(runs)} {q(workdir)}")
@@ -342,7 +342,9 @@ async def rollout_async(
             partial = await asyncio.shield(run.collect(host, None, timings))
             partial.stopped = True
         except BaseException as stop_exc:  # noqa: BLE001
-            exc.add_note(f"shforge: stopping the rollout failed: {stop_exc!r}")  # type: ignore[attr-defined]
+            note = getattr(exc, "add_note", None)
+            if note is not None:
+                note(f"shforge: stopping the rollout failed: {stop_exc!r}")
         setattr(exc, "shforge_rollout", partial)
         raise
     timings["run"] = time.monotonic() - t1

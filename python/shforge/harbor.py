@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
-from harbor.agents.agent_auth_resolution import ModelConnectionSpec, ProviderAccess
-from harbor.agents.base import BaseAgent
-from harbor.agents.capabilities import AgentCapabilities
-from harbor.agents.installed.base import (
+from harbor.agents.agent_auth_resolution import ModelConnectionSpec, ProviderAccess  # type: ignore[import-not-found,import-untyped,unused-ignore]
+from harbor.agents.base import BaseAgent  # type: ignore[import-not-found,import-untyped,unused-ignore]
+from harbor.agents.capabilities import AgentCapabilities  # type: ignore[import-not-found,import-untyped,unused-ignore]
+from harbor.agents.installed.base import (  # type: ignore[import-not-found,import-untyped,unused-ignore]
     AgentAuthenticationError,
     ApiOverloadedError,
     ApiRateLimitError,
@@ -33,9 +33,9 @@ from harbor.agents.installed.base import (
     ModelNotFoundError,
     NonZeroAgentExitCodeError,
 )
-from harbor.environments.base import BaseEnvironment
-from harbor.models.agent.context import AgentContext
-from harbor.models.model_api_format import ModelApiFormat
+from harbor.environments.base import BaseEnvironment  # type: ignore[import-not-found,import-untyped,unused-ignore]
+from harbor.models.agent.context import AgentContext  # type: ignore[import-not-found,import-untyped,unused-ignore]
+from harbor.models.model_api_format import ModelApiFormat  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
 from ._harbor_rollout import (
     HARNESS_APIS,
@@ -47,6 +47,7 @@ from ._harbor_rollout import (
     install_async,
     rollout_async,
 )
+from ._files import StrPath
 from .errors import SandboxError
 from .sandbox import ExecResult
 
@@ -153,7 +154,7 @@ class HarborSandbox:
         q = shlex.quote(remote)
         return f". {q}; rm -f {q}; " + command
 
-    async def upload(self, src: Union[str, Path], dst: str, *, user: Optional[str] = None) -> None:
+    async def upload(self, src: StrPath, dst: str, *, user: Optional[str] = None) -> None:
         src = Path(src)
         try:
             if src.is_dir():
@@ -165,7 +166,7 @@ class HarborSandbox:
         except Exception as e:  # noqa: BLE001
             raise SandboxError(f"shforge: upload of {src} to {dst} failed: {e}") from e
 
-    async def download(self, src: str, dst: Union[str, Path]) -> None:
+    async def download(self, src: str, dst: StrPath) -> None:
         try:
             if await self.environment.is_dir(src):
                 await self.environment.download_dir(src, dst)
@@ -212,7 +213,7 @@ def _deadline_under(timeout: Optional[float]) -> Optional[float]:
     return max(1.0, timeout - margin)
 
 
-class ShforgeAgent(BaseAgent):
+class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
     """Any shipped harness (``--ak harness=NAME``), installed from pinned
     artifacts and run under shforge's supervisor."""
 
@@ -255,6 +256,7 @@ class ShforgeAgent(BaseAgent):
         if harness is None:
             raise ValueError("shforge: name the harness: --ak harness=NAME (" + ", ".join(sorted(HARNESS_APIS)) + ")")
         known = catalog()
+        pinned: Optional[str]
         if spec is None:
             if harness not in known:
                 raise ValueError(
@@ -303,7 +305,7 @@ class ShforgeAgent(BaseAgent):
         self._api = api
         self._key_name = connection.api_key_source_name
         self._key = connection.api_key
-        self._base_url = self._base_url or connection.resolved_base_url or connection.candidate_base_url
+        self._url: Optional[str] = self._base_url or connection.resolved_base_url or connection.candidate_base_url
         self._installed: Optional[Installed] = None
         self._rollout: Optional[Rollout] = None
 
@@ -318,7 +320,7 @@ class ShforgeAgent(BaseAgent):
     def extra_env(self) -> Dict[str, str]:
         # The key's variable never goes into Harbor's per-exec environment
         # (it would be `-e K=V` on the host's docker argv).
-        env = super().extra_env
+        env: Dict[str, str] = dict(super().extra_env)
         if self._key_name:
             env.pop(self._key_name, None)
         return env
@@ -328,11 +330,11 @@ class ShforgeAgent(BaseAgent):
         if not self.model_name:
             raise ValueError("shforge: no model: give -m MODEL")
         # An unqualified name (no provider Harbor knows) is passed as it is.
-        return connection.model_id or self.model_name
+        return str(connection.model_id or self.model_name)
 
     async def setup(self, environment: BaseEnvironment) -> None:
         self.logs_dir.mkdir(parents=True, exist_ok=True)
-        if not self._base_url:
+        if not self._url:
             raise ValueError("shforge: no model server: give --base-url URL")
         self._model_id()
         sandbox = HarborSandbox(environment)
@@ -384,7 +386,7 @@ class ShforgeAgent(BaseAgent):
                 self.harness,
                 self._installed,
                 prompt=instruction,
-                base_url=str(self._base_url),
+                base_url=str(self._url),
                 model=self._model_id(),
                 workdir=workdir,
                 api=self._api,
@@ -446,7 +448,7 @@ class ShforgeAgent(BaseAgent):
         }
         context.metadata = json.loads(json.dumps(meta, default=str))
         if rollout.atif is not None:
-            from harbor.models.trajectories import Trajectory
+            from harbor.models.trajectories import Trajectory  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
             trajectory = Trajectory.model_validate(rollout.atif)
             (self.logs_dir / "trajectory.json").write_text(
