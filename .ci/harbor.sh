@@ -58,14 +58,20 @@ compose_v2() {
         -oDir::State::status="$apt_state/status" -oAcquire::Languages=none
     debs=
     for pkg in docker-compose docker-buildx; do
-        deb=$(ls "$cache/debs/${pkg}_"*_amd64.deb 2> /dev/null | head -n 1 || true)
+        deb=
+        for f in "$cache/debs/${pkg}_"*_amd64.deb; do
+            [ -f "$f" ] && deb=$f
+        done
         if [ -z "$deb" ]; then
             [ -f "$apt_state/updated" ] || {
                 apt-get "$@" update >&2 || die "apt-get update of trixie (private state) failed"
                 : > "$apt_state/updated"
             }
             (cd "$cache/debs" && apt-get "$@" download "$pkg" >&2) || die "apt-get download $pkg (trixie) failed"
-            deb=$(ls "$cache/debs/${pkg}_"*_amd64.deb | head -n 1)
+            for f in "$cache/debs/${pkg}_"*_amd64.deb; do
+                [ -f "$f" ] && deb=$f
+            done
+            [ -n "$deb" ] || die "apt-get download $pkg left no .deb"
         fi
         debs="$debs $deb"
     done
@@ -108,7 +114,7 @@ shforge_package() {
     mv "$site/shforge.tmp" "$site/shforge"
     cp "$bin" "$venv/bin/shforge.tmp"
     mv "$venv/bin/shforge.tmp" "$venv/bin/shforge"
-    SHFORGE_BIN= "$venv/bin/python" -c 'import shforge; shforge.verify()' || die "shforge.verify() failed in $venv"
+    SHFORGE_BIN='' "$venv/bin/python" -c 'import shforge; shforge.verify()' || die "shforge.verify() failed in $venv"
 }
 
 binary=${1:-}
