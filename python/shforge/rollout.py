@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
@@ -82,16 +82,23 @@ done
 [ -z "$(pids all)" ]
 """
 
-# Bootstrap, then say which bash the image has and the machine's arch.
+# Bootstrap, then say which bash the image has and the machine's arch;
+# with a bash 3.2+, try the installer's reuse check as the rollout user (it
+# writes nothing when a complete install is there: a shared read-only
+# prefix): "entry PATH" when it passed. One exec for the warm path.
 _BOOTSTRAP_SCRIPT = r"""
-d=$1
-shift
+d=$1 prefix=$2 installer=$3
+shift 3
 sh "$d/bootstrap.sh" "$@" || exit $?
 echo "arch $(uname -m)"
 b=$(command -v bash 2>/dev/null) || exit 0
 case $b in /*) ;; *) exit 0 ;; esac
 v=$("$b" -c 'echo "$BASH_VERSION"' 2>/dev/null) || exit 0
 echo "bash $b $v"
+[ -n "$installer" ] || exit 0
+case $v in [0-2].*|3.[01].*|3.[01]) exit 0 ;; esac
+out=$("$b" "$d/$installer" --prefix "$prefix" --source-dir "$d/artifacts" --quiet 2>/dev/null) || exit 0
+printf 'entry %s\n' "$(printf '%s\n' "$out" | tail -n 1)"
 """
 
 # Can this user create the prefix and write in it, and write into the
@@ -106,6 +113,7 @@ done
 """
 
 _REMOVE_SCRIPT = r"""
+rm -rf "$1" 2>/dev/null && exit 0
 chmod -R u+rwx "$1" 2>/dev/null
 rm -rf "$1"
 """
@@ -175,7 +183,6 @@ class Rollout:
     """The supervisor's marker of this run (``NEMO_GYM_SUPERVISOR=MARKER``)."""
     end_services_exit: Optional[int] = None
     """``--end-services``' exit status when services were ended."""
-    extra: Dict[str, Any] = field(default_factory=dict)
 
 
 def _line(data: bytes, last: bool = True) -> str:
@@ -333,14 +340,21 @@ def _default_artifacts() -> Path:
 
 
 async def _bootstrap(run: _Run, workdir: Optional[str], session_dir: str, prefix: str,
-                     artifacts: Path, has_bash_installer: bool) -> Tuple[str, bool]:
+                     artifacts: Path, has_bash_installer: bool,
+                     harness: str) -> Tuple[str, bool, Optional[str]]:  # fmt: skip
     """Bootstrap and choose the bash: the image's own when 3.2+, else the
-    carried static one, installed into the prefix."""
+    carried static one, installed into the prefix; the entry when the
+    installer's reuse check passed on the way."""
     dirs = [] if workdir is None else ["--workdir", workdir, "--session-dir", session_dir]
-    r = await run.exec("bootstrap", ["sh", "-c", _BOOTSTRAP_SCRIPT, "sh", run.scratch, *dirs])
+    r = await run.exec(
+        "bootstrap",
+        ["sh", "-c", _BOOTSTRAP_SCRIPT, "sh", run.scratch, prefix, f"installers/{harness}.sh", *dirs],
+    )
     if r.exit_code != 0:
         raise _why("bootstrap", "bootstrap.sh", r)
     arch = ""
+    image_bash: Optional[str] = None
+    entry: Optional[str] = None
     for ln in r.stdout.decode("utf-8", "replace").splitlines():
         words = ln.split()
         if words[:1] == ["arch"] and len(words) == 2:
@@ -349,7 +363,11 @@ async def _bootstrap(run: _Run, workdir: Optional[str], session_dir: str, prefix
             major, _, rest = words[2].partition(".")
             minor = rest.split(".")[0]
             if major.isdigit() and minor.isdigit() and (int(major), int(minor)) >= (3, 2):
-                return words[1], False
+                image_bash = words[1]
+        if ln.startswith("entry /"):
+            entry = ln[6:]
+    if image_bash is not None:
+        return image_bash, False, entry
     if not has_bash_installer:
         raise RolloutError(
             "bootstrap",
@@ -376,7 +394,7 @@ async def _bootstrap(run: _Run, workdir: Optional[str], session_dir: str, prefix
         if last.startswith("bash "):
             bash = last[5:]
     if bash != carried:
-        return bash, False
+        return bash, False, None
     # The carried bash installs itself into the prefix, reused after.
     iuser = await _install_user(run, prefix)
     r = await run.exec(
@@ -387,7 +405,7 @@ async def _bootstrap(run: _Run, workdir: Optional[str], session_dir: str, prefix
     )  # fmt: skip
     if r.exit_code != 0:
         raise _install_error("the carried bash's installer", r)
-    return _line(r.stdout), True
+    return _line(r.stdout), True, None
 
 
 def _install_error(what: str, r: ExecResult) -> RolloutError:
@@ -415,21 +433,22 @@ async def _install_user(run: _Run, prefix: str) -> Optional[str]:
 
 
 async def _install(run: _Run, harness: str, bash: str, prefix: str, artifacts: Path,
-                   carried: bool) -> Installed:
+                   carried: bool, probed: bool) -> Installed:
     t = time.monotonic()
     iuser = await _install_user(run, prefix)
     installer = f"{run.scratch}/installers/{harness}.sh"
     source = f"{run.scratch}/artifacts"
-    # A complete install already there is reused, nothing uploaded (the
-    # installer's reuse check writes nothing: a shared read-only prefix).
-    r = await run.exec(
-        "install", [bash, installer, "--prefix", prefix, "--source-dir", source, "--quiet"],
-        user=iuser, timeout=_INSTALL_TIMEOUT,
-    )  # fmt: skip
-    if r.exit_code == 0:
-        return Installed(_line(r.stdout), prefix, True, bash, carried, iuser, time.monotonic() - t)
-    if r.exit_code not in (4, 5, 6):
-        raise _install_error(f"installers/{harness}.sh", r)
+    if not probed:
+        # A complete install already there is reused, nothing uploaded (the
+        # installer's reuse check writes nothing: a shared read-only prefix).
+        r = await run.exec(
+            "install", [bash, installer, "--prefix", prefix, "--source-dir", source, "--quiet"],
+            user=iuser, timeout=_INSTALL_TIMEOUT,
+        )  # fmt: skip
+        if r.exit_code == 0:
+            return Installed(_line(r.stdout), prefix, True, bash, carried, iuser, time.monotonic() - t)
+        if r.exit_code not in (4, 5, 6):
+            raise _install_error(f"installers/{harness}.sh", r)
     plan = await run.exec("install", [bash, installer, "--plan", "--prefix", prefix], user=iuser)
     if plan.exit_code != 0:
         raise _install_error(f"installers/{harness}.sh --plan", plan)
@@ -478,8 +497,10 @@ async def install_async(
         run.made_scratch = True
         arts = Path(artifacts) if artifacts is not None else _default_artifacts()
         t = time.monotonic()
-        bash, carried = await _bootstrap(run, None, f"{run.scratch}/session", prefix, arts, has_bash)
-        inst = await _install(run, harness, bash, prefix, arts, carried)
+        bash, carried, entry = await _bootstrap(run, None, f"{run.scratch}/session", prefix, arts, has_bash, harness)
+        if entry is not None:
+            return Installed(entry, prefix, True, bash, carried, None, time.monotonic() - t)
+        inst = await _install(run, harness, bash, prefix, arts, carried, probed=not carried)
         if carried:
             inst = Installed(inst.entry, prefix, inst.reused, bash, True, inst.user, time.monotonic() - t)
         return inst
@@ -570,8 +591,11 @@ async def rollout_async(
         # bootstrap + install
         t = time.monotonic()
         up_before = run.upload_s
-        bash, carried = await _bootstrap(run, workdir, session_dir, prefix, arts, has_bash)
-        inst = await _install(run, harness, bash, prefix, arts, carried)
+        bash, carried, entry = await _bootstrap(run, workdir, session_dir, prefix, arts, has_bash, harness)
+        if entry is not None:
+            inst = Installed(entry, prefix, True, bash, carried, None, time.monotonic() - t)
+        else:
+            inst = await _install(run, harness, bash, prefix, arts, carried, probed=not carried)
         install_s = time.monotonic() - t - (run.upload_s - up_before)
         # session: written on the host, uploaded owned by the rollout user.
         try:

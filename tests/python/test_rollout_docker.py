@@ -16,6 +16,7 @@ from typing import List, Mapping, Optional, Sequence, Union
 import pytest
 from dockerfix import (  # noqa: F401  (fixtures)
     BOOKWORM,
+    MUSL,
     MUSL_NOBASH,
     PREFIX,
     STRICT,
@@ -29,6 +30,7 @@ from dockerfix import (  # noqa: F401  (fixtures)
     loud_skip,
     model,
     only_init_left,
+    private_tmp,
     processes,
     prompt,
     read,
@@ -95,6 +97,17 @@ def test_codex_as_uid_1000(container: Start, model: shforge.FakeModelServer, api
     owner = subprocess.run(["docker", "exec", cid, "stat", "-c", "%u", f"{WORK}/out.txt"],
                            capture_output=True, check=True).stdout.decode().strip()  # fmt: skip
     assert owner == "1000"
+
+
+def test_codex_in_the_musl_image_as_uid_1000(container: Start, model: shforge.FakeModelServer,
+                                             api_key: str) -> None:  # fmt: skip
+    """busybox + musl, bash-static as /bin/bash, no glibc, no package manager."""
+    if docker_ok([MUSL]) is not None:
+        loud_skip(f"{MUSL} is missing")
+    cid = container(MUSL, setup=MKWORK)
+    tok = token()
+    r = run(DockerSandbox(cid, user="1000:1000"), tok, model.base_url)
+    good(cid, r, tok, f"{WORK}/out.txt", api_key)
 
 
 def test_codex_in_the_strict_container(container: Start, model: shforge.FakeModelServer, api_key: str) -> None:
@@ -224,7 +237,7 @@ def test_key_value_never_on_an_argv(container: Start, model: shforge.FakeModelSe
 
 @pytest.mark.parametrize(
     "match, step",
-    [("bootstrap.sh", "bootstrap"), ("--plan", "install"), ("--source-dir", "install"),
+    [("bootstrap.sh", "bootstrap"), ("--plan", "install"), ("'--prefix', '/opt/shforge', '--source-dir'", "install"),
      ("harness_runner.sh", "launch"), ("rm -rf", None)],
 )  # fmt: skip
 def test_exec_failing(container: Start, model: shforge.FakeModelServer, api_key: str, match: str,
