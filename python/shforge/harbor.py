@@ -1,0 +1,481 @@
+"""shforge agents for Harbor 0.25 (``pip install shforge[harbor]``).
+
+    harbor trial start -p TASK -e docker -a shforge.harbor:ShforgeAgent \\
+        --ak harness=codex -m MODEL --base-url URL --api-format openai_responses \\
+        --api-key-name VAR
+
+or one class per shipped harness (``shforge.harbor:Codex``,
+``shforge.harbor:ClaudeCode``, ...). ``import shforge`` never imports this
+module (nor Harbor). See docs/harbor.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
+
+from harbor.agents.agent_auth_resolution import ModelConnectionSpec, ProviderAccess  # type: ignore[import-not-found,import-untyped,unused-ignore]
+from harbor.agents.base import BaseAgent  # type: ignore[import-not-found,import-untyped,unused-ignore]
+from harbor.agents.capabilities import AgentCapabilities  # type: ignore[import-not-found,import-untyped,unused-ignore]
+from harbor.agents.installed.base import (  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    AgentAuthenticationError,
+    ApiOverloadedError,
+    ApiRateLimitError,
+    ApiUsageLimitError,
+    ContextWindowExceededError,
+    ModelNotFoundError,
+    NonZeroAgentExitCodeError,
+)
+from harbor.environments.base import BaseEnvironment  # type: ignore[import-not-found,import-untyped,unused-ignore]
+from harbor.models.agent.context import AgentContext  # type: ignore[import-not-found,import-untyped,unused-ignore]
+from harbor.models.model_api_format import ModelApiFormat  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+from ._harbor_rollout import (
+    HARNESS_APIS,
+    Installed,
+    _must,
+    _text,
+    Rollout,
+    catalog,
+    install_async,
+    rollout_async,
+)
+from ._files import StrPath
+from .errors import SandboxError
+from .sandbox import ExecResult
+
+__all__ = [
+    "HarborSandbox",
+    "ShforgeAgent",
+    "API_FORMATS",
+    "ClaudeCode",
+    "Cline",
+    "Codex",
+    "GeminiCli",
+    "Hermes",
+    "Kilo",
+    "Nooa",
+    "OpenClaw",
+    "OpenCode",
+    "Pi",
+    "QwenCode",
+    "Stirrup",
+]
+
+#: Harbor's --api-format names -> shforge's API names.
+API_FORMATS: Dict[str, str] = {
+    ModelApiFormat.OPENAI_CHAT_COMPLETIONS.value: "chat",
+    ModelApiFormat.OPENAI_RESPONSES.value: "responses",
+    ModelApiFormat.ANTHROPIC_MESSAGES.value: "anthropic",
+    ModelApiFormat.GOOGLE_GENERATE_CONTENT.value: "gemini",
+}
+
+#: shforge outcome causes -> the Harbor exceptions its --retry-include knows.
+_CAUSE_ERRORS = {
+    "rate_limited": ApiRateLimitError,
+    "usage_limited": ApiUsageLimitError,
+    "overloaded": ApiOverloadedError,
+    "context_window": ContextWindowExceededError,
+    "auth": AgentAuthenticationError,
+    "model_not_found": ModelNotFoundError,
+}
+
+DEFAULT_PREFIX = "/opt/shforge"
+DEFAULT_ARTIFACTS = "/var/cache/shforge/artifacts"
+#: The scripts and the runs' session dirs inside the container.
+DEFAULT_RUNDIR = "/tmp/shforge-harbor"
+
+
+class HarborSandbox:
+    """shforge's :class:`~shforge.sandbox.AsyncSandbox` over a Harbor
+    ``BaseEnvironment``.
+
+    ``exec`` takes a string (run by Harbor's ``bash -c``) or an argv (quoted
+    with ``shlex.quote``). Harbor's exec has no stdin: a call with ``stdin``
+    is refused. ``env`` is never handed to Harbor (its docker exec would put
+    ``-e K=V`` on the host's ``docker`` argv, visible in ``ps``): the values
+    go into a 0600 file uploaded into the sandbox, which a ``sh`` wrapper
+    reads, deletes, and exports before it execs the command. Harbor merges
+    stderr into stdout; ``stderr`` is then empty. A transport failure raises
+    :class:`~shforge.errors.SandboxError`."""
+
+    def __init__(self, environment: BaseEnvironment, user: Optional[str] = None) -> None:
+        self.environment = environment
+        self.user = user
+
+    async def exec(
+        self,
+        command: Union[str, Sequence[str]],
+        *,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        user: Optional[str] = None,
+        timeout: Optional[float] = None,
+        stdin: Optional[bytes] = None,
+    ) -> ExecResult:
+        if stdin is not None:
+            raise SandboxError("shforge: Harbor's environment exec has no stdin")
+        text = command if isinstance(command, str) else " ".join(shlex.quote(a) for a in command)
+        if env:
+            text = await self._env_wrapper(dict(env), text)
+        try:
+            r = await self.environment.exec(
+                text,
+                cwd=cwd,
+                timeout_sec=int(timeout) + 1 if timeout is not None else None,
+                user=user if user is not None else self.user,
+            )
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # noqa: BLE001 - the transport's failure, one line
+            raise SandboxError(f"shforge: Harbor exec failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
+        return ExecResult(r.return_code, (r.stdout or "").encode(), (r.stderr or "").encode())
+
+    async def _env_wrapper(self, env: Dict[str, str], command: str) -> str:
+        for name in env:
+            if not name.replace("_", "a").isalnum() or name[0].isdigit():
+                raise SandboxError(f"shforge: {name!r} is not a variable name")
+        body = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+        remote = f"/tmp/.shforge-env-{os.urandom(8).hex()}"
+        fd, local = tempfile.mkstemp(prefix="shforge-env-")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(body)
+            await self.upload(local, remote)
+        finally:
+            os.unlink(local)
+        q = shlex.quote(remote)
+        return f". {q}; rm -f {q}; " + command
+
+    async def upload(self, src: StrPath, dst: str, *, user: Optional[str] = None) -> None:
+        src = Path(src)
+        try:
+            if src.is_dir():
+                await self.environment.upload_dir(src, dst)
+            else:
+                await self.environment.upload_file(src, dst)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise SandboxError(f"shforge: upload of {src} to {dst} failed: {e}") from e
+
+    async def download(self, src: str, dst: StrPath) -> None:
+        try:
+            if await self.environment.is_dir(src):
+                await self.environment.download_dir(src, dst)
+            else:
+                await self.environment.download_file(src, dst)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise SandboxError(f"shforge: download of {src} failed: {e}") from e
+
+
+def _opt_float(name: str, value: Any) -> Optional[float]:
+    if value is None or value == "":
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"shforge: --ak {name}={value!r} is not a number of seconds") from None
+    if f <= 0:
+        raise ValueError(f"shforge: --ak {name}={value!r} must be positive")
+    return f
+
+
+def _harbor_agent_timeout() -> Optional[float]:
+    """The trial's agent timeout, read from the Harbor frame that awaits
+    run() (Trial._run_agent_phase's ``timeout_sec``); None when not found
+    (another Harbor version, or run() called by something else)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_run_agent_phase":
+            value = frame.f_locals.get("timeout_sec")
+            return float(value) if isinstance(value, (int, float)) else None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def _deadline_under(timeout: Optional[float]) -> Optional[float]:
+    """Just under Harbor's timeout: the supervisor's deadline (and the
+    harness's own receipt) comes first, Harbor's cancellation stays the
+    backstop. 5 % of it, at least 3 s and at most 30 s, before."""
+    if timeout is None:
+        return None
+    margin = max(3.0, min(30.0, timeout * 0.05))
+    return max(1.0, timeout - margin)
+
+
+class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
+    """Any shipped harness (``--ak harness=NAME``), installed from pinned
+    artifacts and run under shforge's supervisor."""
+
+    capabilities = AgentCapabilities(atif=True, base_url=True)
+    MODEL_CONNECTION = ModelConnectionSpec(
+        default_provider=None,
+        agent_provider_access=ProviderAccess(
+            api_key_candidate_names=["SHFORGE_API_KEY"],
+            base_url_candidate_names=["SHFORGE_BASE_URL"],
+        ),
+        supported_api_formats=[ModelApiFormat(f) for f in API_FORMATS],
+        default_api_format_by_provider={},
+    )
+    #: Set by the per-harness subclasses.
+    HARNESS: Optional[str] = None
+
+    def __init__(
+        self,
+        logs_dir: Path,
+        model_name: Optional[str] = None,
+        *args: Any,
+        harness: Optional[str] = None,
+        artifacts: Optional[str] = None,
+        prefix: Optional[str] = None,
+        deadline: Any = None,
+        mode: Optional[str] = None,
+        version: Optional[str] = None,
+        spec: Optional[str] = None,
+        installer: Optional[str] = None,
+        workdir: Optional[str] = None,
+        engine: Optional[str] = None,
+        rundir: Optional[str] = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(logs_dir, model_name, *args, **kwargs)
+        if self.HARNESS is not None:
+            if harness is not None and harness != self.HARNESS:
+                raise ValueError(f"shforge: {type(self).__name__} runs {self.HARNESS}, not --ak harness={harness}")
+            harness = self.HARNESS
+        if harness is None:
+            raise ValueError("shforge: name the harness: --ak harness=NAME (" + ", ".join(sorted(HARNESS_APIS)) + ")")
+        known = catalog()
+        pinned: Optional[str]
+        if spec is None:
+            if harness not in known:
+                raise ValueError(
+                    f"shforge: unknown harness {harness!r}: the shipped ones are " + ", ".join(sorted(known))
+                )
+            pinned = known[harness]
+            if version is not None and str(version) != pinned:
+                raise ValueError(
+                    f"shforge: {harness} version {version} is not in the catalog: the pinned one is {pinned} "
+                    "(shforge never installs 'latest' from the internet)"
+                )
+            apis = HARNESS_APIS.get(harness, [])
+        else:
+            if not Path(spec).is_file():
+                raise ValueError(f"shforge: --ak spec={spec}: no such file")
+            if installer is None or not Path(installer).is_file():
+                raise ValueError("shforge: --ak spec=FILE needs --ak installer=SCRIPT (its generated installer)")
+            pinned = str(version) if version is not None else None
+            apis = []
+        if engine not in (None, "package", "shim"):
+            raise ValueError(f"shforge: --agent-kwarg engine={engine!r}: package or shim")
+        self._engine = engine or "package"
+        self._rundir = (rundir or DEFAULT_RUNDIR).rstrip("/") or "/"
+        if mode not in (None, "events", "direct"):
+            raise ValueError(f"shforge: --ak mode={mode!r}: events or direct")
+        self.harness = harness
+        self._pinned = pinned
+        self._spec = spec
+        self._installer = installer
+        self._artifacts = Path(artifacts or DEFAULT_ARTIFACTS)
+        self._prefix = (prefix or DEFAULT_PREFIX).rstrip("/") or "/"
+        self._deadline = _opt_float("deadline", deadline)
+        self._mode = mode or "events"
+        self._workdir = workdir
+        connection = self.model_connection
+        fmt = connection.model_api_format
+        if fmt is not None:
+            api: Optional[str] = API_FORMATS.get(str(fmt.value if hasattr(fmt, "value") else fmt))
+            if api is None or (apis and api not in apis):
+                raise ValueError(
+                    f"shforge: {harness} does not speak --api-format {fmt}: it speaks "
+                    + ", ".join(k for k, v in API_FORMATS.items() if v in apis)
+                )
+        else:
+            api = None
+        self._api = api
+        self._key_name = connection.api_key_source_name
+        self._key = connection.api_key
+        self._url: Optional[str] = self._base_url or connection.resolved_base_url or connection.candidate_base_url
+        self._installed: Optional[Installed] = None
+        self._rollout: Optional[Rollout] = None
+
+    @staticmethod
+    def name() -> str:
+        return "shforge"
+
+    def version(self) -> Optional[str]:
+        return self._pinned
+
+    @property
+    def extra_env(self) -> Dict[str, str]:
+        # The key's variable never goes into Harbor's per-exec environment
+        # (it would be `-e K=V` on the host's docker argv).
+        env: Dict[str, str] = dict(super().extra_env)
+        if self._key_name:
+            env.pop(self._key_name, None)
+        return env
+
+    def _model_id(self) -> str:
+        connection = self.model_connection
+        if not self.model_name:
+            raise ValueError("shforge: no model: give -m MODEL")
+        # An unqualified name (no provider Harbor knows) is passed as it is.
+        return str(connection.model_id or self.model_name)
+
+    async def setup(self, environment: BaseEnvironment) -> None:
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        if not self._url:
+            raise ValueError("shforge: no model server: give --base-url URL")
+        self._model_id()
+        sandbox = HarborSandbox(environment)
+        if self._engine == "shim":
+            self._installed = await install_async(
+                sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
+            )
+        else:
+            # issue 38's install: bootstrap (the image's bash, else the
+            # carried one), a complete install reused with nothing uploaded,
+            # missing artifacts fetched; then the scripts the launch needs.
+            from .rollout import install_async as package_install
+            from .scripts import scripts_dir
+
+            t = time.monotonic()
+            inst = await package_install(
+                sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
+            )
+            # The scripts and the runs' session dirs go to the run dir, apart
+            # from the prefix, which may be a shared read-only mount.
+            scripts = f"{self._rundir}/scripts"
+            await _must(sandbox, "upload", f"rm -rf {shlex.quote(scripts)} && mkdir -p {shlex.quote(self._rundir)}")
+            await sandbox.upload(scripts_dir(), scripts)
+            self._installed = Installed(self.harness, inst.entry, self._prefix, scripts,
+                                        time.monotonic() - t, bash=inst.bash, reused=inst.reused)
+        (self.logs_dir / "shforge-install.json").write_text(
+            json.dumps({"harness": self.harness, "version": self._pinned, "entry": self._installed.entry,
+                        "reused": self._installed.reused, "engine": self._engine,
+                        "seconds": round(self._installed.seconds, 3)}) + "\n"
+        )
+
+    async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
+        if self._installed is None:
+            raise RuntimeError("shforge: run() before setup()")
+        sandbox = HarborSandbox(environment)
+        workdir = self._workdir
+        if workdir is None:
+            # The container's working directory; "/" (an image without a
+            # WORKDIR) would contain the session dir: the user's HOME then.
+            workdir = _text((await sandbox.exec('d=$(pwd); [ "$d" = / ] && d=$(cd && pwd); printf "%s\\n" "$d"')).stdout).strip().splitlines()[-1]
+        started = time.monotonic()
+        under = _deadline_under(_harbor_agent_timeout())
+        # Harbor's clock started with run(): the time spent before the launch
+        # (workdir, session upload) comes off the supervisor's deadline.
+        deadline_at = started + under if self._deadline is None and under is not None else None
+        try:
+            rollout = await rollout_async(
+                sandbox,
+                self.harness,
+                self._installed,
+                prompt=instruction,
+                base_url=str(self._url),
+                model=self._model_id(),
+                workdir=workdir,
+                api=self._api,
+                api_key_env=self._key_name if self._key is not None else None,
+                api_key=self._key,
+                deadline=self._deadline,
+                deadline_at=deadline_at,
+                mode=self._mode,
+                spec=self._spec,
+                host_dir=self.logs_dir / "shforge",
+            )
+        except BaseException as exc:
+            partial = getattr(exc, "shforge_rollout", None)
+            if partial is not None:
+                self._record(partial, context, cancelled=isinstance(exc, asyncio.CancelledError))
+            raise
+        self._record(rollout, context, cancelled=False)
+        cause = rollout.outcome.get("cause")
+        if rollout.outcome.get("status") == "timed_out":
+            # Harbor reports this as its own AgentTimeoutError.
+            raise asyncio.TimeoutError(f"shforge: {self.harness} reached its in-container deadline")
+        if cause in _CAUSE_ERRORS:
+            raise _CAUSE_ERRORS[cause](f"shforge: {self.harness} rollout failed: {cause}")
+
+    def _record(self, rollout: Rollout, context: AgentContext, *, cancelled: bool) -> None:
+        self._rollout = rollout
+        usage = rollout.usage
+        context.n_input_tokens = usage["input"]
+        context.n_output_tokens = usage["output"]
+        context.n_cache_tokens = usage["cache"]
+        receipt = rollout.receipt
+        stop = None
+        if receipt is not None:
+            stop = {
+                "cleanup_confirmed": receipt.cleanup_confirmed,
+                "return_code": receipt.return_code,
+                "timed_out": receipt.timed_out,
+                "error": receipt.error,
+                "containment": getattr(receipt, "containment", None),
+                "services": len(receipt.services),
+            }
+        receipt_doc: Any = None
+        try:
+            receipt_doc = json.loads((rollout.host_dir / "out" / "receipt.json").read_text())
+        except (OSError, ValueError):
+            pass
+        if stop is not None and isinstance(receipt_doc, dict):
+            stop["stop"] = receipt_doc.get("stop")
+            stop["marker"] = receipt_doc.get("marker")
+        meta = dict(context.metadata or {})
+        meta["shforge"] = {
+            "harness": self.harness,
+            "version": self._pinned,
+            "outcome": rollout.outcome,
+            "stop": stop,
+            "stopped_by_harbor": cancelled,
+            "timings": {k: round(v, 3) for k, v in rollout.timings.items()},
+            "errors": rollout.errors,
+        }
+        context.metadata = json.loads(json.dumps(meta, default=str))
+        if rollout.atif is not None:
+            from harbor.models.trajectories import Trajectory  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+            trajectory = Trajectory.model_validate(rollout.atif)
+            (self.logs_dir / "trajectory.json").write_text(
+                json.dumps(trajectory.model_dump(mode="json", exclude_none=True), indent=2) + "\n"
+            )
+
+    def populate_context_post_run(self, context: AgentContext) -> None:
+        if self._rollout is not None and context.n_input_tokens is None:
+            self._record(self._rollout, context, cancelled=False)
+
+
+def _one(harness: str, cls_name: str) -> type:
+    return type(cls_name, (ShforgeAgent,), {"HARNESS": harness, "__doc__": f"shforge's {harness} agent."})
+
+
+ClaudeCode = _one("claude-code", "ClaudeCode")
+Cline = _one("cline", "Cline")
+Codex = _one("codex", "Codex")
+GeminiCli = _one("gemini-cli", "GeminiCli")
+Hermes = _one("hermes", "Hermes")
+Kilo = _one("kilo", "Kilo")
+Nooa = _one("nooa", "Nooa")
+OpenClaw = _one("openclaw", "OpenClaw")
+OpenCode = _one("opencode", "OpenCode")
+Pi = _one("pi", "Pi")
+QwenCode = _one("qwen-code", "QwenCode")
+Stirrup = _one("stirrup", "Stirrup")
+
+# Unused here, kept importable for callers matching on it.
+_ = NonZeroAgentExitCodeError

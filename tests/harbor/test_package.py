@@ -1,0 +1,96 @@
+"""No docker needed: the package's Harbor layer against the checkout."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_import_shforge_does_not_import_harbor() -> None:
+    code = "import sys, shforge; assert 'harbor' not in sys.modules and 'shforge.harbor' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_harness_apis_match_the_specs() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    from shforge._harbor_rollout import HARNESS_APIS, catalog
+
+    specs = {p.stem: tomllib.loads(p.read_text())["apis"] for p in (ROOT / "harnesses").glob("*.toml")}
+    assert HARNESS_APIS == specs
+    assert set(catalog()) == set(specs)
+
+
+def test_one_class_per_harness() -> None:
+    pytest.importorskip("harbor")
+    from shforge import harbor
+
+    classes = {getattr(harbor, n).HARNESS for n in harbor.__all__ if n not in ("HarborSandbox", "ShforgeAgent", "API_FORMATS")}
+    assert classes == {p.stem for p in (ROOT / "harnesses").glob("*.toml")}
+    assert harbor.ShforgeAgent.SUPPORTS_ATIF is True
+
+
+def test_the_key_is_on_no_argv_and_in_no_env(tmp_path: Path) -> None:
+    """Every exec's command and env, as Harbor's docker exec would put them
+    on the host's docker argv, lacks the key's value; the key goes as a
+    0600 file the launch wrapper reads and deletes."""
+    import asyncio
+    import os
+    import stat
+
+    pytest.importorskip("harbor")
+    from shforge._harbor_rollout import Installed, rollout_async
+    from shforge.harbor import HarborSandbox
+
+    key = "sk-shforge-test-key-0123456789"
+    seen: list = []
+    uploads: list = []
+
+    class Result:
+        return_code = 0
+        stdout = "/app"
+        stderr = ""
+
+    class FakeEnvironment:
+        async def exec(self, command, cwd=None, env=None, timeout_sec=None, user=None):  # noqa: ANN001
+            seen.append((command, dict(env or {})))
+            return Result()
+
+        async def upload_file(self, src, dst):  # noqa: ANN001
+            mode = stat.S_IMODE(os.stat(src).st_mode)
+            uploads.append((dst, mode, Path(src).read_text()))
+
+        async def upload_dir(self, src, dst):  # noqa: ANN001
+            uploads.append((dst, None, None))
+
+        async def is_dir(self, path):  # noqa: ANN001
+            return True
+
+        async def download_dir(self, src, dst):  # noqa: ANN001
+            Path(dst).mkdir(parents=True, exist_ok=True)
+
+    installed = Installed("codex", "/opt/shforge/codex-0.171.0/codex/bin/codex", "/opt/shforge", "/opt/shforge/scripts", 0.0)
+    asyncio.run(rollout_async(
+        HarborSandbox(FakeEnvironment()), "codex", installed, prompt="hi", base_url="http://127.0.0.1:9",
+        model="fake-model", workdir="/app", api_key_env="MY_KEY", api_key=key, deadline=10,
+        host_dir=tmp_path / "host",
+    ))  # fmt: skip
+    assert seen and all(key not in cmd and key not in " ".join(env.values()) for cmd, env in seen)
+    key_uploads = [u for u in uploads if u[0].endswith("/.key")]
+    assert key_uploads and key_uploads[0][1] == 0o600 and key_uploads[0][2] == key
+    assert not (tmp_path / "host" / ".key").exists()
+    launch = [cmd for cmd, _ in seen if "launch.pid" in cmd and "exec" in cmd][0]
+    assert "rm -f" in launch and "export MY_KEY" in launch
+
+    # HarborSandbox's own env: a file sourced and removed, never Harbor's env.
+    seen.clear()
+    uploads.clear()
+    r = asyncio.run(HarborSandbox(FakeEnvironment()).exec(["echo", "x y"], env={"MY_KEY": key}))
+    assert r.exit_code == 0 and r.stdout == b"/app"
+    (cmd, env), = seen
+    assert env == {} and key not in cmd and cmd.endswith("echo 'x y'") and "rm -f" in cmd
+    assert uploads[0][1] == 0o600 and uploads[0][2] == f"export MY_KEY={key}\n"
