@@ -22,18 +22,23 @@ from conftest import CHECKOUT
 ARTIFACTS = Path(os.environ.get("SHFORGE_ARTIFACTS", "/var/cache/shforge/artifacts"))
 #: The artifact installers/codex.toml pins for x86_64.
 CODEX_ARTIFACT = "openai-codex-0.171.0-linux-x64.tgz"
-MARKER = "<!-- quickstart: python -->\n"
+
+
+def block(name: str) -> str:
+    """The body of the ```python block right after the README's line
+    ``<!-- quickstart: NAME -->``."""
+    readme = (CHECKOUT / "README.md").read_text()
+    marker = f"<!-- quickstart: {name} -->\n"
+    assert marker in readme, f"README.md has no {name} quick start marker"
+    rest = readme.split(marker, 1)[1]
+    assert rest.startswith("```python\n"), rest[:40]
+    body = rest[len("```python\n") :]
+    return body[: body.index("\n```\n") + 1]
 
 
 def quickstart() -> str:
-    """The body of the fenced block right after the marker line."""
-    readme = (CHECKOUT / "README.md").read_text()
-    assert MARKER in readme, "README.md has no python quick start marker"
-    rest = readme.split(MARKER, 1)[1]
-    assert rest.startswith("```python\n"), rest[:40]
-    body = rest[len("```python\n") :]
-    end = body.index("\n```\n")
-    return body[: end + 1]
+    """The host quick start in Python."""
+    return block("python")
 
 
 def test_the_block_is_python() -> None:
@@ -63,7 +68,6 @@ def test_the_python_quickstart_runs_as_written(tmp_path: Path) -> None:
     assert [r.read_text() for r in results] == ["hello-shforge"], said
 
 
-DOCKER_MARKER = "<!-- quickstart: docker -->\n"
 #: The image the Docker quick start runs in here: the Alpine-like one
 #: without bash (.ci/docker.sh imports it from the musl test root), the
 #: hardest case the README promises.
@@ -71,13 +75,8 @@ DOCKER_IMAGE = "local/shforge-musl-nobash:test"
 
 
 def docker_quickstart() -> str:
-    """The body of the fenced block right after the Docker marker line."""
-    readme = (CHECKOUT / "README.md").read_text()
-    assert DOCKER_MARKER in readme, "README.md has no docker quick start marker"
-    rest = readme.split(DOCKER_MARKER, 1)[1]
-    assert rest.startswith("```python\n"), rest[:40]
-    body = rest[len("```python\n") :]
-    return body[: body.index("\n```\n") + 1]
+    """The Docker quick start."""
+    return block("docker")
 
 
 def test_the_docker_block_is_python() -> None:
