@@ -1,7 +1,7 @@
 """shforge agents for Harbor 0.25 (``pip install shforge[harbor]``).
 
     harbor trial start -p TASK -e docker -a shforge.harbor:ShforgeAgent \\
-        --ak harness=codex -m MODEL --base-url URL --api-format openai_responses \\
+        --agent-kwarg harness=codex -m MODEL --base-url URL --api-format openai_responses \\
         --api-key-name VAR
 
 or one class per shipped harness (``shforge.harbor:Codex``,
@@ -184,9 +184,9 @@ def _opt_float(name: str, value: Any) -> Optional[float]:
     try:
         f = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"shforge: --ak {name}={value!r} is not a number of seconds") from None
+        raise ValueError(f"shforge: --agent-kwarg {name}={value!r} is not a number of seconds") from None
     if f <= 0:
-        raise ValueError(f"shforge: --ak {name}={value!r} must be positive")
+        raise ValueError(f"shforge: --agent-kwarg {name}={value!r} must be positive")
     return f
 
 
@@ -214,7 +214,7 @@ def _deadline_under(timeout: Optional[float]) -> Optional[float]:
 
 
 class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
-    """Any shipped harness (``--ak harness=NAME``), installed from pinned
+    """Any shipped harness (``--agent-kwarg harness=NAME``), installed from pinned
     artifacts and run under shforge's supervisor."""
 
     capabilities = AgentCapabilities(atif=True, base_url=True)
@@ -251,10 +251,10 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         super().__init__(logs_dir, model_name, *args, **kwargs)
         if self.HARNESS is not None:
             if harness is not None and harness != self.HARNESS:
-                raise ValueError(f"shforge: {type(self).__name__} runs {self.HARNESS}, not --ak harness={harness}")
+                raise ValueError(f"shforge: {type(self).__name__} runs {self.HARNESS}, not --agent-kwarg harness={harness}")
             harness = self.HARNESS
         if harness is None:
-            raise ValueError("shforge: name the harness: --ak harness=NAME (" + ", ".join(sorted(HARNESS_APIS)) + ")")
+            raise ValueError("shforge: name the harness: --agent-kwarg harness=NAME (" + ", ".join(sorted(HARNESS_APIS)) + ")")
         known = catalog()
         pinned: Optional[str]
         if spec is None:
@@ -271,9 +271,9 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
             apis = HARNESS_APIS.get(harness, [])
         else:
             if not Path(spec).is_file():
-                raise ValueError(f"shforge: --ak spec={spec}: no such file")
+                raise ValueError(f"shforge: --agent-kwarg spec={spec}: no such file")
             if installer is None or not Path(installer).is_file():
-                raise ValueError("shforge: --ak spec=FILE needs --ak installer=SCRIPT (its generated installer)")
+                raise ValueError("shforge: --agent-kwarg spec=FILE needs --agent-kwarg installer=SCRIPT (its generated installer)")
             pinned = str(version) if version is not None else None
             apis = []
         if engine not in (None, "package", "shim"):
@@ -281,7 +281,7 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         self._engine = engine or "package"
         self._rundir = (rundir or DEFAULT_RUNDIR).rstrip("/") or "/"
         if mode not in (None, "events", "direct"):
-            raise ValueError(f"shforge: --ak mode={mode!r}: events or direct")
+            raise ValueError(f"shforge: --agent-kwarg mode={mode!r}: events or direct")
         self.harness = harness
         self._pinned = pinned
         self._spec = spec
