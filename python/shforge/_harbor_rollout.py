@@ -68,12 +68,13 @@ def _text(data: Union[bytes, str]) -> str:
 
 
 def catalog() -> Dict[str, str]:
-    """Shipped harness -> pinned version, from ``shforge list``."""
+    """Shipped harness -> pinned version, from ``shforge list`` (its
+    installers less the runtimes that are no harness: the carried bash)."""
     out = _cli.run(["list"]).decode()
     found = {}
     for line in out.splitlines():
         m = re.match(r"^installers/(\S+)\.sh\t\S+\tinstall \S+ (\S+) into", line)
-        if m:
+        if m and m.group(1) in HARNESS_APIS:
             found[m.group(1)] = m.group(2)
     return found
 
