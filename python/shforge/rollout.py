@@ -120,10 +120,13 @@ printf '%s\n' "$out" | sed 's/^/plan: /'
 # the scratch dir), end the preserved services when asked, send the receipt,
 # the supervisor's output and the session dir back as one tar stream on
 # stdout, remove the scratch dir, exit with the supervisor's status. ``ends``:
-# the end-services command, shell-quoted (empty: leave them).
+# the end-services command, shell-quoted (empty: leave them); ``keep``: the
+# paths (relative to the scratch dir, one a line) of the session data the
+# host reads (the logs, the capture), not the whole session dir (a harness's
+# home holds caches the host never reads).
 _LAUNCH_SCRIPT = r"""
-d=$1 s=$2 ends=$3
-shift 3
+d=$1 s=$2 ends=$3 keep=$4
+shift 4
 mkdir -p "$s" && (cd "$s" && tar -x -f - && rm .shforge-complete) || { echo "shforge-unpack-failed" >&2; exit 1; }
 "$@" </dev/null >"$d/launch.out" 2>"$d/launch.err"
 rc=$?
@@ -133,9 +136,14 @@ if [ -n "$ends" ] && [ -s "$d/receipt.json" ]; then
     echo "shforge-end-services $?" >&2
 fi
 cd "$d" || exit "$rc"
+set -f
 set -- launch.out launch.err
 [ -e receipt.json ] && set -- "$@" receipt.json
-[ -d session ] && set -- "$@" session
+IFS='
+'
+for p in $keep; do
+    [ -e "$p" ] && set -- "$@" "$p"
+done
 tar -c -f - "$@" || echo "shforge-pack-failed" >&2
 cd / && rm -rf "$d" 2>/dev/null && echo "shforge-removed" >&2
 exit "$rc"
@@ -806,11 +814,18 @@ async def rollout_async(
         # An image without bash: the harness's shell tool (Claude Code's
         # looks at $SHELL, then PATH) gets the carried one.
         shell = {"SHELL": bash} if inst.carried_bash else {}
+        capture = session.capture
+        cap_path = capture.db if capture.db is not None else capture.dir
+        keep = ["session/" + n for n in ("events.log", "stderr.log", "stdout.log", "capture.json")]
+        if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
+            keep.append("session/" + os.path.relpath(cap_path, session_dir))
+            if capture.db is not None:
+                keep += [keep[-1] + "-wal", keep[-1] + "-shm"]
         t = time.monotonic()
         launched = True
         try:
             res = await sandbox.exec(
-                ["sh", "-c", _LAUNCH_SCRIPT, "sh", run.scratch, session_dir, ends, *argv],
+                ["sh", "-c", _LAUNCH_SCRIPT, "sh", run.scratch, session_dir, ends, "\n".join(keep), *argv],
                 env={**key_env, **shell, ROLLOUT_VAR: run.rid}, cwd=workdir, timeout=timeout, stdin=session_tar,
             )  # fmt: skip
         except SandboxTimeoutError as e:
@@ -834,8 +849,7 @@ async def rollout_async(
                 "copy-back",
                 f"no receipt (the launch exited {res.exit_code}{': ' + said[:300] if said else ''})",
             )
-        if not (back / "session").is_dir():
-            raise RolloutError("copy-back", "the session dir did not come back")
+        (back / "session").mkdir(exist_ok=True)
         try:
             receipt = read_receipt(back / "receipt.json")
         except ShforgeError as e:
@@ -845,9 +859,7 @@ async def rollout_async(
         for ln in res.stderr.decode("utf-8", "replace").splitlines():
             if ln.startswith("shforge-end-services ") and receipt.services:
                 end_exit = int(ln.split()[1])
-        capture = session.capture
         local_capture: Optional[Path] = None
-        cap_path = capture.db if capture.db is not None else capture.dir
         if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
             local_capture = back / "session" / os.path.relpath(cap_path, session_dir)
         snap: Optional[Dict[str, Any]] = None
