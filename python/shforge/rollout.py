@@ -11,6 +11,7 @@ forms: a few tens of milliseconds each.
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,13 +83,20 @@ done
 [ -z "$(pids all)" ]
 """
 
-# Bootstrap, then say which bash the image has and the machine's arch;
-# with a bash 3.2+, try the installer's reuse check as the rollout user (it
-# writes nothing when a complete install is there: a shared read-only
-# prefix): "entry PATH" when it passed. One exec for the warm path.
+# The first exec of a rollout or install (one round trip for the warm path):
+# unpack the scripts (a tar stream on stdin) into the scratch dir as the
+# rollout user, so they are its files; bootstrap; say the machine's arch and
+# which bash the image has; with a bash 3.2+, try the installer's reuse check
+# as the rollout user (it writes nothing when a complete install is there: a
+# shared read-only prefix): "entry PATH" when it passed, else the
+# installer's plan ("planrc N", then "plan: LINE" per line), so the install
+# needs no exec of its own to ask. ``rm_reused=1`` (install): the scratch
+# dir is removed on the way out when the install was reused.
 _BOOTSTRAP_SCRIPT = r"""
-d=$1 prefix=$2 installer=$3
-shift 3
+d=$1 prefix=$2 installer=$3 rm_reused=$4
+shift 4
+mkdir -p "$d" && cd "$d" && tar -x -f - && rm .shforge-complete || { echo "shforge-unpack-failed" >&2; exit 1; }
+echo unpacked
 sh "$d/bootstrap.sh" "$@" || exit $?
 echo "arch $(uname -m)"
 b=$(command -v bash 2>/dev/null) || exit 0
@@ -97,8 +105,48 @@ v=$("$b" -c 'echo "$BASH_VERSION"' 2>/dev/null) || exit 0
 echo "bash $b $v"
 [ -n "$installer" ] || exit 0
 case $v in [0-2].*|3.[01].*|3.[01]) exit 0 ;; esac
-out=$("$b" "$d/$installer" --prefix "$prefix" --source-dir "$d/artifacts" --quiet 2>/dev/null) || exit 0
-printf 'entry %s\n' "$(printf '%s\n' "$out" | tail -n 1)"
+if out=$("$b" "$d/$installer" --prefix "$prefix" --source-dir "$d/artifacts" --quiet 2>/dev/null); then
+    printf 'entry %s\n' "$(printf '%s\n' "$out" | tail -n 1)"
+    [ "$rm_reused" = 1 ] && cd / && rm -rf "$d" 2>/dev/null && echo "shforge-removed" >&2
+    exit 0
+fi
+out=$("$b" "$d/$installer" --plan --prefix "$prefix" 2>&1)
+echo "planrc $?"
+printf '%s\n' "$out" | sed 's/^/plan: /'
+"""
+
+# The launch, in one exec: unpack the session dir (a tar stream on stdin) as
+# the rollout user, run the supervisor (its stdin /dev/null, its output into
+# the scratch dir), end the preserved services when asked, send the receipt,
+# the supervisor's output and the session dir back as one tar stream on
+# stdout, remove the scratch dir, exit with the supervisor's status. ``ends``:
+# the end-services command, shell-quoted (empty: leave them); ``keep``: the
+# paths (relative to the scratch dir, one a line) of the session data the
+# host reads (the logs, the capture), not the whole session dir (a harness's
+# home holds caches the host never reads).
+_LAUNCH_SCRIPT = r"""
+d=$1 s=$2 ends=$3 keep=$4
+shift 4
+mkdir -p "$s" && (cd "$s" && tar -x -f - && rm .shforge-complete) || { echo "shforge-unpack-failed" >&2; exit 1; }
+"$@" </dev/null >"$d/launch.out" 2>"$d/launch.err"
+rc=$?
+echo "shforge-launched $rc" >&2
+if [ -n "$ends" ] && [ -s "$d/receipt.json" ]; then
+    eval "$ends" </dev/null >/dev/null 2>&1
+    echo "shforge-end-services $?" >&2
+fi
+cd "$d" || exit "$rc"
+set -f
+set -- launch.out launch.err
+[ -e receipt.json ] && set -- "$@" receipt.json
+IFS='
+'
+for p in $keep; do
+    [ -e "$p" ] && set -- "$@" "$p"
+done
+tar -c -f - "$@" || echo "shforge-pack-failed" >&2
+cd / && rm -rf "$d" 2>/dev/null && echo "shforge-removed" >&2
+exit "$rc"
 """
 
 # Can this user create the prefix and write in it, and write into the
@@ -110,6 +158,31 @@ for d in "$1/.shforge-write-check.$$" "$2/artifacts/.shforge-write-check.$$"; do
     mkdir "$d" 2>/dev/null || exit 1
     rmdir "$d"
 done
+"""
+
+# The same, as root, in one exec with the question "is this root?" (exit 3:
+# not root; 1: root, but it cannot write there).
+_ROOT_WRITABLE_SCRIPT = '[ "$(id -u 2>/dev/null)" = 0 ] || exit 3\n' + _WRITABLE_SCRIPT
+
+# The installer, then the scratch dir removed in the same exec (install()).
+_INSTALL_THEN_REMOVE = r"""
+d=$1
+shift
+"$@"
+rc=$?
+cd / && rm -rf "$d" 2>/dev/null && echo "shforge-removed" >&2
+exit "$rc"
+"""
+
+# Can the carried bash run where it was uploaded? Else copy it into the
+# prefix (``moved PATH``).
+_CARRIED_EXEC_SCRIPT = r"""
+chmod 755 "$1" 2>/dev/null
+"$1" -c : 2>/dev/null && exit 0
+t=$2/.shforge-carried-$3
+mkdir -p "$t" && cp "$1" "$t/bash" && chmod 755 "$t/bash" || exit 8
+"$t/bash" -c : || exit 8
+echo "moved $t/bash"
 """
 
 _REMOVE_SCRIPT = r"""
@@ -142,13 +215,19 @@ class Timings:
     """Seconds spent in each phase of :func:`rollout`."""
 
     upload: float
-    """Scripts, artifacts and the session dir into the sandbox."""
+    """The artifacts into the sandbox, and packing the session dir (the
+    scripts travel on the bootstrap exec's stdin, the session dir on the
+    launch's: their transfer is in ``install`` and ``launch_to_receipt``)."""
     install: float
-    """Bootstrap and installer runs (the reuse check included)."""
+    """Bootstrap and installer runs (the scripts' upload, the reuse check
+    and the plan included: one exec when the install is reused)."""
     launch_to_receipt: float
-    """The supervised launch, until it returned with its receipt."""
+    """The launch's one exec: the session dir in, the supervised run, the
+    receipt and the session data out as one tar stream, the scratch dir
+    removed."""
     copy_back: float
-    """Receipt and session data out of the sandbox."""
+    """Unpacking the receipt and the session data on the host, reading the
+    receipt."""
 
 
 @dataclass(frozen=True)
@@ -215,6 +294,7 @@ class _Run:
         self.root_ok: Optional[bool] = None
         self.upload_s = 0.0
         self.made_scratch = False
+        self.carried_copy: Optional[str] = None
 
     async def exec(
         self,
@@ -225,9 +305,10 @@ class _Run:
         timeout: float = _STEP_TIMEOUT,
         env: Optional[Dict[str, str]] = None,
         cwd: Optional[str] = None,
+        stdin: Optional[bytes] = None,
     ) -> ExecResult:
         try:
-            return await self.sb.exec(argv, user=user, timeout=timeout, env=env, cwd=cwd)
+            return await self.sb.exec(argv, user=user, timeout=timeout, env=env, cwd=cwd, stdin=stdin)
         except SandboxTimeoutError as e:
             raise RolloutError(step, f"timed out after {timeout:g} s ({e.message})") from e
         except SandboxError as e:
@@ -257,6 +338,12 @@ class _Run:
 
     async def remove_scratch(self) -> None:
         """Best effort: as the rollout user, then as root."""
+        if self.carried_copy is not None:
+            try:
+                await self.sb.exec(["rm", "-rf", os.path.dirname(self.carried_copy)], timeout=60)
+            except SandboxError:
+                pass
+            self.carried_copy = None
         if not self.made_scratch:
             return
         for user in (None, "0"):
@@ -339,22 +426,72 @@ def _default_artifacts() -> Path:
     return Path(os.environ.get("SHFORGE_ARTIFACTS", "/var/cache/shforge/artifacts"))
 
 
+@dataclass(frozen=True)
+class _Boot:
+    bash: str
+    carried: bool
+    entry: Optional[str]
+    """The reuse check passed on the way: the install's entry."""
+    plan: Optional[ExecResult]
+    """The installer's ``--plan`` when the reuse check failed on the way."""
+
+
+_COMPLETE = ".shforge-complete"
+
+
+def _tar_bytes(path: Path) -> bytes:
+    """``path``'s content as an uncompressed tar (names relative to it,
+    owner 0 and no names: as root, tar keeps root's; as a user, it cannot,
+    and the files are the user's)."""
+    import io
+    import tarfile
+
+    def as_owner(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        return info
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for child in sorted(path.iterdir()):
+            tar.add(str(child), arcname=child.name, filter=as_owner)
+        # Last: the stream came whole when this is there (tar reads a stream
+        # cut at a block boundary as its end, exit 0).
+        end = tarfile.TarInfo(_COMPLETE)
+        end.mode = 0o600
+        tar.addfile(end, io.BytesIO(b""))
+    return buf.getvalue()
+
+
 async def _bootstrap(run: _Run, workdir: Optional[str], session_dir: str, prefix: str,
-                     artifacts: Path, has_bash_installer: bool,
-                     harness: str) -> Tuple[str, bool, Optional[str]]:  # fmt: skip
-    """Bootstrap and choose the bash: the image's own when 3.2+, else the
-    carried static one, installed into the prefix; the entry when the
-    installer's reuse check passed on the way."""
+                     artifacts: Path, has_bash_installer: bool, harness: str,
+                     scripts: bytes, rm_reused: bool) -> _Boot:  # fmt: skip
+    """Unpack the scripts, bootstrap and choose the bash: the image's own
+    when 3.2+, else the carried static one, installed into the prefix; the
+    entry when the installer's reuse check passed on the way, else its
+    plan."""
     dirs = [] if workdir is None else ["--workdir", workdir, "--session-dir", session_dir]
+    run.made_scratch = True
     r = await run.exec(
         "bootstrap",
-        ["sh", "-c", _BOOTSTRAP_SCRIPT, "sh", run.scratch, prefix, f"installers/{harness}.sh", *dirs],
-    )
+        ["sh", "-c", _BOOTSTRAP_SCRIPT, "sh", run.scratch, prefix, f"installers/{harness}.sh",
+         "1" if rm_reused else "0", *dirs],
+        stdin=scripts,
+    )  # fmt: skip
+    if b"shforge-removed" in r.stderr:
+        run.made_scratch = False
+    if b"shforge-unpack-failed" in r.stderr or b"unpacked" not in r.stdout.split(b"\n", 1)[0]:
+        said = [ln if _COMPLETE not in ln else "the stream ended before its end marker (cut short)"
+                for ln in r.stderr.decode("utf-8", "replace").splitlines() if "shforge-unpack" not in ln]
+        raise RolloutError("upload", f"the scripts into {run.scratch}: tar -x exited {r.exit_code}"
+                           + (f": {said[-1][:500]}" if said else ""), r.exit_code or 1)  # fmt: skip
     if r.exit_code != 0:
         raise _why("bootstrap", "bootstrap.sh", r)
     arch = ""
     image_bash: Optional[str] = None
     entry: Optional[str] = None
+    planrc: Optional[int] = None
+    plan: "list[str]" = []
     for ln in r.stdout.decode("utf-8", "replace").splitlines():
         words = ln.split()
         if words[:1] == ["arch"] and len(words) == 2:
@@ -366,8 +503,14 @@ async def _bootstrap(run: _Run, workdir: Optional[str], session_dir: str, prefix
                 image_bash = words[1]
         if ln.startswith("entry /"):
             entry = ln[6:]
+        if words[:1] == ["planrc"] and len(words) == 2 and words[1].isdigit():
+            planrc = int(words[1])
+        if ln.startswith("plan: "):
+            plan.append(ln[6:])
     if image_bash is not None:
-        return image_bash, False, entry
+        planned = "\n".join(plan).encode()
+        got = None if planrc is None else ExecResult(planrc, planned if planrc == 0 else b"", b"" if planrc == 0 else planned)
+        return _Boot(image_bash, False, entry, got)
     if not has_bash_installer:
         raise RolloutError(
             "bootstrap",
@@ -381,6 +524,16 @@ async def _bootstrap(run: _Run, workdir: Optional[str], session_dir: str, prefix
     local = _artifact(artifacts, name, ["bash"])
     carried = f"{run.scratch}/artifacts/{name}"
     await run.upload("upload", local, carried)
+    # The scratch dir on a noexec mount (Docker's --tmpfs /tmp): the carried
+    # bash runs from a copy in the prefix (an exec-able mount the
+    # orchestrator provides), removed once its install is done.
+    r = await run.exec("bootstrap", ["sh", "-c", _CARRIED_EXEC_SCRIPT, "sh", carried, prefix, run.rid])
+    moved = next((ln[6:] for ln in r.stdout.decode("utf-8", "replace").splitlines() if ln.startswith("moved ")), None)
+    if r.exit_code != 0:
+        raise _why("bootstrap", f"the carried bash {carried} (no exec-able place for it)", r)
+    if moved is not None:
+        run.carried_copy = moved
+        carried = moved
     bootstrap = (scripts_dir() / "bootstrap.sh").read_text(encoding="utf-8", errors="replace")
     bash = carried
     if "--carried-bash" in bootstrap:
@@ -394,7 +547,7 @@ async def _bootstrap(run: _Run, workdir: Optional[str], session_dir: str, prefix
         if last.startswith("bash "):
             bash = last[5:]
     if bash != carried:
-        return bash, False, None
+        return _Boot(bash, False, None, None)
     # The carried bash installs itself into the prefix, reused after.
     iuser = await _install_user(run, prefix)
     r = await run.exec(
@@ -405,11 +558,11 @@ async def _bootstrap(run: _Run, workdir: Optional[str], session_dir: str, prefix
     )  # fmt: skip
     if r.exit_code != 0:
         raise _install_error("the carried bash's installer", r)
-    return _line(r.stdout), True, None
+    return _Boot(_line(r.stdout), True, None, None)
 
 
 def _install_error(what: str, r: ExecResult) -> RolloutError:
-    said = _line(r.stderr) or _line(r.stdout)
+    said = _line(r.stderr.replace(b"shforge-removed\n", b"")) or _line(r.stdout)
     meaning = INSTALLER_EXITS.get(r.exit_code)
     cause = f"{what} exited {r.exit_code}"
     if meaning:
@@ -421,24 +574,31 @@ def _install_error(what: str, r: ExecResult) -> RolloutError:
 
 async def _install_user(run: _Run, prefix: str) -> Optional[str]:
     """Root when the sandbox allows it and root can write the prefix, else
-    the rollout user."""
-    if await run.root():
-        try:
-            r = await run.sb.exec(["sh", "-c", _WRITABLE_SCRIPT, "sh", prefix, run.scratch], user="0", timeout=_STEP_TIMEOUT)
-            if r.exit_code == 0:
-                return "0"
-        except SandboxError:
-            pass
-    return None
+    the rollout user (one exec as root asks both)."""
+    if run.user is None or _is_root(run.user) or run.root_ok is False:
+        run.root_ok = False
+        return None
+    try:
+        r = await run.sb.exec(["sh", "-c", _ROOT_WRITABLE_SCRIPT, "sh", prefix, run.scratch], user="0",
+                              timeout=_STEP_TIMEOUT)  # fmt: skip
+    except SandboxError:
+        run.root_ok = False
+        return None
+    run.root_ok = r.exit_code in (0, 1)
+    return "0" if r.exit_code == 0 else None
 
 
 async def _install(run: _Run, harness: str, bash: str, prefix: str, artifacts: Path,
-                   carried: bool, probed: bool) -> Installed:
+                   carried: bool, plan: Optional[ExecResult], remove_after: bool) -> Installed:  # fmt: skip
+    """Upload what the plan names and install. ``plan``: the installer's
+    ``--plan``, asked on the way by the bootstrap exec after its reuse check
+    failed; None: check and ask here. ``remove_after``: the scratch dir is
+    removed in the installer's exec (the last one of :func:`install`)."""
     t = time.monotonic()
     iuser = await _install_user(run, prefix)
     installer = f"{run.scratch}/installers/{harness}.sh"
     source = f"{run.scratch}/artifacts"
-    if not probed:
+    if plan is None:
         # A complete install already there is reused, nothing uploaded (the
         # installer's reuse check writes nothing: a shared read-only prefix).
         r = await run.exec(
@@ -449,7 +609,7 @@ async def _install(run: _Run, harness: str, bash: str, prefix: str, artifacts: P
             return Installed(_line(r.stdout), prefix, True, bash, carried, iuser, time.monotonic() - t)
         if r.exit_code not in (4, 5, 6):
             raise _install_error(f"installers/{harness}.sh", r)
-    plan = await run.exec("install", [bash, installer, "--plan", "--prefix", prefix], user=iuser)
+        plan = await run.exec("install", [bash, installer, "--plan", "--prefix", prefix], user=iuser)
     if plan.exit_code != 0:
         raise _install_error(f"installers/{harness}.sh --plan", plan)
     wanted = [ln.split(None, 1)[1] for ln in plan.stdout.decode().splitlines() if ln.startswith("artifact ")]
@@ -458,13 +618,41 @@ async def _install(run: _Run, harness: str, bash: str, prefix: str, artifacts: P
         local = _artifact(artifacts, name, [harness])
         await run.upload("upload", local, f"{source}/{name}", user=iuser)
     uploaded = run.upload_s - up_s
-    r = await run.exec(
-        "install", [bash, installer, "--prefix", prefix, "--source-dir", source, "--quiet"],
-        user=iuser, timeout=_INSTALL_TIMEOUT,
-    )  # fmt: skip
+    argv = [bash, installer, "--prefix", prefix, "--source-dir", source, "--quiet"]
+    if remove_after:
+        argv = ["sh", "-c", _INSTALL_THEN_REMOVE, "sh", run.scratch, *argv]
+    r = await run.exec("install", argv, user=iuser, timeout=_INSTALL_TIMEOUT)
+    if remove_after and b"shforge-removed" in r.stderr:
+        run.made_scratch = False
     if r.exit_code != 0:
         raise _install_error(f"installers/{harness}.sh", r)
     return Installed(_line(r.stdout), prefix, False, bash, carried, iuser, time.monotonic() - t - uploaded)
+
+
+def _untar(data: bytes, into: Path) -> None:
+    """Unpack the launch's tar stream: plain files, dirs and links, under
+    ``into`` only. A truncated stream keeps what came whole."""
+    import io
+    import tarfile
+
+    if not data:
+        return
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            for member in tar:
+                parts = Path(member.name).parts
+                if member.name.startswith("/") or ".." in parts:
+                    continue
+                if not (member.isfile() or member.isdir() or member.issym()):
+                    continue
+                if member.issym() and (member.linkname.startswith("/") or ".." in Path(member.linkname).parts):
+                    continue
+                if hasattr(tarfile, "data_filter"):
+                    tar.extract(member, into, set_attrs=False, filter="data")
+                else:
+                    tar.extract(member, into, set_attrs=False)
+    except (tarfile.TarError, OSError):
+        pass
 
 
 def _host_tmp() -> Path:
@@ -493,16 +681,15 @@ async def install_async(
     host = _host_tmp()
     try:
         up, has_bash = _staged_scripts(host, harness, installer)
-        await run.upload("upload", up, run.scratch)
-        run.made_scratch = True
+        scripts = _tar_bytes(up)
         arts = Path(artifacts) if artifacts is not None else _default_artifacts()
         t = time.monotonic()
-        bash, carried, entry = await _bootstrap(run, None, f"{run.scratch}/session", prefix, arts, has_bash, harness)
-        if entry is not None:
-            return Installed(entry, prefix, True, bash, carried, None, time.monotonic() - t)
-        inst = await _install(run, harness, bash, prefix, arts, carried, probed=not carried)
-        if carried:
-            inst = Installed(inst.entry, prefix, inst.reused, bash, True, inst.user, time.monotonic() - t)
+        boot = await _bootstrap(run, None, f"{run.scratch}/session", prefix, arts, has_bash, harness, scripts, True)
+        if boot.entry is not None:
+            return Installed(boot.entry, prefix, True, boot.bash, boot.carried, None, time.monotonic() - t)
+        inst = await _install(run, harness, boot.bash, prefix, arts, boot.carried, boot.plan, remove_after=True)
+        if boot.carried:
+            inst = Installed(inst.entry, prefix, inst.reused, boot.bash, True, inst.user, time.monotonic() - t)
         return inst
     finally:
         await run.remove_scratch()
@@ -584,20 +771,19 @@ async def rollout_async(
     launched = False
     arts = Path(artifacts) if artifacts is not None else _default_artifacts()
     try:
-        # upload: the scripts (one directory), into the scratch dir, as the rollout user.
+        # upload + bootstrap + reuse check (+ the plan): one exec, the
+        # scripts a tar stream on its stdin, unpacked as the rollout user.
         up, has_bash = _staged_scripts(host, harness, installer)
-        await run.upload("upload", up, run.scratch)
-        run.made_scratch = True
-        # bootstrap + install
+        scripts = _tar_bytes(up)
         t = time.monotonic()
-        up_before = run.upload_s
-        bash, carried, entry = await _bootstrap(run, workdir, session_dir, prefix, arts, has_bash, harness)
-        if entry is not None:
-            inst = Installed(entry, prefix, True, bash, carried, None, time.monotonic() - t)
+        boot = await _bootstrap(run, workdir, session_dir, prefix, arts, has_bash, harness, scripts, False)
+        bash = boot.bash
+        if boot.entry is not None:
+            inst = Installed(boot.entry, prefix, True, bash, boot.carried, None, time.monotonic() - t)
         else:
-            inst = await _install(run, harness, bash, prefix, arts, carried, probed=not carried)
-        install_s = time.monotonic() - t - (run.upload_s - up_before)
-        # session: written on the host, uploaded owned by the rollout user.
+            inst = await _install(run, harness, bash, prefix, arts, boot.carried, boot.plan, remove_after=False)
+        install_s = time.monotonic() - t - run.upload_s
+        # session: written on the host, sent as the launch's stdin.
         try:
             session: Session = harness_mod.write_session(
                 None if spec is not None else harness,  # type: ignore[arg-type]
@@ -608,48 +794,72 @@ async def rollout_async(
             )  # fmt: skip
         except ShforgeError as e:
             raise RolloutError("session", e.message, e.code) from e
-        await run.upload("upload", host / "session", session_dir)
-        # launch: the key's value only in this exec's environment.
+        t = time.monotonic()
+        session_tar = _tar_bytes(host / "session")
+        run.upload_s += time.monotonic() - t
+        # launch, in one exec: the session dir unpacked from stdin, the
+        # supervisor, the services ended, receipt + session data back as a
+        # tar stream, the scratch dir removed. The key's value only in this
+        # exec's environment.
         receipt_path = f"{run.scratch}/receipt.json"
         argv = launch_argv(
             f"{run.scratch}/{SUPERVISOR}", receipt_path,
             [bash, "--noprofile", "--norc", f"{run.scratch}/{RUNNER}", session.params],
             deadline=deadline, grace=grace, marker=marker, bash=bash,
         )  # fmt: skip
+        ends = ""
+        if end_services:
+            ends = shlex.join(end_services_argv(f"{run.scratch}/{SUPERVISOR}", receipt_path, bash=bash))
         timeout = None if deadline_s is None else deadline_s + (grace_s or _DEFAULT_GRACE) + _LAUNCH_MARGIN
+        # An image without bash: the harness's shell tool (Claude Code's
+        # looks at $SHELL, then PATH) gets the carried one.
+        shell = {"SHELL": bash} if inst.carried_bash else {}
+        capture = session.capture
+        cap_path = capture.db if capture.db is not None else capture.dir
+        keep = ["session/" + n for n in ("events.log", "stderr.log", "stdout.log", "capture.json")]
+        if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
+            keep.append("session/" + os.path.relpath(cap_path, session_dir))
+            if capture.db is not None:
+                keep += [keep[-1] + "-wal", keep[-1] + "-shm"]
         t = time.monotonic()
         launched = True
         try:
-            res = await sandbox.exec(argv, env={**key_env, ROLLOUT_VAR: run.rid}, cwd=workdir, timeout=timeout)
+            res = await sandbox.exec(
+                ["sh", "-c", _LAUNCH_SCRIPT, "sh", run.scratch, session_dir, ends, "\n".join(keep), *argv],
+                env={**key_env, **shell, ROLLOUT_VAR: run.rid}, cwd=workdir, timeout=timeout, stdin=session_tar,
+            )  # fmt: skip
         except SandboxTimeoutError as e:
             raise RolloutError("launch", f"the supervisor did not return within {timeout:g} s: {e.message}") from e
         except SandboxError as e:
             raise RolloutError("launch", f"the sandbox failed: {e.message}") from e
         launch_s = time.monotonic() - t
-        # copy-back
+        if b"shforge-removed" in res.stderr:
+            run.made_scratch = False
+        if b"shforge-unpack-failed" in res.stderr:
+            raise RolloutError("upload", f"the session dir into {session_dir}: tar -x failed", 1)
+        # copy-back: the tar stream of the launch's stdout.
         t = time.monotonic()
         back = host / "back"
         back.mkdir()
-        try:
-            await sandbox.download(receipt_path, back / "receipt.json")
-        except SandboxError as e:
-            said = _line(res.stderr)
+        _untar(res.stdout, back)
+        if not (back / "receipt.json").is_file():
+            said = _line((back / "launch.err").read_bytes()) if (back / "launch.err").is_file() else ""
+            said = said or _line(res.stderr.replace(b"shforge-removed\n", b""))
             raise RolloutError(
                 "copy-back",
-                f"no receipt (the launch exited {res.exit_code}{': ' + said[:300] if said else ''}): {e.message}",
-            ) from e
-        try:
-            await sandbox.download(session_dir, back / "session")
-        except SandboxError as e:
-            raise RolloutError("copy-back", f"the session dir: {e.message}") from e
+                f"no receipt (the launch exited {res.exit_code}{': ' + said[:300] if said else ''})",
+            )
+        (back / "session").mkdir(exist_ok=True)
         try:
             receipt = read_receipt(back / "receipt.json")
         except ShforgeError as e:
             raise RolloutError("copy-back", e.message, e.code) from e
         copy_s = time.monotonic() - t
-        capture = session.capture
+        end_exit: Optional[int] = None
+        for ln in res.stderr.decode("utf-8", "replace").splitlines():
+            if ln.startswith("shforge-end-services ") and receipt.services:
+                end_exit = int(ln.split()[1])
         local_capture: Optional[Path] = None
-        cap_path = capture.db if capture.db is not None else capture.dir
         if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
             local_capture = back / "session" / os.path.relpath(cap_path, session_dir)
         snap: Optional[Dict[str, Any]] = None
@@ -682,10 +892,6 @@ async def rollout_async(
             raise RolloutError("copy-back", f"shforge outcome: {e.message}", e.code) from e
         tokens = (snap or {}).get("summary", {}).get("tokens") or {}
         usage = Usage(**{k: int(tokens.get(k, 0)) for k in Usage.__dataclass_fields__})
-        end_exit: Optional[int] = None
-        if end_services and receipt.services:
-            r = await run.exec("copy-back", end_services_argv(f"{run.scratch}/{SUPERVISOR}", receipt_path, bash=bash))
-            end_exit = r.exit_code
         launched = False
         return Rollout(
             receipt=receipt,

@@ -237,8 +237,13 @@ def test_key_value_never_on_an_argv(container: Start, model: shforge.FakeModelSe
 
 @pytest.mark.parametrize(
     "match, step",
-    [("bootstrap.sh", "bootstrap"), ("--plan", "install"), ("'--prefix', '/opt/shforge', '--source-dir'", "install"),
-     ("harness_runner.sh", "launch"), ("rm -rf", None)],
+    # The bootstrap exec also unpacks the scripts and asks the plan; the
+    # launch exec also unpacks the session dir, sends the data back and
+    # removes the scratch dir; the separate removal (chmod -R) runs only
+    # after a failure.
+    [("bootstrap.sh", "bootstrap"),
+     ("'--prefix', '/opt/shforge', '--source-dir'", "install"),
+     ("harness_runner.sh", "launch"), ("chmod -R u+rwx", None)],
 )  # fmt: skip
 def test_exec_failing(container: Start, model: shforge.FakeModelServer, api_key: str, match: str,
                       step: Optional[str]) -> None:  # fmt: skip
@@ -264,12 +269,43 @@ def test_exec_failing(container: Start, model: shforge.FakeModelServer, api_key:
 def test_upload_failing_half_way(container: Start, model: shforge.FakeModelServer, api_key: str) -> None:
     cid = container(BOOKWORM, setup=MKWORK)
     before = host_temps()
-    for n in (1, 2):
-        with pytest.raises(shforge.RolloutError) as err:
-            run(Recording(cid, "1000:1000", fail_upload=n), token(), model.base_url)
-        assert err.value.step == "upload" and "half-way" in err.value.cause, err.value
+    # The artifact's upload (the only sb.upload of a rollout).
+    with pytest.raises(shforge.RolloutError) as err:
+        run(Recording(cid, "1000:1000", fail_upload=1), token(), model.base_url)
+    assert err.value.step == "upload" and "half-way" in err.value.cause, err.value
     assert host_temps() == before
     assert rollout_processes(cid) == []
+    assert scratch_left(cid) == ""
+    # The tar streams on an exec's stdin (the scripts; the session dir),
+    # cut half-way.
+    for nth in (1, 2):
+        with pytest.raises(shforge.RolloutError) as err:
+            run(Truncating(cid, "1000:1000", nth=nth), token(), model.base_url)
+        print(f"\nstdin stream {nth} cut: {err.value}")
+        assert err.value.step == "upload" and "tar -x" in err.value.cause, err.value
+        assert host_temps() == before
+        assert rollout_processes(cid) == []
+        assert scratch_left(cid) == ""
+        if nth == 1:
+            shforge.install(DockerSandbox(cid), "codex")  # the session's stream next: the install is reused
+
+
+class Truncating(DockerSandbox):
+    """Cuts the ``nth`` exec's stdin (a tar stream) after its first header
+    (a cut in the middle may fall into tarfile's padding)."""
+
+    def __init__(self, cid: str, user: Optional[str], *, nth: int) -> None:
+        super().__init__(cid, user)
+        self.nth, self.n = nth, 0
+
+    def exec(self, command: Union[str, Sequence[str]], *, env: Optional[Mapping[str, str]] = None,
+             cwd: Optional[str] = None, user: Optional[str] = None, timeout: Optional[float] = None,
+             stdin: Optional[bytes] = None) -> shforge.ExecResult:  # fmt: skip
+        if stdin is not None:
+            self.n += 1
+            if self.n == self.nth:
+                stdin = stdin[:600]
+        return super().exec(command, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin)
 
 
 def test_container_killed_mid_rollout(container: Start, model: shforge.FakeModelServer, api_key: str) -> None:
@@ -367,3 +403,56 @@ def test_noexec_prefix_names_the_cause(container: Start, model: shforge.FakeMode
     if "noexec" not in installer:
         pytest.xfail(f"PENDING: this installer has no exit 8 (noexec) yet; it said: {err.value.cause}")
     assert err.value.code == 8 and "noexec" in err.value.cause
+
+
+# The harness matrix of issue 38: each real harness in each image once,
+# the mode rotating root / uid 1000 / strict across them (a Latin-square
+# cover: every harness also meets every mode, strict at least once), so a
+# failure names harness, image and mode. 16 rollouts, not the 48 of the
+# full cross product.
+BULLSEYE = "local/shforge-bullseye:test"
+MATRIX_HARNESSES = ["codex", "claude-code", "pi", "opencode"]
+MATRIX_IMAGES = {"bookworm": BOOKWORM, "bullseye": BULLSEYE, "musl": MUSL, "musl-nobash": MUSL_NOBASH}
+MATRIX_MODES = ["root", "uid1000", "strict"]
+#: Combinations known not to run, with the reason (pytest.xfail, strict).
+MATRIX_XFAIL: "dict[tuple[str, str], str]" = {}
+
+
+def _matrix() -> "list[object]":
+    cells: "list[object]" = []
+    for i, h in enumerate(MATRIX_HARNESSES):
+        for j, img in enumerate(MATRIX_IMAGES):
+            mode = MATRIX_MODES[(i + j) % len(MATRIX_MODES)]
+            why = MATRIX_XFAIL.get((h, img))
+            marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
+            cells.append(pytest.param(h, img, mode, id=f"{h}-{img}-{mode}", marks=marks))
+    return cells
+
+
+@pytest.mark.parametrize("harness, image, mode", _matrix())
+def test_matrix(container: Start, model: shforge.FakeModelServer, api_key: str, harness: str, image: str,
+                mode: str) -> None:  # fmt: skip
+    ref = MATRIX_IMAGES[image]
+    if docker_ok([ref]) is not None:
+        loud_skip(f"{ref} is missing")
+    if mode == "strict":
+        cid = container(ref, *STRICT)
+    else:
+        cid = container(ref, setup=MKWORK)
+    user = None if mode == "root" else "1000:1000"
+    tok = token()
+    target = f"{WORK}/out.txt"
+    t = time.monotonic()
+    r = shforge.rollout(
+        DockerSandbox(cid, user=user), harness, prompt=prompt(tok, target), base_url=model.base_url,
+        model="fake-model", workdir=WORK, api_key_env="OPENAI_API_KEY", deadline=180,
+    )  # fmt: skip
+    took = time.monotonic() - t
+    print(f"\n{harness} in {image} as {mode}: {took:.1f} s, {r.timings}")
+    assert r.receipt.is_clean and r.receipt.return_code == 0 and not r.receipt.timed_out, (r.receipt, r.outcome)
+    assert r.exit_code == 0, r.outcome
+    assert read(cid, target) == tok, r.outcome
+    assert r.outcome["status"] == "completed", r.outcome
+    assert api_key not in repr(r)
+    only_init_left(cid)
+    assert diff_outside(cid, [PREFIX, WORK, "/tmp", "/run"]) == []
