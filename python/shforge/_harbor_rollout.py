@@ -143,7 +143,9 @@ async def install_async(
         "install",
         # stdout (the entry, last line) apart from stderr: Harbor's exec
         # merges the two, in no fixed order.
-        f"e=$(bash {q(p + '/.artifacts/install.sh')} --prefix {q(p)} --source-dir {q(p + '/.artifacts')} "
+        # bash without the image's startup files and options, as the launch runs it.
+        f"e=$(env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS bash --noprofile --norc "
+        f"{q(p + '/.artifacts/install.sh')} --prefix {q(p)} --source-dir {q(p + '/.artifacts')} "
         f"2> {q(p + '/install.log')}); s=$?; rm -rf {q(p + '/.artifacts')}; "
         f"if [ $s -ne 0 ]; then tail -n 5 {q(p + '/install.log')}; exit $s; fi; "
         f"printf 'shforge-entry=%s\\n' \"$(printf '%s\\n' \"$e\" | tail -n 1)\"",

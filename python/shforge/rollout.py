@@ -15,7 +15,7 @@ import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._files import StrPath
 from .errors import (
@@ -95,22 +95,26 @@ done
 _BOOTSTRAP_SCRIPT = r"""
 d=$1 prefix=$2 installer=$3 rm_reused=$4
 shift 4
+# bash without the image's startup files or options (BASH_ENV, ENV,
+# SHELLOPTS, BASHOPTS act before a script's first line; the scripts clear
+# the rest themselves), as the launch runs it.
+cbash() { env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS "$b" --noprofile --norc "$@"; }
 mkdir -p "$d" && cd "$d" && tar -x -f - && rm .shforge-complete || { echo "shforge-unpack-failed" >&2; exit 1; }
 echo unpacked
 sh "$d/bootstrap.sh" "$@" || exit $?
 echo "arch $(uname -m)"
 b=$(command -v bash 2>/dev/null) || exit 0
 case $b in /*) ;; *) exit 0 ;; esac
-v=$("$b" -c 'echo "$BASH_VERSION"' 2>/dev/null) || exit 0
+v=$(cbash -c 'echo "$BASH_VERSION"' 2>/dev/null) || exit 0
 echo "bash $b $v"
 [ -n "$installer" ] || exit 0
 case $v in [0-2].*|3.[01].*|3.[01]) exit 0 ;; esac
-if out=$("$b" "$d/$installer" --prefix "$prefix" --source-dir "$d/artifacts" --quiet 2>/dev/null); then
+if out=$(cbash "$d/$installer" --prefix "$prefix" --source-dir "$d/artifacts" --quiet 2>/dev/null); then
     printf 'entry %s\n' "$(printf '%s\n' "$out" | tail -n 1)"
     [ "$rm_reused" = 1 ] && cd / && rm -rf "$d" 2>/dev/null && echo "shforge-removed" >&2
     exit 0
 fi
-out=$("$b" "$d/$installer" --plan --prefix "$prefix" 2>&1)
+out=$(cbash "$d/$installer" --plan --prefix "$prefix" 2>&1)
 echo "planrc $?"
 printf '%s\n' "$out" | sed 's/^/plan: /'
 """
@@ -178,12 +182,24 @@ exit "$rc"
 # prefix (``moved PATH``).
 _CARRIED_EXEC_SCRIPT = r"""
 chmod 755 "$1" 2>/dev/null
-"$1" -c : 2>/dev/null && exit 0
+env -u BASH_ENV -u ENV "$1" --noprofile --norc -c : 2>/dev/null && exit 0
 t=$2/.shforge-carried-$3
 mkdir -p "$t" && cp "$1" "$t/bash" && chmod 755 "$t/bash" || exit 8
-"$t/bash" -c : || exit 8
+env -u BASH_ENV -u ENV "$t/bash" --noprofile --norc -c : || exit 8
 echo "moved $t/bash"
 """
+
+#: What the launch argv clears before bash starts (``shforge launch``):
+#: the image's variables that act before a script's first line.
+_BASH_STARTUP_VARS = ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS")
+
+
+def _bash_argv(bash: str, script: str, *args: str) -> List[str]:
+    """``bash script args`` as the launch runs bash: without the image's
+    startup files and inherited options."""
+    unset = [w for name in _BASH_STARTUP_VARS for w in ("-u", name)]
+    return ["env", *unset, bash, "--noprofile", "--norc", script, *args]
+
 
 _REMOVE_SCRIPT = r"""
 rm -rf "$1" 2>/dev/null && exit 0
@@ -552,8 +568,8 @@ async def _bootstrap(run: _Run, workdir: Optional[str], session_dir: str, prefix
     iuser = await _install_user(run, prefix)
     r = await run.exec(
         "install",
-        [carried, f"{run.scratch}/installers/bash.sh", "--prefix", prefix,
-         "--source-dir", f"{run.scratch}/artifacts", "--quiet"],
+        _bash_argv(carried, f"{run.scratch}/installers/bash.sh", "--prefix", prefix,
+                   "--source-dir", f"{run.scratch}/artifacts", "--quiet"),
         user=iuser, timeout=_INSTALL_TIMEOUT,
     )  # fmt: skip
     if r.exit_code != 0:
@@ -602,14 +618,14 @@ async def _install(run: _Run, harness: str, bash: str, prefix: str, artifacts: P
         # A complete install already there is reused, nothing uploaded (the
         # installer's reuse check writes nothing: a shared read-only prefix).
         r = await run.exec(
-            "install", [bash, installer, "--prefix", prefix, "--source-dir", source, "--quiet"],
+            "install", _bash_argv(bash, installer, "--prefix", prefix, "--source-dir", source, "--quiet"),
             user=iuser, timeout=_INSTALL_TIMEOUT,
         )  # fmt: skip
         if r.exit_code == 0:
             return Installed(_line(r.stdout), prefix, True, bash, carried, iuser, time.monotonic() - t)
         if r.exit_code not in (4, 5, 6):
             raise _install_error(f"installers/{harness}.sh", r)
-        plan = await run.exec("install", [bash, installer, "--plan", "--prefix", prefix], user=iuser)
+        plan = await run.exec("install", _bash_argv(bash, installer, "--plan", "--prefix", prefix), user=iuser)
     if plan.exit_code != 0:
         raise _install_error(f"installers/{harness}.sh --plan", plan)
     wanted = [ln.split(None, 1)[1] for ln in plan.stdout.decode().splitlines() if ln.startswith("artifact ")]
@@ -618,7 +634,7 @@ async def _install(run: _Run, harness: str, bash: str, prefix: str, artifacts: P
         local = _artifact(artifacts, name, [harness])
         await run.upload("upload", local, f"{source}/{name}", user=iuser)
     uploaded = run.upload_s - up_s
-    argv = [bash, installer, "--prefix", prefix, "--source-dir", source, "--quiet"]
+    argv = _bash_argv(bash, installer, "--prefix", prefix, "--source-dir", source, "--quiet")
     if remove_after:
         argv = ["sh", "-c", _INSTALL_THEN_REMOVE, "sh", run.scratch, *argv]
     r = await run.exec("install", argv, user=iuser, timeout=_INSTALL_TIMEOUT)

@@ -99,6 +99,26 @@ def test_codex_as_uid_1000(container: Start, model: shforge.FakeModelServer, api
     assert owner == "1000"
 
 
+def test_the_images_bash_startup_variables_run_nothing(container: Start, model: shforge.FakeModelServer,
+                                                       api_key: str) -> None:
+    """An image whose environment names startup files for bash (BASH_ENV,
+    ENV) and options (SHELLOPTS): no bash of the rollout (probe, reuse
+    check, plan, installer, launch) reads them. The install runs twice (fresh,
+    then the reuse check). Without the clean bash argv, the probe and the
+    installer each ran /tmp/evil.sh."""
+    evil = "echo \"$0 $*\" >> /tmp/evil-ran"
+    cid = container(BOOKWORM, "-e", "BASH_ENV=/tmp/evil.sh", "-e", "ENV=/tmp/evil.sh",
+                    "-e", "SHELLOPTS=errexit:nounset:xtrace",
+                    setup=f"{MKWORK} && printf '%s\\n' '{evil}' > /tmp/evil.sh && chmod 644 /tmp/evil.sh")
+    for _ in range(2):
+        tok = token()
+        r = run(DockerSandbox(cid, user="1000:1000"), tok, model.base_url)
+        good(cid, r, tok, f"{WORK}/out.txt", api_key)
+    ran = subprocess.run(["docker", "exec", cid, "sh", "-c", "cat /tmp/evil-ran 2>/dev/null || true"],
+                         capture_output=True, check=True).stdout.decode()  # fmt: skip
+    assert ran == "", ran
+
+
 def test_codex_in_the_musl_image_as_uid_1000(container: Start, model: shforge.FakeModelServer,
                                              api_key: str) -> None:  # fmt: skip
     """busybox + musl, bash-static as /bin/bash, no glibc, no package manager."""
