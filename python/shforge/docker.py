@@ -35,18 +35,28 @@ _TRANSPORT_ERRORS = (
 )
 
 
+#: The most bytes an exec may send back on stdout or on stderr (the launch
+#: sends the receipt and the session data): 256 MiB.
+MAX_OUTPUT = 256 * 1024 * 1024
+
+
 def _is_root(user: Optional[str]) -> bool:
     return user is not None and user.split(":")[0] in ("0", "root")
 
 
 class DockerSandbox:
     """The running container ``container`` (name or ID), the rollout as
-    ``user`` (None: the image's user; ``"1000:1000"`` or a name)."""
+    ``user`` (None: the image's user; ``"1000:1000"`` or a name). An exec
+    that sends back more than ``max_output`` bytes on stdout or on stderr
+    raises :class:`~shforge.errors.SandboxError` (its client killed; as
+    after a timeout, what runs in the container is not signalled)."""
 
-    def __init__(self, container: str, user: Optional[str] = None, docker: str = "docker") -> None:
+    def __init__(self, container: str, user: Optional[str] = None, docker: str = "docker",
+                 max_output: int = MAX_OUTPUT) -> None:
         self.container = container
         self._user = user
         self.docker = docker
+        self.max_output = max_output
 
     @property
     def user(self) -> Optional[str]:
@@ -55,27 +65,73 @@ class DockerSandbox:
 
     def _client(self, argv: List[str], *, stdin: Optional[bytes], timeout: Optional[float],
                 env: Optional[Mapping[str, str]] = None) -> "tuple[int, bytes, bytes]":
+        """Run the docker client; its status, stdout and stderr. What the
+        container sends back is hostile data: past ``max_output`` bytes on
+        either stream the client is killed and :class:`SandboxError` raised
+        (a container printing without end cannot fill the host's memory)."""
         import subprocess
+        import threading
 
         try:
-            proc = subprocess.run(
+            proc = subprocess.Popen(
                 argv,
-                input=stdin,
-                stdin=subprocess.DEVNULL if stdin is None else None,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                timeout=timeout,
                 env=None if not env else {**os.environ, **env},
-                check=False,
             )
+        except OSError as e:
+            raise SandboxError(f"cannot run {argv[0]}: {e.strerror}", argv=argv) from e
+        over: List[str] = []
+        got: dict[str, List[bytes]] = {"stdout": [], "stderr": []}
+
+        def pump(name: str, stream: IO[bytes]) -> None:
+            total = 0
+            while True:
+                chunk = stream.read(65536)
+                if not chunk:
+                    return
+                total += len(chunk)
+                if total > self.max_output:
+                    over.append(name)
+                    proc.kill()
+                    return
+                got[name].append(chunk)
+
+        def feed(stream: IO[bytes], data: bytes) -> None:
+            try:
+                stream.write(data)
+                stream.close()
+            except OSError:
+                pass  # the client is gone (killed, or it exited first)
+
+        assert proc.stdout is not None and proc.stderr is not None
+        threads = [threading.Thread(target=pump, args=("stdout", proc.stdout), daemon=True),
+                   threading.Thread(target=pump, args=("stderr", proc.stderr), daemon=True)]
+        if stdin is not None:
+            assert proc.stdin is not None
+            threads.append(threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True))
+        for t in threads:
+            t.start()
+        try:
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired as e:
-            # subprocess.run killed the client and reaped it.
+            proc.kill()
+            proc.wait()
             raise SandboxTimeoutError(
                 f"{' '.join(argv[:2])} in {self.container}: no exit within {timeout:g} s", argv=argv
             ) from e
-        except OSError as e:
-            raise SandboxError(f"cannot run {argv[0]}: {e.strerror}", argv=argv) from e
-        return proc.returncode, proc.stdout, proc.stderr
+        finally:
+            for t in threads:
+                t.join()
+            for stream in (proc.stdout, proc.stderr):
+                stream.close()
+        if over:
+            raise SandboxError(
+                f"{' '.join(argv[:2])} in {self.container}: more than {self.max_output} bytes on {over[0]}",
+                argv=argv,
+            )
+        return proc.returncode, b"".join(got["stdout"]), b"".join(got["stderr"])
 
     def _transport(self, code: int, stderr: bytes, argv: Sequence[str]) -> None:
         text = stderr.decode("utf-8", "replace").strip()
@@ -230,8 +286,9 @@ class AsyncDockerSandbox:
     """The asyncio form of :class:`DockerSandbox` (each call in a worker
     thread: the docker client is a process either way)."""
 
-    def __init__(self, container: str, user: Optional[str] = None, docker: str = "docker") -> None:
-        self.sync = DockerSandbox(container, user, docker)
+    def __init__(self, container: str, user: Optional[str] = None, docker: str = "docker",
+                 max_output: int = MAX_OUTPUT) -> None:
+        self.sync = DockerSandbox(container, user, docker, max_output)
 
     @property
     def user(self) -> Optional[str]:

@@ -119,6 +119,20 @@ def test_the_images_bash_startup_variables_run_nothing(container: Start, model: 
     assert ran == "", ran
 
 
+def test_endless_output_is_cut_off(container: Start) -> None:
+    """A container that prints without end fills no host memory: past
+    max_output the client is killed and a SandboxError says so. (What runs
+    in the container keeps running, as after a timeout: docker exec
+    signals nothing there; shforge.rollout stops its own processes.)"""
+    cid = container(BOOKWORM)
+    sb = DockerSandbox(cid, max_output=1 << 20)
+    with pytest.raises(shforge.SandboxError, match="more than 1048576 bytes on stdout"):
+        sb.exec(["sh", "-c", "exec yes shforge"], timeout=60)
+    with pytest.raises(shforge.SandboxError, match="on stderr"):
+        sb.exec(["sh", "-c", "exec yes shforge >&2"], timeout=60)
+    assert sb.exec(["sh", "-c", "head -c 1000000 /dev/zero"]).stdout == bytes(1000000)
+
+
 def test_codex_in_the_musl_image_as_uid_1000(container: Start, model: shforge.FakeModelServer,
                                              api_key: str) -> None:  # fmt: skip
     """busybox + musl, bash-static as /bin/bash, no glibc, no package manager."""
