@@ -51,7 +51,7 @@ install_docker() {
 # up to 60 s for it.
 start_daemon() {
     docker info > /dev/null 2>&1 && return 0
-    HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 NO_PROXY= \
+    HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 NO_PROXY='' \
         setsid dockerd --storage-driver=overlay2 > "$log" 2>&1 < /dev/null &
     i=0
     until docker info > /dev/null 2>&1; do
