@@ -98,8 +98,8 @@ class HarborSandbox:
     ``BaseEnvironment``.
 
     ``exec`` takes a string (run by Harbor's ``bash -c``) or an argv (quoted
-    with ``shlex.quote``). Harbor's exec has no stdin: a call with ``stdin``
-    is refused. ``env`` is never handed to Harbor (its docker exec would put
+    with ``shlex.quote``). Harbor's exec has no stdin: ``stdin`` goes up as
+    a file the command then reads (see ``_stdin_wrapper``). ``env`` is never handed to Harbor (its docker exec would put
     ``-e K=V`` on the host's ``docker`` argv, visible in ``ps``): the values
     go into a 0600 file uploaded into the sandbox, which a ``sh`` wrapper
     reads, deletes, and exports before it execs the command. Harbor merges
@@ -120,9 +120,9 @@ class HarborSandbox:
         timeout: Optional[float] = None,
         stdin: Optional[bytes] = None,
     ) -> ExecResult:
-        if stdin is not None:
-            raise SandboxError("shforge: Harbor's environment exec has no stdin")
         text = command if isinstance(command, str) else " ".join(shlex.quote(a) for a in command)
+        if stdin is not None:
+            text = await self._stdin_wrapper(stdin, text)
         if env:
             text = await self._env_wrapper(dict(env), text)
         try:
@@ -137,6 +137,23 @@ class HarborSandbox:
         except Exception as e:  # noqa: BLE001 - the transport's failure, one line
             raise SandboxError(f"shforge: Harbor exec failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
         return ExecResult(r.return_code, (r.stdout or "").encode(), (r.stderr or "").encode())
+
+    async def _stdin_wrapper(self, data: bytes, command: str) -> str:
+        """Harbor's exec has no stdin: ``data`` is uploaded as a file in
+        the sandbox's /tmp (readable by the command's user: what goes in
+        here is scripts and session files, never a key), the command reads
+        it as its stdin, and the file is removed after."""
+        remote = f"/tmp/.shforge-stdin-{os.urandom(8).hex()}"
+        fd, local = tempfile.mkstemp(prefix="shforge-stdin-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(local, 0o644)
+            await self.upload(local, remote)
+        finally:
+            os.unlink(local)
+        q = shlex.quote(remote)
+        return f"{{ {command}\n}} < {q}; rc=$?; rm -f {q}; exit $rc"
 
     async def _env_wrapper(self, env: Dict[str, str], command: str) -> str:
         for name in env:

@@ -169,12 +169,17 @@ done
 _ROOT_WRITABLE_SCRIPT = '[ "$(id -u 2>/dev/null)" = 0 ] || exit 3\n' + _WRITABLE_SCRIPT
 
 # The installer, then the scratch dir removed in the same exec (install()).
+# The installer's stdout is held and printed last, so its last line (the
+# entry) is the exec's last line even where a sandbox merges stderr into
+# stdout (Harbor's exec does).
 _INSTALL_THEN_REMOVE = r"""
 d=$1
 shift
-"$@"
+out=$("$@")
 rc=$?
 cd / && rm -rf "$d" 2>/dev/null && echo "shforge-removed" >&2
+[ -z "$out" ] || printf '%s
+' "$out"
 exit "$rc"
 """
 
