@@ -285,8 +285,17 @@ class Rollout:
     """``--end-services``' exit status when services were ended."""
 
 
+#: What the in-sandbox scripts say on stderr for the host; a sandbox that
+#: merges stderr into stdout (Harbor's) mixes them into stdout, in no fixed
+#: order, so a result line is never read as one of these.
+_OWN_WORDS = ("shforge-removed", "shforge-launched ", "shforge-end-services ",
+              "shforge-unpack-failed", "shforge-pack-failed")
+
+
 def _line(data: bytes, last: bool = True) -> str:
-    lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+    """The last (or first) non-blank line, less the scripts' own words."""
+    lines = [ln for ln in data.decode("utf-8", "replace").splitlines()
+             if ln.strip() and not ln.startswith(_OWN_WORDS)]
     if not lines:
         return ""
     return lines[-1] if last else lines[0]
