@@ -77,7 +77,7 @@ import_root() {
     shift 2
     dir=$roots/$kind
     [ -f "$dir/.shforge-root" ] || die "no root $dir (run tests/roots/build.sh $kind)"
-    stamp=$(cat "$dir/.shforge-root" "$@" 2>/dev/null | sha256sum | cut -c1-16)
+    stamp=$({ cat "$dir/.shforge-root"; printf 'drop %s\n' "$@"; } | sha256sum | cut -c1-16)
     have=$(docker image inspect --format '{{index .Config.Labels "shforge.root"}}' "$name" 2>/dev/null || true)
     if [ "$have" = "$stamp" ]; then
         printf '%s %s reused\n' "$name" "$(docker image inspect --format '{{.Id}}' "$name")"
