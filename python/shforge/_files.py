@@ -1,10 +1,14 @@
-"""Writing a file as the CLI does: whole or not at all."""
+"""Writing a file as the CLI does (whole or not at all), and unpacking a
+sandbox's tar stream (hostile data) under one directory only."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Union
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    import tarfile
 
 from .errors import OperationError, UsageError
 
@@ -40,3 +44,24 @@ def write_atomic(path: StrPath, data: bytes, mode: int = 0o644) -> None:
     except OSError as e:
         os.unlink(tmp)
         raise OperationError(f"shforge: cannot write {target}: {e.strerror}", 1) from e
+
+
+def extract_untrusted(tar: "tarfile.TarFile", into: Path, *, keep_modes: bool = False) -> None:
+    """Extract a tar stream that came out of a sandbox under ``into`` only:
+    plain files, directories and symlinks; no member named absolute or with
+    ``..``, no symlink pointing absolute or with ``..`` (so no later member
+    can be written through one to outside ``into``). ``keep_modes``: the
+    members' modes and times too (the data filter, where the Python has
+    it, drops setuid bits and others' write)."""
+    import tarfile
+
+    for member in tar:
+        if not (member.isfile() or member.isdir() or member.issym()):
+            continue
+        names = [member.name] + ([member.linkname] if member.issym() else [])
+        if any(n.startswith("/") or ".." in Path(n).parts for n in names):
+            continue
+        if hasattr(tarfile, "data_filter"):
+            tar.extract(member, into, set_attrs=keep_modes, filter="data")
+        else:
+            tar.extract(member, into, set_attrs=keep_modes)

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import IO, List, Mapping, Optional, Sequence, Union
 
-from ._files import StrPath
+from ._files import StrPath, extract_untrusted
 from .errors import SandboxError, SandboxTimeoutError
 from .sandbox import ExecResult
 
@@ -255,13 +255,7 @@ class DockerSandbox:
             assert proc.stdout is not None
             try:
                 with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-                    for member in tar:
-                        parts = Path(member.name).parts
-                        if member.name.startswith("/") or ".." in parts or not (
-                            member.isfile() or member.isdir() or member.issym()
-                        ):
-                            continue  # only plain files, dirs and links under name
-                        tar.extract(member, tmp, set_attrs=True)
+                    extract_untrusted(tar, tmp, keep_modes=True)
             except tarfile.TarError as e:
                 proc.kill()
                 proc.wait()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ._files import StrPath
+from ._files import StrPath, extract_untrusted
 from .errors import (
     NoSessionDataError,
     RolloutError,
@@ -660,8 +660,8 @@ async def _install(run: _Run, harness: str, bash: str, prefix: str, artifacts: P
 
 
 def _untar(data: bytes, into: Path) -> None:
-    """Unpack the launch's tar stream: plain files, dirs and links, under
-    ``into`` only. A truncated stream keeps what came whole."""
+    """Unpack the launch's tar stream (:func:`extract_untrusted`). A
+    truncated stream keeps what came whole."""
     import io
     import tarfile
 
@@ -669,18 +669,7 @@ def _untar(data: bytes, into: Path) -> None:
         return
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-            for member in tar:
-                parts = Path(member.name).parts
-                if member.name.startswith("/") or ".." in parts:
-                    continue
-                if not (member.isfile() or member.isdir() or member.issym()):
-                    continue
-                if member.issym() and (member.linkname.startswith("/") or ".." in Path(member.linkname).parts):
-                    continue
-                if hasattr(tarfile, "data_filter"):
-                    tar.extract(member, into, set_attrs=False, filter="data")
-                else:
-                    tar.extract(member, into, set_attrs=False)
+            extract_untrusted(tar, into)
     except (tarfile.TarError, OSError):
         pass
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import pickle
+from pathlib import Path
 from typing import Any, Coroutine
 
 import pytest
@@ -70,3 +71,40 @@ def test_an_unset_key_variable_is_refused_before_anything_runs(monkeypatch: pyte
         shforge.rollout(Untouchable("c"), "codex", prompt="p", base_url="http://127.0.0.1:1", model="m",
                         workdir="/w", api_key_env="SHFORGE_NO_SUCH_KEY")  # fmt: skip
     assert err.value.step == "session" and "SHFORGE_NO_SUCH_KEY" in err.value.cause
+
+
+def test_a_sandboxs_tar_stream_writes_nothing_outside(tmp_path: Path) -> None:
+    """A tar stream out of a sandbox is hostile data: a symlink to outside
+    followed by a file through it, an absolute name, a '..' name, a FIFO:
+    nothing lands outside the target dir; the plain file does."""
+    import io
+    import tarfile
+
+    from shforge._files import extract_untrusted
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        link = tarfile.TarInfo("evil")
+        link.type, link.linkname = tarfile.SYMTYPE, str(outside)
+        tar.addfile(link)
+        up = tarfile.TarInfo("up")
+        up.type, up.linkname = tarfile.SYMTYPE, "../outside"
+        tar.addfile(up)
+        fifo = tarfile.TarInfo("fifo")
+        fifo.type = tarfile.FIFOTYPE
+        tar.addfile(fifo)
+        for name in ("evil/x", "up/y", str(outside / "z"), "../outside/w", "ok.txt"):
+            data = b"data"
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    into = tmp_path / "into"
+    into.mkdir()
+    with tarfile.open(fileobj=buf, mode="r:") as tar:
+        extract_untrusted(tar, into)
+    assert list(outside.iterdir()) == []
+    assert (into / "ok.txt").read_bytes() == b"data"
+    assert not (into / "fifo").exists() and not (into / "evil").is_symlink()
