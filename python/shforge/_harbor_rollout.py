@@ -39,6 +39,7 @@ from typing import Any, Dict, List, Optional, Union
 from . import _cli
 from .errors import RolloutError
 from .harness import write_session
+from .rollout import _bash_argv
 from .sandbox import AsyncSandbox
 from .scripts import RUNNER, SUPERVISOR, installer_path, scripts_dir
 from .snapshot import snapshot
@@ -138,14 +139,16 @@ async def install_async(
     await sandbox.upload(script, f"{p}/.artifacts/install.sh")
     for f in wanted:
         await sandbox.upload(artifacts / f, f"{p}/.artifacts/{f}")
+    # bash without the image's startup files and options, as the launch runs it.
+    installer = shlex.join(
+        _bash_argv("bash", f"{p}/.artifacts/install.sh", "--prefix", p, "--source-dir", f"{p}/.artifacts")
+    )
     out = await _must(
         sandbox,
         "install",
         # stdout (the entry, last line) apart from stderr: Harbor's exec
         # merges the two, in no fixed order.
-        # bash without the image's startup files and options, as the launch runs it.
-        f"e=$(env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS bash --noprofile --norc "
-        f"{q(p + '/.artifacts/install.sh')} --prefix {q(p)} --source-dir {q(p + '/.artifacts')} "
+        f"e=$({installer} "
         f"2> {q(p + '/install.log')}); s=$?; rm -rf {q(p + '/.artifacts')}; "
         f"if [ $s -ne 0 ]; then tail -n 5 {q(p + '/install.log')}; exit $s; fi; "
         f"printf 'shforge-entry=%s\\n' \"$(printf '%s\\n' \"$e\" | tail -n 1)\"",

@@ -22,7 +22,7 @@ from typing import IO, List, Mapping, Optional, Sequence, Union
 
 from ._files import StrPath, extract_untrusted
 from .errors import SandboxError, SandboxTimeoutError
-from .sandbox import ExecResult
+from .sandbox import ExecResult, is_root
 
 __all__ = ["AsyncDockerSandbox", "DockerSandbox"]
 
@@ -38,10 +38,6 @@ _TRANSPORT_ERRORS = (
 #: The most bytes an exec may send back on stdout or on stderr (the launch
 #: sends the receipt and the session data): 256 MiB.
 MAX_OUTPUT = 256 * 1024 * 1024
-
-
-def _is_root(user: Optional[str]) -> bool:
-    return user is not None and user.split(":")[0] in ("0", "root")
 
 
 class DockerSandbox:
@@ -171,7 +167,7 @@ class DockerSandbox:
         if not path.exists():
             raise SandboxError(f"upload: {path} does not exist")
         owner = user if user is not None else self._user
-        if owner is None or _is_root(owner):
+        if owner is None or is_root(owner):
             source = f"{path}/." if path.is_dir() else str(path)
             argv = [self.docker, "cp", source, f"{self.container}:{dst}"]
             code, _, err = self._client(argv, stdin=None, timeout=None)

@@ -26,7 +26,7 @@ from .errors import (
     ShforgeError,
 )
 from .harness import Api, Mode, Session
-from .sandbox import AsyncSandbox, ExecResult, Sandbox, SyncAsAsync, drive
+from .sandbox import AsyncSandbox, ExecResult, Sandbox, SyncAsAsync, drive, is_root
 from .supervisor import Receipt, Seconds
 
 #: Exit statuses of a generated installer (SPEC section 5), for messages.
@@ -309,10 +309,6 @@ def _why(step: str, what: str, r: ExecResult) -> RolloutError:
     return RolloutError(step, cause, r.exit_code if r.exit_code > 0 else 1)
 
 
-def _is_root(user: Optional[str]) -> bool:
-    return user is not None and user.split(":")[0] in ("0", "root")
-
-
 class _Run:
     """One rollout's state in the sandbox: the scratch dir, the users."""
 
@@ -356,7 +352,7 @@ class _Run:
     async def root(self) -> bool:
         """Can this sandbox run commands as root (beside the rollout user)?"""
         if self.root_ok is None:
-            if self.user is None or _is_root(self.user):
+            if self.user is None or is_root(self.user):
                 self.root_ok = False  # the rollout user already is the default one
             else:
                 try:
@@ -605,7 +601,7 @@ def _install_error(what: str, r: ExecResult) -> RolloutError:
 async def _install_user(run: _Run, prefix: str) -> Optional[str]:
     """Root when the sandbox allows it and root can write the prefix, else
     the rollout user (one exec as root asks both)."""
-    if run.user is None or _is_root(run.user) or run.root_ok is False:
+    if run.user is None or is_root(run.user) or run.root_ok is False:
         run.root_ok = False
         return None
     try:

@@ -32,6 +32,11 @@ Command = Union[str, Sequence[str]]
 T = TypeVar("T")
 
 
+def is_root(user: Optional[str]) -> bool:
+    """Whether a sandbox user (``NAME``, ``UID`` or ``UID:GID``) is root."""
+    return user is not None and user.split(":")[0] in ("0", "root")
+
+
 @dataclass(frozen=True)
 class ExecResult:
     """How a command in the sandbox ended."""
