@@ -1980,7 +1980,7 @@ cleanup() {
         rm -rf "$check_home"
     fi
     if [ -n "$probe" ]; then
-        rm -f "$probe"
+        rm -rf "$probe"
     fi
     if [ -n "$old" ]; then
         # A failed swap puts the previous install back; a finished one drops it.
@@ -2269,17 +2269,20 @@ plan_print() {
 # execve fail with ENOEXEC, and bash then runs the file itself (status 0,
 # no interpreter of the image needed); a noexec mount makes execve fail with
 # EACCES, which bash reports as 126 even for root.
+# The file lives in a directory of its own that mkdir makes: mkdir fails
+# on any name already there (a link planted in a shared prefix included),
+# so the write, the chmod and the run never go through someone else's link.
 prefix_probe() {
     local rc=0
     probe=$prefix/.$name-$version.probe.$$
-    rm -f "$probe" 9>&- 2>/dev/null
-    if ! (umask 022 && printf 'exit 0\n' > "$probe") 2>/dev/null; then
-        probe=
+    # Not made: nothing of ours to remove (the EXIT trap removes it once made).
+    mkdir -m 0700 "$probe" 9>&- 2>/dev/null || probe=
+    if [ -z "$probe" ] || ! (umask 022 && printf 'exit 0\n' > "$probe/p") 2>/dev/null; then
         die 2 "$prefix is not writable (a read-only mount, or a directory this user may not write): the install needs a writable prefix; an install already complete there is reused without writing"
     fi
-    chmod 0755 "$probe" 9>&- 2>/dev/null
-    ("$probe") > /dev/null 2>&1 9>&- || rc=$?
-    rm -f "$probe" 9>&-
+    chmod 0755 "$probe/p" 9>&- 2>/dev/null
+    ("$probe/p") > /dev/null 2>&1 9>&- || rc=$?
+    rm -rf "$probe" 9>&-
     probe=
     if [ "$rc" -eq 126 ]; then
         # A prefix this run made (its last directory) goes again: a refused

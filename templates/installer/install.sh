@@ -9,7 +9,7 @@ cleanup() {
         rm -rf "$check_home"
     fi
     if [ -n "$probe" ]; then
-        rm -f "$probe"
+        rm -rf "$probe"
     fi
     if [ -n "$old" ]; then
         # A failed swap puts the previous install back; a finished one drops it.
