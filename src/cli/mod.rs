@@ -102,9 +102,13 @@ enum Command {
         /// The supervisor's receipt.
         #[arg(long)]
         receipt: PathBuf,
-        /// claude-code, opencode, kilo, pi, openclaw or codex.
-        #[arg(long)]
-        harness: crate::harness::Harness,
+        /// A shipped harness's name (`shforge list`).
+        #[arg(long, required_unless_present = "spec")]
+        harness: Option<crate::harness::Harness>,
+        /// An adapter's harness spec (TOML) instead of --harness: its
+        /// `[outcome]` table says what is read beyond the outputs.
+        #[arg(long, conflicts_with = "harness")]
+        spec: Option<PathBuf>,
         /// What capture.json names: the session dir or DB (host copy).
         #[arg(long)]
         capture: Option<PathBuf>,

@@ -49,13 +49,19 @@ pub(super) fn run(command: Command) -> Result<u8> {
         Command::Outcome {
             receipt,
             harness,
+            spec,
             capture,
             events,
             stderr,
             stdout,
         } => outcome(crate::outcome::Inputs {
             receipt,
-            harness,
+            harness: match (harness, spec) {
+                // An adapter's spec: a bad file or spec is exit 2 naming it.
+                (_, Some(file)) => crate::harness::read_spec_file(&file).map_err(Usage)?.into(),
+                (Some(h), None) => h.into(),
+                (None, None) => unreachable!("clap requires --harness or --spec"),
+            },
             capture,
             events,
             stderr,

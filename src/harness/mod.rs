@@ -103,7 +103,7 @@ mod url;
 pub use api::Api;
 pub use format::Format;
 pub use runtime::Runtime;
-pub use spec::{HarnessDef, Output, SpecError};
+pub use spec::{ExitStatus, HarnessDef, OutcomeDef, Output, SmokeTool, SpecError};
 
 /// The provider name every profile configures for the endpoint.
 pub const PROVIDER: &str = "shforge";

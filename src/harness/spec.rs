@@ -26,7 +26,8 @@ mod key;
 mod read;
 pub use key::KeyReads;
 use read::{
-    Table, apis_of, args_of, capture_of, check_api_values, check_rel, env_of, files_of, per_api_of,
+    Table, apis_of, args_of, capture_of, check_api_values, check_rel, env_of, files_of, outcome_of,
+    per_api_of, smoke_of,
 };
 
 /// A checked harness spec: made only by [`HarnessDef::from_toml`], so every
@@ -66,6 +67,62 @@ pub struct HarnessDef {
     pub(crate) files: Vec<FileDef>,
     /// Where the session data lands.
     pub(crate) capture: CaptureDef,
+    /// What `shforge outcome` reads beyond the outputs (`[outcome]`).
+    pub(crate) outcome: OutcomeDef,
+    /// The tool the smoke's fake model writes the deliverable with
+    /// (`[smoke] tool`).
+    pub(crate) smoke_tool: SmokeTool,
+}
+
+/// `[outcome]`: how `shforge outcome` reads this harness beyond its
+/// outputs, so that no harness needs code of its own there.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutcomeDef {
+    /// Scan the snapshot reader's records (each message's and part's raw
+    /// JSON) for error fields (`records = true`; needs `capture.reader`).
+    pub(crate) records: bool,
+    /// What a non-zero exit status can mean.
+    pub(crate) exit_status: ExitStatus,
+}
+
+/// What a harness's exit status can mean (`[outcome] exit_status`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// An exit code is only an exit code (`plain`, the default).
+    #[default]
+    Plain,
+    /// The CLI exits with the API's HTTP status mod 256 (`http-mod-256`,
+    /// Gemini CLI: 401 → 145, 429 → 173): codes 144–255 are read as
+    /// statuses 400–511, not as signals 16–127.
+    HttpMod256,
+}
+
+/// The tool the smoke's fake model has the CLI use for the deliverable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmokeTool {
+    /// Its file-write tool (`write`, the default; the server falls back to
+    /// the shell when the CLI declares no write tool).
+    Write,
+    /// Its shell tool (`shell`): for a CLI whose write tool cannot reach
+    /// the deliverable's path (confined to its workspace) or that has none.
+    Shell,
+}
+
+impl HarnessDef {
+    /// How `shforge outcome` reads this harness.
+    pub fn outcome(&self) -> OutcomeDef {
+        self.outcome
+    }
+
+    /// The tool the smoke's fake model writes the deliverable with.
+    pub fn smoke_tool(&self) -> SmokeTool {
+        self.smoke_tool
+    }
+
+    /// The `shforge snapshot` kind of its session data, if a reader exists.
+    pub fn reader(&self) -> Option<&str> {
+        self.capture.reader.as_deref()
+    }
 }
 
 /// How the prompt reaches the CLI (through argv only as a last resort).
@@ -268,6 +325,8 @@ impl HarnessDef {
         let key_reads = key::key_reads_of(&mut t, &apis)?;
         let files = files_of(&mut t)?;
         let capture = capture_of(&mut t)?;
+        let outcome = outcome_of(&mut t, &capture)?;
+        let smoke_tool = smoke_of(&mut t)?;
         t.done()?;
         let def = HarnessDef {
             name: name.into(),
@@ -285,6 +344,8 @@ impl HarnessDef {
             key_reads,
             files,
             capture,
+            outcome,
+            smoke_tool,
         };
         def.check_prompt()?;
         def.check_env()?;

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::copyback;
 use crate::files::{Bound, FileError};
-use crate::harness::Harness;
+use crate::harness::{ExitStatus, HarnessDef, HarnessRef};
 use crate::host::supervisor::CleanupReceipt;
 
 use scan::{Finding, Item, Record};
@@ -181,8 +181,9 @@ pub struct Outcome {
 pub struct Inputs {
     /// The supervisor's receipt.
     pub receipt: PathBuf,
-    /// The harness.
-    pub harness: Harness,
+    /// The harness: a shipped one or an adapter's spec (its `[outcome]`
+    /// table says what is read beyond the outputs).
+    pub harness: HarnessRef,
     /// What `capture.json` names: a session dir or DB (see `shforge
     /// snapshot`); OpenClaw's state dir is not read (no reader).
     pub capture: Option<PathBuf>,
@@ -275,7 +276,7 @@ struct Found {
 fn findings(inputs: &Inputs) -> Result<Found, OutcomeError> {
     let mut found = Found::default();
     if let Some(capture) = &inputs.capture {
-        capture_records(inputs.harness, capture, &mut found)?;
+        capture_records(inputs.harness.def(), capture, &mut found)?;
     }
     for path in [&inputs.events, &inputs.stdout, &inputs.stderr]
         .into_iter()
@@ -345,30 +346,17 @@ fn compact(v: &serde_json::Value) -> String {
 /// The session data capture.json names, through the snapshot readers:
 /// each message's and part's raw JSON is a record.
 #[cfg(feature = "snapshot")]
-fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), OutcomeError> {
+fn capture_records(h: &HarnessDef, path: &Path, found: &mut Found) -> Result<(), OutcomeError> {
     use crate::snapshot::{self, Kind};
-    let kind = match h {
-        Harness::ClaudeCode => Kind::ClaudeCode,
-        Harness::OpenCode => Kind::OpenCode,
-        Harness::Kilo => Kind::Kilo,
-        Harness::Pi => Kind::Pi,
-        Harness::Codex => Kind::Codex,
-        // No reader for OpenClaw's state dir: its outputs are read instead.
-        Harness::OpenClaw => return Ok(()),
-        Harness::QwenCode => Kind::QwenCode,
-        Harness::GeminiCli => Kind::GeminiCli,
-        // Cline's sessions have a reader (`cline`), not yet used here: its
-        // outputs are read instead (its outcome cells were made so).
-        Harness::Cline => return Ok(()),
-        // Hermes's state.db has a reader (`shforge snapshot hermes`), but
-        // its records are not scanned for outcome causes yet: its outputs
-        // are read instead.
-        Harness::Hermes => return Ok(()),
-        // No reader yet for Stirrup's transcript.json: its outputs are read instead.
-        Harness::Stirrup => return Ok(()),
-        // NOOA's transcript.json has a reader (`shforge snapshot nooa`),
-        // not scanned for outcome causes yet: its outputs are read instead.
-        Harness::Nooa => return Ok(()),
+    // Only a spec with `[outcome] records = true` has its records scanned
+    // (a reader's records name their errors in fields the scan knows);
+    // the others' outputs are read instead.
+    let Some(kind) = h
+        .reader()
+        .filter(|_| h.outcome().records)
+        .and_then(|r| r.parse::<Kind>().ok())
+    else {
+        return Ok(());
     };
     // No session yet: the CLI never ran, or died before writing one. The
     // snapshot readers refuse such a dir as foreign input (it has no
@@ -461,7 +449,7 @@ fn no_session_yet(path: &Path) -> bool {
 }
 
 #[cfg(not(feature = "snapshot"))]
-fn capture_records(_: Harness, path: &Path, _: &mut Found) -> Result<(), OutcomeError> {
+fn capture_records(_: &HarnessDef, path: &Path, _: &mut Found) -> Result<(), OutcomeError> {
     Err(OutcomeError::Capture {
         path: path.to_owned(),
         message: "reading a capture needs the `snapshot` feature".into(),
@@ -508,12 +496,12 @@ fn decide(inputs: &Inputs, r: &CleanupReceipt, found: &Found) -> Outcome {
         status: Status::Failed,
         cause: Cause::Unknown,
         underlying: None,
-        harness: inputs.harness.name().to_owned(),
+        harness: inputs.harness.def().name().to_owned(),
         return_code: r.return_code,
         signal: None,
         evidence: Vec::new(),
     };
-    let http = http_exit(inputs.harness, r.return_code);
+    let http = http_exit(inputs.harness.def(), r.return_code);
     let signal = r
         .return_code
         .filter(|c| (129..=192).contains(c) && http.is_none())
@@ -586,15 +574,15 @@ fn decide(inputs: &Inputs, r: &CleanupReceipt, found: &Found) -> Outcome {
 }
 
 /// The HTTP status a CLI's exit code stands for, where the CLI exits with
-/// it: Gemini CLI exits with the API's status mod 256 in its json modes
-/// (401 → 145, 404 → 148, 429 → 173, 500 → 244). Codes 144–255 (statuses
-/// 400–511) are read so, 144–192 rather than as signals 16–64, which such
-/// a CLI does not die of; 129–143 (SIGHUP…SIGTERM, SIGKILL's 137) stay
-/// signals.
-fn http_exit(h: Harness, code: Option<i32>) -> Option<u16> {
+/// it (`[outcome] exit_status = "http-mod-256"`: Gemini CLI exits with the
+/// API's status mod 256 in its json modes, 401 → 145, 404 → 148, 429 →
+/// 173, 500 → 244). Codes 144–255 (statuses 400–511) are read so, 144–192
+/// rather than as signals 16–64, which such a CLI does not die of; 129–143
+/// (SIGHUP…SIGTERM, SIGKILL's 137) stay signals.
+fn http_exit(h: &HarnessDef, code: Option<i32>) -> Option<u16> {
     let c = code?;
-    match h {
-        Harness::GeminiCli if (144..=255).contains(&c) => Some(c as u16 + 256),
+    match h.outcome().exit_status {
+        ExitStatus::HttpMod256 if (144..=255).contains(&c) => Some(c as u16 + 256),
         _ => None,
     }
 }

@@ -2,6 +2,7 @@
 //! the fake model server), classified from files.
 
 use super::*;
+use crate::harness::Harness;
 
 fn run(receipt: &str, events: &str, stderr: &str) -> Outcome {
     let tmp = tempfile::tempdir().unwrap();
@@ -12,7 +13,7 @@ fn run(receipt: &str, events: &str, stderr: &str) -> Outcome {
     };
     let inputs = Inputs {
         receipt: write("receipt.json", receipt),
-        harness: Harness::Codex,
+        harness: Harness::Codex.into(),
         capture: None,
         events: Some(write("events.log", events)),
         stderr: Some(write("stderr.log", stderr)),
@@ -132,7 +133,7 @@ fn a_foreign_receipt_is_an_error() {
     std::fs::write(&p, "{\"hello\": 1}").unwrap();
     let inputs = Inputs {
         receipt: p,
-        harness: Harness::Pi,
+        harness: Harness::Pi.into(),
         capture: None,
         events: None,
         stderr: None,
@@ -162,7 +163,7 @@ fn gemini_cli_exit_codes_are_http_statuses_mod_256() {
         std::fs::write(&p, receipt(Some(rc), false)).unwrap();
         let inputs = Inputs {
             receipt: p,
-            harness: Harness::GeminiCli,
+            harness: Harness::GeminiCli.into(),
             capture: None,
             events: None,
             stderr: None,

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::harness::{Harness, Mode, SessionSpec};
+use crate::harness::{Harness, Mode, SessionSpec, SmokeTool};
 use crate::host::{SupervisorOptions, supervised_launch};
 use crate::model_server::{RunningServer, ServerConfig};
 use crate::scripts::supervisor::MARKER_VAR;
@@ -434,15 +434,15 @@ fn fresh_token(h: &Subject, mode: Mode) -> String {
 /// The API key's value in every rollout: a throwaway that no file may hold.
 const KEY_VALUE: &str = "sk-shforge-smoke-not-a-real-key";
 
-/// The kind of tool the fake server has the CLI use: the shell where the
-/// write tool cannot reach the deliverable (OpenClaw confines it to
-/// `--cwd`, Codex has none, Gemini CLI's is confined to the workspace);
-/// the write tool for every other one, an adapter's spec included (the
+/// The kind of tool the fake server has the CLI use: the spec's
+/// `[smoke] tool` (the shell where the write tool cannot reach the
+/// deliverable: OpenClaw confines it to `--cwd`, Codex has none, Gemini
+/// CLI's is confined to the workspace; the write tool otherwise, and the
 /// server takes the shell when no write tool is declared).
 fn prefer(h: &Subject) -> &'static str {
-    match h.shipped() {
-        Some(Harness::OpenClaw | Harness::Codex | Harness::GeminiCli | Harness::Stirrup) => "shell",
-        _ => "write",
+    match h.def().smoke_tool() {
+        SmokeTool::Shell => "shell",
+        SmokeTool::Write => "write",
     }
 }
 

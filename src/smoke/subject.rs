@@ -82,14 +82,6 @@ impl Subject {
         self.harness.def()
     }
 
-    /// The shipped harness, if it is one.
-    pub(crate) fn shipped(&self) -> Option<Harness> {
-        match &self.harness {
-            HarnessRef::Shipped(h) => Some(*h),
-            HarnessRef::Spec(_) => None,
-        }
-    }
-
     /// Its installer spec's text.
     pub(crate) fn installer_text(&self) -> Result<&str, String> {
         match &self.installer {

@@ -704,6 +704,31 @@ mod bad_specs_name_their_field_and_exit_2 {
         ),
         capture_neither => ("dir = \"mini\"\n", "", "capture:"),
         capture_dir_absolute => ("dir = \"mini\"", "dir = \"/var/lib\"", "capture.dir:"),
+        outcome_records_without_a_reader => (
+            "reader = \"claude-code\"\ndir = \"mini\"\n",
+            "dir = \"mini\"\n[outcome]\nrecords = true\n",
+            "outcome.records:",
+        ),
+        outcome_records_not_a_bool => (
+            "dir = \"mini\"\n",
+            "dir = \"mini\"\n[outcome]\nrecords = \"yes\"\n",
+            "outcome.records: must be true or false",
+        ),
+        outcome_exit_status_unknown => (
+            "dir = \"mini\"\n",
+            "dir = \"mini\"\n[outcome]\nexit_status = \"http\"\n",
+            "outcome.exit_status:",
+        ),
+        outcome_unknown_field => (
+            "dir = \"mini\"\n",
+            "dir = \"mini\"\n[outcome]\nscan = true\n",
+            "outcome.scan:",
+        ),
+        smoke_tool_unknown => (
+            "dir = \"mini\"\n",
+            "dir = \"mini\"\n[smoke]\ntool = \"editor\"\n",
+            "smoke.tool:",
+        ),
     }
 }
 

@@ -458,3 +458,57 @@ fn a_receipt_alone_classifies_the_local_causes() {
     );
     assert_eq!(o["signal"], 11);
 }
+
+/// An adapter's spec gets an outcome too (`--spec`), and its `[outcome]`
+/// table, not the harness's name, decides how an exit status is read: the
+/// same receipt (exit 173) is a rate limit under `exit_status =
+/// "http-mod-256"` and SIGSEGV+… (signal 45) without it.
+#[test]
+fn an_adapters_spec_decides_how_its_exit_status_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("r.json");
+    std::fs::write(
+        &r,
+        r#"{"cleanup_confirmed": true, "return_code": 173, "error": null, "timed_out": false}"#,
+    )
+    .unwrap();
+    let base = Harness::Pi
+        .spec_text()
+        .replace("name = \"pi\"", "name = \"my-pi\"");
+    let classify = |extra: &str| {
+        let spec = tmp.path().join("spec.toml");
+        // The spec's installer path is relative to it and never read here.
+        std::fs::write(&spec, format!("{base}{extra}")).unwrap();
+        let out = support::run_shforge(&[
+            "outcome",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--receipt",
+            r.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let o: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(o["harness"], "my-pi");
+        (o["cause"].as_str().unwrap().to_owned(), o["signal"].clone())
+    };
+    let (cause, signal) = classify("");
+    assert_eq!(signal, 45, "{cause}");
+    let (cause, signal) = classify("exit_status = \"http-mod-256\"\n");
+    assert_eq!((cause.as_str(), signal), ("rate_limited", Value::Null));
+    // A bad table is exit 2 naming the field.
+    let spec = tmp.path().join("bad.toml");
+    std::fs::write(&spec, format!("{base}[smoke]\ntool = \"pen\"\n")).unwrap();
+    let out = support::run_shforge(&[
+        "outcome",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--receipt",
+        r.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("smoke.tool") && err.lines().count() == 1,
+        "{err}"
+    );
+}

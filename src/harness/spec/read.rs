@@ -76,6 +76,17 @@ impl<'a> Table<'a> {
             .ok_or_else(|| err(self.field(key), "is missing"))
     }
 
+    pub(super) fn opt_bool(&mut self, key: &'a str) -> Result<Option<bool>, SpecError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
+            Some(v) => Err(err(
+                self.field(key),
+                format!("must be true or false, not {}", v.type_str()),
+            )),
+        }
+    }
+
     pub(super) fn opt_table(&mut self, key: &'a str) -> Result<Option<Table<'a>>, SpecError> {
         let field = self.field(key);
         match self.get(key) {
@@ -382,6 +393,56 @@ pub(super) fn capture_of(t: &mut Table<'_>) -> Result<CaptureDef, SpecError> {
         source,
         path: path.into(),
     })
+}
+
+/// `[outcome]`: whether the reader's records are scanned for causes, and
+/// what the CLI's exit status can mean. `records` needs a reader.
+pub(super) fn outcome_of(t: &mut Table<'_>, capture: &CaptureDef) -> Result<OutcomeDef, SpecError> {
+    let Some(mut o) = t.opt_table("outcome")? else {
+        return Ok(OutcomeDef::default());
+    };
+    let records = o.opt_bool("records")?.unwrap_or(false);
+    if records && capture.reader.is_none() {
+        return Err(err(
+            o.field("records"),
+            "scans the reader's records, and capture.reader names none",
+        ));
+    }
+    let exit_status = match o.opt_str("exit_status")? {
+        None | Some("plain") => ExitStatus::Plain,
+        Some("http-mod-256") => ExitStatus::HttpMod256,
+        Some(other) => {
+            return Err(err(
+                o.field("exit_status"),
+                format!("{other:?} is not plain or http-mod-256"),
+            ));
+        }
+    };
+    o.done()?;
+    Ok(OutcomeDef {
+        records,
+        exit_status,
+    })
+}
+
+/// `[smoke] tool`: which tool the fake model has the CLI write the
+/// deliverable with.
+pub(super) fn smoke_of(t: &mut Table<'_>) -> Result<SmokeTool, SpecError> {
+    let Some(mut s) = t.opt_table("smoke")? else {
+        return Ok(SmokeTool::Write);
+    };
+    let tool = match s.opt_str("tool")? {
+        None | Some("write") => SmokeTool::Write,
+        Some("shell") => SmokeTool::Shell,
+        Some(other) => {
+            return Err(err(
+                s.field("tool"),
+                format!("{other:?} is not write or shell"),
+            ));
+        }
+    };
+    s.done()?;
+    Ok(tool)
 }
 
 /// Every `{{api.NAME}}` used must be defined for every API.
