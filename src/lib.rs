@@ -46,6 +46,9 @@
 //! * `params` — [`shell_assignments`], the parameter files the runner reads.
 //! * `provenance` — which sources the binary was built from; `generate`
 //!   and `check` refuse a stale binary inside a shforge source tree.
+//! * `shipped` — the tables build.rs writes from `harnesses/` and
+//!   `installers/` (the [`harness::Harness`] enum, the specs, the recipe
+//!   files): a new harness is its files, and no Rust names it.
 //! * `fetch` — fetching and verifying the installers' pinned artifacts.
 //! * `smoke` — the real harness CLIs end to end against the fake server
 //!   (`shforge smoke`).
@@ -129,6 +132,10 @@ mod params;
 #[cfg(feature = "cli")]
 mod provenance;
 mod script;
+// The tables build.rs writes from harnesses/ and installers/; the recipe
+// files are only the command's (`fetch`).
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+mod shipped;
 #[cfg(feature = "cli")]
 mod smoke;
 #[cfg(feature = "cli")]

@@ -108,71 +108,7 @@ pub use spec::{ExitStatus, HarnessDef, OutcomeDef, Output, SmokeTool, SpecError}
 /// The provider name every profile configures for the endpoint.
 pub const PROVIDER: &str = "shforge";
 
-/// A harness CLI with a profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Harness {
-    /// Claude Code (`claude -p`).
-    ClaudeCode,
-    /// OpenCode (`opencode run`).
-    OpenCode,
-    /// Kilo (`kilo run`), a fork of OpenCode.
-    Kilo,
-    /// Pi coding agent (`pi -p`).
-    Pi,
-    /// OpenClaw (`openclaw agent exec`).
-    OpenClaw,
-    /// Codex (`codex exec`).
-    Codex,
-    /// Qwen Code (`qwen --yolo -o stream-json`).
-    QwenCode,
-    /// Gemini CLI (`gemini`, prompt on stdin).
-    GeminiCli,
-    /// Cline (`cline --json`).
-    Cline,
-    /// Hermes Agent (`hermes -z`), on the portable Python runtime.
-    Hermes,
-    /// Stirrup (its bundle's boot.py: one headless Agent session), on the
-    /// portable Python 3.13 runtime.
-    Stirrup,
-    /// NOOA (its bundle's boot.py: one headless CodingAgent turn), on the
-    /// portable Python 3.13 runtime.
-    Nooa,
-}
-
-/// The shipped harnesses and their spec files: the one table that names
-/// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 12] = [
-    (
-        Harness::ClaudeCode,
-        include_str!("../../harnesses/claude-code.toml"),
-    ),
-    (
-        Harness::OpenCode,
-        include_str!("../../harnesses/opencode.toml"),
-    ),
-    (Harness::Kilo, include_str!("../../harnesses/kilo.toml")),
-    (Harness::Pi, include_str!("../../harnesses/pi.toml")),
-    (
-        Harness::OpenClaw,
-        include_str!("../../harnesses/openclaw.toml"),
-    ),
-    (Harness::Codex, include_str!("../../harnesses/codex.toml")),
-    (
-        Harness::QwenCode,
-        include_str!("../../harnesses/qwen-code.toml"),
-    ),
-    (
-        Harness::GeminiCli,
-        include_str!("../../harnesses/gemini-cli.toml"),
-    ),
-    (Harness::Cline, include_str!("../../harnesses/cline.toml")),
-    (Harness::Hermes, include_str!("../../harnesses/hermes.toml")),
-    (
-        Harness::Stirrup,
-        include_str!("../../harnesses/stirrup.toml"),
-    ),
-    (Harness::Nooa, include_str!("../../harnesses/nooa.toml")),
-];
+pub use crate::shipped::{Harness, SHIPPED};
 
 /// The shipped specs, parsed once (a unit test proves each parses).
 fn shipped() -> &'static [HarnessDef] {
@@ -189,22 +125,6 @@ fn shipped() -> &'static [HarnessDef] {
 }
 
 impl Harness {
-    /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 12] = [
-        Harness::ClaudeCode,
-        Harness::OpenCode,
-        Harness::Kilo,
-        Harness::Pi,
-        Harness::OpenClaw,
-        Harness::Codex,
-        Harness::QwenCode,
-        Harness::GeminiCli,
-        Harness::Cline,
-        Harness::Hermes,
-        Harness::Stirrup,
-        Harness::Nooa,
-    ];
-
     /// Its spec, parsed.
     pub fn def(self) -> &'static HarnessDef {
         let i = SHIPPED

@@ -24,42 +24,7 @@ pub use builder::{
 };
 pub use spec::InstallerSpec;
 
-/// The harness specs kept in the repository: (name, TOML text).
-pub const HARNESS_SPECS: &[(&str, &str)] = &[
-    (
-        "claude-code",
-        include_str!("../../../installers/claude-code.toml"),
-    ),
-    ("cline", include_str!("../../../installers/cline.toml")),
-    ("codex", include_str!("../../../installers/codex.toml")),
-    (
-        "gemini-cli",
-        include_str!("../../../installers/gemini-cli.toml"),
-    ),
-    ("hermes", include_str!("../../../installers/hermes.toml")),
-    ("kilo", include_str!("../../../installers/kilo.toml")),
-    ("nooa", include_str!("../../../installers/nooa.toml")),
-    (
-        "openclaw",
-        include_str!("../../../installers/openclaw.toml"),
-    ),
-    (
-        "opencode",
-        include_str!("../../../installers/opencode.toml"),
-    ),
-    ("pi", include_str!("../../../installers/pi.toml")),
-    (
-        "qwen-code",
-        include_str!("../../../installers/qwen-code.toml"),
-    ),
-    ("stirrup", include_str!("../../../installers/stirrup.toml")),
-];
-
-/// The runtime specs kept in the repository that belong to no harness:
-/// (name, TOML text). `bash` is the carried static bash, for images
-/// without a bash of 3.2 or later (the bootstrap's `--carried-bash`).
-pub const RUNTIME_SPECS: &[(&str, &str)] =
-    &[("bash", include_str!("../../../installers/bash.toml"))];
+pub use crate::shipped::{HARNESS_SPECS, RUNTIME_SPECS};
 
 /// Every shipped spec: [`HARNESS_SPECS`], then [`RUNTIME_SPECS`]. Each is
 /// generated to `generated/installers/NAME.sh` and fetched by
