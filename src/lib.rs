@@ -127,6 +127,8 @@ mod musl;
 mod names;
 mod params;
 #[cfg(feature = "cli")]
+mod pin;
+#[cfg(feature = "cli")]
 mod provenance;
 mod script;
 #[cfg(feature = "cli")]
