@@ -74,7 +74,7 @@ pub struct Request {
     pub name: String,
     /// The release to pin.
     pub version: String,
-    /// Write `OUT/installers/NAME.toml` and `OUT/harnesses/NAME.toml`;
+    /// Write `OUT/installers/NAME.toml` and `OUT/NAME.toml` (the harness spec);
     /// `None`: replace `installers/NAME.toml` of the checkout at `checkout`.
     pub out: Option<PathBuf>,
     /// The checkout whose shipped spec is replaced when `out` is `None`.
@@ -281,7 +281,7 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
     let (installer_path, harness_path) = match &req.out {
         Some(out) => (
             out.join("installers").join(format!("{}.toml", req.name)),
-            Some(out.join("harnesses").join(format!("{}.toml", req.name))),
+            Some(out.join(format!("{}.toml", req.name))),
         ),
         None => {
             let p = req.checkout.join("installers").join(format!("{}.toml", req.name));
@@ -815,14 +815,16 @@ fn q(s: &str) -> String {
     format!("\"{s}\"")
 }
 
-/// The shipped harness spec with `installer` pointing at
-/// `../installers/NAME.toml` (relative to the harness spec file).
+/// The shipped harness spec with `installer = "installers/NAME.toml"`:
+/// written as `OUT/NAME.toml`, it names `OUT/installers/NAME.toml` (a
+/// harness spec's `installer` is relative to its file and may not hold
+/// `..`, so the harness spec sits above `installers/`, as in a checkout).
 fn point_installer(text: &str, name: &str) -> Result<String, PinError> {
     let mut found = false;
     let mut out = String::new();
     for l in text.lines() {
         if !found && l.trim_start().starts_with("installer") && l.contains('=') {
-            out.push_str(&format!("installer = \"../installers/{name}.toml\"\n"));
+            out.push_str(&format!("installer = \"installers/{name}.toml\"\n"));
             found = true;
         } else {
             out.push_str(l);

@@ -166,7 +166,8 @@ enum Command {
     ///
     /// Exit 1: a fetch or verification failed; exit 2: unknown harness or bad DIR.
     Fetch {
-        /// Harnesses whose artifacts to fetch (default: every installer spec, unless --spec is given).
+        /// Harnesses whose artifacts to fetch (default: every installer spec, unless --spec is given);
+        /// `uv`: only the uv the Python bundles are built with (printed; installed into DIR when absent).
         names: Vec<String>,
         /// The artifacts dir (created when missing; must not be a file, FIFO or link).
         #[arg(long, value_name = "DIR")]
@@ -195,7 +196,7 @@ enum Command {
     Pin {
         /// NAME@VERSION, e.g. claude-code@2.1.331 (an exact release).
         target: String,
-        /// Write DIR/installers/NAME.toml and DIR/harnesses/NAME.toml; without
+        /// Write DIR/installers/NAME.toml and DIR/NAME.toml (the harness spec); without
         /// it, replace installers/NAME.toml of the checkout in the current dir.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,

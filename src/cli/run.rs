@@ -238,6 +238,17 @@ fn fetch(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    // `uv` is the tool the Python bundles' recipe needs, not a spec.
+    if names.iter().any(|n| n == "uv") {
+        let uv = crate::fetch::ensure_uv(into, &mut |line| eprintln!("fetch: {line}"))
+            .map_err(|e| anyhow::anyhow!(e))?;
+        println!("{}", uv.display());
+        if names.len() == 1 && spec_files.is_empty() {
+            return Ok(0);
+        }
+    }
+    let names: Vec<String> = names.iter().filter(|n| *n != "uv").cloned().collect();
+    let names = names.as_slice();
     let chosen: Vec<&str> = if names.is_empty() && !spec_files.is_empty() {
         Vec::new()
     } else if names.is_empty() {
