@@ -32,6 +32,7 @@ mod lock_timeout;
 mod matrix;
 mod model_server;
 mod outcome;
+mod pin;
 mod params_cli;
 mod python_isolation;
 mod quoting;
