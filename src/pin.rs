@@ -126,8 +126,9 @@ enum Plan {
     Keep,
     /// Left out (an arch not asked for).
     Drop,
-    /// `npm pack PKG@VERSION` into the new path.
-    Npm { pkg: String, path: String },
+    /// `npm pack PKG@VER` (VER: the old one with the version replaced)
+    /// into the new path.
+    Npm { pkg: String, ver: String, path: String },
     /// `prepare.sh` of row `input`'s new file.
     Prepare {
         input: usize,
@@ -187,9 +188,9 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
     // Ask the registry before downloading anything.
     let mut integrity: Vec<Option<String>> = vec![None; plans.len()];
     for (i, p) in plans.iter().enumerate() {
-        if let Plan::Npm { pkg, .. } = p {
+        if let Plan::Npm { pkg, ver, .. } = p {
             let a = &spec.artifacts[i];
-            integrity[i] = Some(npm_view(pkg, &req.version, &req.name, a)?);
+            integrity[i] = Some(npm_view(pkg, ver, &req.version, &req.name, a)?);
         }
     }
 
@@ -203,9 +204,31 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
     let mut n = 0;
     // npm rows first: prepare rows read them.
     for (i, p) in plans.iter().enumerate() {
-        let Plan::Npm { pkg, path } = p else { continue };
+        let Plan::Npm { pkg, ver, path } = p else {
+            continue;
+        };
         n += 1;
-        let spec_at = format!("{pkg}@{}", req.version);
+        let spec_at = format!("{pkg}@{ver}");
+        // Already in the cache and equal to what the registry serves (its
+        // dist.integrity): not downloaded again.
+        let cached = req.artifacts.join(path);
+        if let Some(want) = &integrity[i]
+            && cached.is_file()
+            && check_integrity(&cached, want, &spec_at).is_ok()
+        {
+            let (size, sha256) = measure(&cached)?;
+            progress(&format!(
+                "[{n}/{total}] {path}: in the artifacts dir, matching the registry's dist.integrity"
+            ));
+            made[i] = Some(Made {
+                file: cached,
+                path: path.clone(),
+                size,
+                sha256,
+                relocate: None,
+            });
+            continue;
+        }
         progress(&format!("[{n}/{total}] npm pack {spec_at}"));
         let t = Instant::now();
         let m = npm_pack(&spec_at, path, &stage.0.join(format!("r{i}")))?;
@@ -357,13 +380,19 @@ fn plan(
         let words: Vec<&str> = source.split_whitespace().collect();
         let p = match words.as_slice() {
             _ if !wanted => Plan::Drop,
+            // The harness's own package: its version is the spec's, or
+            // the spec's with a platform suffix (Codex's `0.171.0-linux-x64`).
             ["npm", "pack", at] => match at.rsplit_once('@') {
-                Some((pkg, v)) if v == old && !pkg.is_empty() => {
+                Some((pkg, v))
+                    if !pkg.is_empty()
+                        && (v == old || v.starts_with(&format!("{old}-"))) =>
+                {
                     if !a.path.contains(old.as_str()) {
                         return Err(underivable(name, a, "its path does not name the version"));
                     }
                     Plan::Npm {
                         pkg: pkg.to_owned(),
+                        ver: v.replacen(old.as_str(), version, 1),
                         path: a.path.replace(old.as_str(), version),
                     }
                 }
@@ -431,8 +460,14 @@ fn underivable(name: &str, a: &ArtifactSpec, why: &str) -> PinError {
 /// `npm view PKG@VERSION dist.integrity`: the registry's integrity, or a
 /// [`PinError::NotFound`] naming the package (a missing version or
 /// platform package), or [`PinError::Failed`] when npm cannot reach it.
-fn npm_view(pkg: &str, version: &str, name: &str, a: &ArtifactSpec) -> Result<String, PinError> {
-    let at = format!("{pkg}@{version}");
+fn npm_view(
+    pkg: &str,
+    ver: &str,
+    version: &str,
+    name: &str,
+    a: &ArtifactSpec,
+) -> Result<String, PinError> {
+    let at = format!("{pkg}@{ver}");
     let got = Command::new("npm")
         .args(["view", "--json", &at, "dist.integrity", "version"])
         .stdin(Stdio::null())
@@ -474,7 +509,7 @@ fn npm_view(pkg: &str, version: &str, name: &str, a: &ArtifactSpec) -> Result<St
             )));
         }
     };
-    if obj.get("version").and_then(|x| x.as_str()) != Some(version) {
+    if obj.get("version").and_then(|x| x.as_str()) != Some(ver) {
         return Err(PinError::Usage(format!(
             "{name}@{version}: npm resolves {at} to {}; give that exact version",
             obj.get("version").and_then(|x| x.as_str()).unwrap_or("?")
