@@ -81,7 +81,10 @@ fn main() {
         assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
         let pin = t.elapsed().as_secs_f64();
         if i > 0 {
-            println!("run {i}: npm pack {npm:.2} s, shforge pin {pin:.2} s, ratio {:.2}", pin / npm);
+            println!(
+                "run {i}: npm pack {npm:.2} s, shforge pin {pin:.2} s, ratio {:.2}",
+                pin / npm
+            );
             npm_t.push(npm);
             pin_t.push(pin);
         }

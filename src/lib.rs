@@ -46,7 +46,10 @@
 //! * `params` — [`shell_assignments`], the parameter files the runner reads.
 //! * `provenance` — which sources the binary was built from; `generate`
 //!   and `check` refuse a stale binary inside a shforge source tree.
-//! * `fetch` — fetching and verifying the installers' pinned artifacts.
+//! * `fetch` — fetching and verifying the installers' pinned artifacts
+//!   (and the uv the Python bundles are built with).
+//! * `pin` — `shforge pin NAME@VERSION`: a shipped harness's installer spec
+//!   derived for another release.
 //! * `smoke` — the real harness CLIs end to end against the fake server
 //!   (`shforge smoke`).
 //!

@@ -474,7 +474,8 @@ fn pin(
         Some(f) => Some(files::read_text(f, Bound::INSTALLER_SPEC)?),
         None => None,
     };
-    let checkout = std::env::current_dir().map_err(|e| Usage(format!("the current directory: {e}")))?;
+    let checkout =
+        std::env::current_dir().map_err(|e| Usage(format!("the current directory: {e}")))?;
     let req = crate::pin::Request {
         name,
         version,

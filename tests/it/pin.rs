@@ -38,7 +38,11 @@ fn ready(test: &str) -> Option<PathBuf> {
         .args(["view", "@google/gemini-cli@0.61.0", "version"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !support::require(test, reach, "the npm registry (npm view failed: unreachable?)") {
+    if !support::require(
+        test,
+        reach,
+        "the npm registry (npm view failed: unreachable?)",
+    ) {
         return None;
     }
     Some(artifacts)
@@ -70,7 +74,10 @@ fn smoke(spec: &Path, artifacts: &Path, work: &Path) -> Output {
 /// with the size and digest the spec pins.
 fn check_written(out: &Path, name: &str, version: &str, artifacts: &Path) -> String {
     let text = fs::read_to_string(out.join("installers").join(format!("{name}.toml"))).unwrap();
-    assert!(text.contains(&format!("\nversion = \"{version}\"\n")), "{text}");
+    assert!(
+        text.contains(&format!("\nversion = \"{version}\"\n")),
+        "{text}"
+    );
     let spec: toml::Table = toml::from_str(&text).unwrap();
     for a in spec["artifact"].as_array().unwrap() {
         let path = a["path"].as_str().unwrap();
@@ -79,7 +86,11 @@ fn check_written(out: &Path, name: &str, version: &str, artifacts: &Path) -> Str
         }
         let file = artifacts.join(path);
         let bytes = fs::read(&file).unwrap();
-        assert_eq!(a["size"].as_integer().unwrap() as usize, bytes.len(), "{path}");
+        assert_eq!(
+            a["size"].as_integer().unwrap() as usize,
+            bytes.len(),
+            "{path}"
+        );
         let sha: String = <sha2::Sha256 as sha2::Digest>::digest(&bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -93,7 +104,10 @@ fn check_written(out: &Path, name: &str, version: &str, artifacts: &Path) -> Str
     let o = support::run_shforge(&[
         "installer",
         "--spec",
-        out.join("installers").join(format!("{name}.toml")).to_str().unwrap(),
+        out.join("installers")
+            .join(format!("{name}.toml"))
+            .to_str()
+            .unwrap(),
     ]);
     assert_eq!(support::code(&o), 0, "{}", support::text(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains(version));
@@ -116,7 +130,13 @@ fn claude_code_earlier_release_pins_and_passes_the_smoke() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("out");
     let o = pin(
-        &["claude-code@2.1.331", "--arch", "x86_64", "--out", out.to_str().unwrap()],
+        &[
+            "claude-code@2.1.331",
+            "--arch",
+            "x86_64",
+            "--out",
+            out.to_str().unwrap(),
+        ],
         &artifacts,
     );
     assert_eq!(support::code(&o), 0, "{}", support::text(&o));
@@ -126,7 +146,11 @@ fn claude_code_earlier_release_pins_and_passes_the_smoke() {
     assert!(text.contains("anthropic-ai-claude-code-linux-x64-2.1.331-prepared.tar.gz"));
     assert!(text.contains("d22183607a6cc111e550a05b3c80caf4a1662d50ef3cfa131ade849e420137b9"));
     assert!(!text.contains("arch = \"aarch64\""), "{text}");
-    let o = smoke(&out.join("claude-code.toml"), &artifacts, &t.path().join("w"));
+    let o = smoke(
+        &out.join("claude-code.toml"),
+        &artifacts,
+        &t.path().join("w"),
+    );
     let table = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(support::code(&o), 0, "{table}{}", support::text(&o));
     let r = rows(&table, "claude-code");
@@ -143,7 +167,10 @@ fn gemini_cli_earlier_release_pins_installs_and_runs() {
     };
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("out");
-    let o = pin(&["gemini-cli@0.60.0", "--out", out.to_str().unwrap()], &artifacts);
+    let o = pin(
+        &["gemini-cli@0.60.0", "--out", out.to_str().unwrap()],
+        &artifacts,
+    );
     assert_eq!(support::code(&o), 0, "{}", support::text(&o));
     let text = check_written(&out, "gemini-cli", "0.60.0", &artifacts);
     // The Node rows (both arches) are the shipped ones.
@@ -158,7 +185,11 @@ fn gemini_cli_earlier_release_pins_installs_and_runs() {
     ] {
         assert!(shipped.contains(sha) && text.contains(sha), "{sha}");
     }
-    let o = smoke(&out.join("gemini-cli.toml"), &artifacts, &t.path().join("w"));
+    let o = smoke(
+        &out.join("gemini-cli.toml"),
+        &artifacts,
+        &t.path().join("w"),
+    );
     let table = String::from_utf8_lossy(&o.stdout).into_owned();
     let r = rows(&table, "gemini-cli");
     assert_eq!(r.len(), 2, "{table}{}", support::text(&o));
@@ -220,10 +251,16 @@ fn refused(args: &[&str], artifacts: &Path, code: i32, needle: &str) {
     let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("pin: ")).collect();
     assert_eq!(support::code(&o), code, "{err}");
     assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].starts_with("shforge: ") && lines[0].contains(needle), "{err}");
+    assert!(
+        lines[0].starts_with("shforge: ") && lines[0].contains(needle),
+        "{err}"
+    );
     assert!(!out.exists(), "{err}");
     // No stage dir of this run left (another pin may be running).
-    let stray: Vec<_> = stages().into_iter().filter(|n| !before.contains(n)).collect();
+    let stray: Vec<_> = stages()
+        .into_iter()
+        .filter(|n| !before.contains(n))
+        .collect();
     assert!(stray.is_empty(), "{stray:?}");
 }
 
@@ -232,7 +269,12 @@ fn a_version_that_does_not_exist_is_refused_with_exit_3() {
     let Some(artifacts) = ready("pin::a_version_that_does_not_exist") else {
         return;
     };
-    refused(&["gemini-cli@0.0.0-nonexistent"], &artifacts, 3, "npm has no @google/gemini-cli@0.0.0-nonexistent");
+    refused(
+        &["gemini-cli@0.0.0-nonexistent"],
+        &artifacts,
+        3,
+        "npm has no @google/gemini-cli@0.0.0-nonexistent",
+    );
 }
 
 #[test]
@@ -261,7 +303,13 @@ fn an_entry_the_new_package_does_not_hold_is_refused_with_exit_4() {
     let from = t.path().join("moved.toml");
     fs::write(&from, moved).unwrap();
     refused(
-        &["gemini-cli@0.60.0", "--arch", "x86_64", "--from", from.to_str().unwrap()],
+        &[
+            "gemini-cli@0.60.0",
+            "--arch",
+            "x86_64",
+            "--from",
+            from.to_str().unwrap(),
+        ],
         &artifacts,
         4,
         "has no package/dist/gemini.js",
@@ -299,7 +347,10 @@ fn fetch_uv_installs_the_pinned_uv_into_an_empty_cache() {
     let t = tempfile::tempdir().unwrap();
     let cache = t.path().join("cache");
     let reach = Command::new("python3")
-        .args(["-c", "import urllib.request as u; u.urlopen('https://pypi.org/simple/uv/', timeout=20)"])
+        .args([
+            "-c",
+            "import urllib.request as u; u.urlopen('https://pypi.org/simple/uv/', timeout=20)",
+        ])
         .output()
         .is_ok_and(|o| o.status.success());
     if !support::require("pin::fetch_uv", reach, "PyPI (unreachable?)") {
@@ -320,7 +371,10 @@ fn fetch_uv_installs_the_pinned_uv_into_an_empty_cache() {
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(err.contains("installing it from PyPI"), "{err}");
     let uv = String::from_utf8_lossy(&o.stdout).trim().to_owned();
-    assert_eq!(uv, cache.join(".shforge-uv-0.13.9/bin/uv").to_str().unwrap());
+    assert_eq!(
+        uv,
+        cache.join(".shforge-uv-0.13.9/bin/uv").to_str().unwrap()
+    );
     let v = Command::new(&uv).arg("--version").output().unwrap();
     assert!(String::from_utf8_lossy(&v.stdout).starts_with("uv 0.13.9 "));
     // Only the venv is left in the cache; a second run reuses it.
@@ -332,4 +386,46 @@ fn fetch_uv_installs_the_pinned_uv_into_an_empty_cache() {
     let o = run();
     assert_eq!(support::code(&o), 0);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("installing"));
+}
+
+#[test]
+fn without_out_the_checkouts_installer_spec_is_replaced_in_place() {
+    let Some(artifacts) = ready("pin::in_place") else {
+        return;
+    };
+    // A checkout's two dirs, with the shipped Gemini CLI specs.
+    let t = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    fs::create_dir_all(t.path().join("installers")).unwrap();
+    fs::create_dir_all(t.path().join("harnesses")).unwrap();
+    for f in ["installers/gemini-cli.toml", "harnesses/gemini-cli.toml"] {
+        fs::copy(root.join(f), t.path().join(f)).unwrap();
+    }
+    let harness = fs::read(t.path().join("harnesses/gemini-cli.toml")).unwrap();
+    let o = support::run({
+        let mut c = Command::new(support::shforge());
+        c.args(["pin", "gemini-cli@0.60.0", "--artifacts"])
+            .arg(&artifacts)
+            .current_dir(t.path());
+        c
+    });
+    assert_eq!(support::code(&o), 0, "{}", support::text(&o));
+    let text = fs::read_to_string(t.path().join("installers/gemini-cli.toml")).unwrap();
+    assert!(text.contains("\nversion = \"0.60.0\"\n"), "{text}");
+    assert_eq!(
+        fs::read(t.path().join("harnesses/gemini-cli.toml")).unwrap(),
+        harness
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("cargo run -- generate"));
+    // Not a checkout: refused (2), nothing written.
+    let empty = tempfile::tempdir().unwrap();
+    let o = support::run({
+        let mut c = Command::new(support::shforge());
+        c.args(["pin", "gemini-cli@0.60.0", "--artifacts"])
+            .arg(&artifacts)
+            .current_dir(empty.path());
+        c
+    });
+    assert_eq!(support::code(&o), 2, "{}", support::text(&o));
+    assert!(fs::read_dir(empty.path()).unwrap().next().is_none());
 }
