@@ -567,11 +567,11 @@ mod tests {
 
     #[test]
     fn base64_matches_known_values() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(npm::base64(b""), "");
+        assert_eq!(npm::base64(b"f"), "Zg==");
+        assert_eq!(npm::base64(b"fo"), "Zm8=");
+        assert_eq!(npm::base64(b"foo"), "Zm9v");
+        assert_eq!(npm::base64(b"foobar"), "Zm9vYmFy");
     }
 
     #[test]
