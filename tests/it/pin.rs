@@ -233,20 +233,21 @@ fn a_later_release_pins_when_the_registry_has_one() {
 
 /// Exit `code`, one line on stderr naming `needle`, nothing in OUT.
 fn refused(args: &[&str], artifacts: &Path, code: i32, needle: &str) {
-    let stages = || -> Vec<std::ffi::OsString> {
-        fs::read_dir(artifacts)
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| e.file_name())
-            .filter(|n| n.to_string_lossy().starts_with(".shforge-pin-"))
-            .collect()
-    };
-    let before = stages();
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("out");
-    let mut a: Vec<&str> = args.to_vec();
-    a.extend(["--out", out.to_str().unwrap()]);
-    let o = pin(&a, artifacts);
+    let child = Command::new(support::shforge())
+        .arg("pin")
+        .args(args)
+        .args(["--out", out.to_str().unwrap()])
+        .arg("--artifacts")
+        .arg(artifacts)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its stage dir is named by its pid (other pins may run meanwhile).
+    let stage = artifacts.join(format!(".shforge-pin-{}", child.id()));
+    let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("pin: ")).collect();
     assert_eq!(support::code(&o), code, "{err}");
@@ -256,12 +257,7 @@ fn refused(args: &[&str], artifacts: &Path, code: i32, needle: &str) {
         "{err}"
     );
     assert!(!out.exists(), "{err}");
-    // No stage dir of this run left (another pin may be running).
-    let stray: Vec<_> = stages()
-        .into_iter()
-        .filter(|n| !before.contains(n))
-        .collect();
-    assert!(stray.is_empty(), "{stray:?}");
+    assert!(!stage.exists(), "{} left behind", stage.display());
 }
 
 #[test]
