@@ -32,6 +32,10 @@ use crate::installer::spec::ArtifactSpec;
 
 use crate::shipped::SCRIPT_FILES;
 
+mod uv;
+
+pub use uv::ensure_uv;
+
 /// One pinned artifact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Needed {
@@ -423,6 +427,17 @@ fn make(
                 need_npm(source).map_err(|w| missing(&w))?;
             }
             let mut sh = Command::new("sh");
+            // A Python bundle (a wheel lock) is installed by uv on the host:
+            // brought here when the machine has none.
+            if scripts
+                .join("bundles")
+                .join(name)
+                .join("requirements.txt")
+                .is_file()
+            {
+                let uv = uv::ensure_uv(dir, progress).map_err(|w| missing(&w))?;
+                sh.env("SHFORGE_UV", uv);
+            }
             sh.arg(scripts.join("bundle.sh"))
                 .arg(name)
                 .arg(&out)
@@ -479,6 +494,45 @@ fn run_step(mut cmd: Command, source: &str) -> Result<(), String> {
     } else {
         Err(format!("`{source}` failed: {status}"))
     }
+}
+
+/// Write the host-side scripts ([`SCRIPT_FILES`]) under `dir/installers/`
+/// and return that directory (`shforge pin` runs `prepare.sh` from it).
+pub(crate) fn write_scripts(dir: &Path) -> Result<PathBuf, String> {
+    let s = dir.join("installers");
+    for (rel, text) in SCRIPT_FILES {
+        crate::files::write_atomic(&s.join(rel), text.as_bytes(), crate::files::FileMode::Data)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(s)
+}
+
+/// Run `prepare.sh IN MEMBER OUT` from `scripts` (see [`write_scripts`]);
+/// its standard output (the `[[artifact.relocate]]` table) on success,
+/// else one line saying why.
+pub(crate) fn run_prepare(
+    scripts: &Path,
+    input: &Path,
+    member: &str,
+    out: &Path,
+) -> Result<String, String> {
+    let got = Command::new("sh")
+        .arg(scripts.join("glibc-runtime/prepare.sh"))
+        .arg(input)
+        .arg(member)
+        .arg(out)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("sh: {e}"))?;
+    if !got.status.success() {
+        return Err(format!(
+            "`prepare.sh {} {member}` failed: {}",
+            input.display(),
+            got.status
+        ));
+    }
+    String::from_utf8(got.stdout).map_err(|_| "prepare.sh printed non-UTF-8 text".to_owned())
 }
 
 /// The stage dir inside the artifacts dir, made on first use and removed

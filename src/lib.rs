@@ -49,7 +49,10 @@
 //! * `shipped` — the tables build.rs writes from `harnesses/` and
 //!   `installers/` (the [`harness::Harness`] enum, the specs, the recipe
 //!   files): a new harness is its files, and no Rust names it.
-//! * `fetch` — fetching and verifying the installers' pinned artifacts.
+//! * `fetch` — fetching and verifying the installers' pinned artifacts
+//!   (and the uv the Python bundles are built with).
+//! * `pin` — `shforge pin NAME@VERSION`: a shipped harness's installer spec
+//!   derived for another release.
 //! * `smoke` — the real harness CLIs end to end against the fake server
 //!   (`shforge smoke`).
 //!
@@ -129,6 +132,8 @@ mod lex;
 mod musl;
 mod names;
 mod params;
+#[cfg(feature = "cli")]
+mod pin;
 #[cfg(feature = "cli")]
 mod provenance;
 mod script;

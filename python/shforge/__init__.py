@@ -79,7 +79,7 @@ from .supervisor import (
     launch_argv,
     read_receipt,
 )
-from .tools import FakeModelServer, fake_model_server, fetch, outcome
+from .tools import FakeModelServer, Pinned, fake_model_server, fetch, outcome, pin
 
 __all__ = [
     "INSTALLER_EXITS",
@@ -90,6 +90,7 @@ __all__ = [
     "ExecResult",
     "FakeModelServer",
     "Installed",
+    "Pinned",
     "Rollout",
     "RolloutError",
     "Sandbox",
@@ -102,6 +103,7 @@ __all__ = [
     "install",
     "install_async",
     "outcome",
+    "pin",
     "rollout",
     "rollout_async",
     "BOOTSTRAP",

@@ -1,10 +1,11 @@
-"""Wrappers of the CLI adapters asked for: ``fetch``, ``outcome`` and the
+"""Wrappers of the CLI adapters asked for: ``fetch``, ``pin``, ``outcome`` and the
 fake model server as a context manager."""
 
 from __future__ import annotations
 
 import json
 from contextlib import contextmanager
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, Optional, Sequence
 
@@ -26,6 +27,51 @@ def fetch(names: Sequence[str], *, into: StrPath, specs: Sequence[StrPath] = ())
     for spec in specs:
         args += ["--spec", str(spec)]
     _cli.run(args)
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """What :func:`pin` wrote."""
+
+    installer: Path
+    """The installer spec (``OUT/installers/NAME.toml``)."""
+    harness: Optional[Path]
+    """The harness spec (``OUT/harnesses/NAME.toml``); ``None`` when the checkout's
+    spec was replaced in place (its harness spec is unchanged)."""
+
+
+def pin(
+    name_at_version: str,
+    *,
+    out: Optional[StrPath] = None,
+    arch: Sequence[str] = (),
+    artifacts: Optional[StrPath] = None,
+) -> Pinned:
+    """Move a shipped harness to another release (``shforge pin
+    NAME@VERSION``): its npm rows made again for that version into the
+    artifact cache ``artifacts`` (default /var/cache/shforge/artifacts), the
+    specs written under ``out`` (without it: the checkout in the current
+    directory). ``arch`` limits the rows to those arches. Bad input and a
+    bundle raise :class:`~shforge.errors.UsageError` (exit 2); a version or
+    platform package the registry lacks (exit 3) and a changed layout (exit
+    4) raise :class:`~shforge.errors.ShforgeError` with that ``code``; a
+    failed fetch :class:`~shforge.errors.OperationError`. Nothing is written
+    on error."""
+    args = ["pin", name_at_version]
+    if out is not None:
+        args += ["--out", str(out)]
+    for a in arch:
+        args += ["--arch", a]
+    if artifacts is not None:
+        args += ["--artifacts", str(artifacts)]
+    wrote = [
+        Path(line[len("wrote ") :])
+        for line in _cli.run(args).decode().splitlines()
+        if line.startswith("wrote ")
+    ]
+    if not wrote:
+        raise OperationError("shforge: pin printed no `wrote` line", 1, args)
+    return Pinned(installer=wrote[0], harness=wrote[1] if len(wrote) > 1 else None)
 
 
 def outcome(

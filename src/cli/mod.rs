@@ -170,7 +170,8 @@ enum Command {
     ///
     /// Exit 1: a fetch or verification failed; exit 2: unknown harness or bad DIR.
     Fetch {
-        /// Harnesses whose artifacts to fetch (default: every installer spec, unless --spec is given).
+        /// Harnesses whose artifacts to fetch (default: every installer spec, unless --spec is given);
+        /// `uv`: only the uv the Python bundles are built with (printed; installed into DIR when absent).
         names: Vec<String>,
         /// The artifacts dir (created when missing; must not be a file, FIFO or link).
         #[arg(long, value_name = "DIR")]
@@ -190,6 +191,29 @@ enum Command {
         /// Also fetch the artifacts of this installer spec file (repeatable).
         #[arg(long, value_name = "FILE")]
         spec: Vec<PathBuf>,
+    },
+    /// Move a shipped harness's installer spec to another release (npm rows).
+    ///
+    /// Exit 2: bad argument or a row pin cannot derive (a bundle); 3: no such
+    /// version or platform package on the registry; 4: the package's layout
+    /// changed; 1: a fetch, tool or write failed. Nothing is written on error.
+    Pin {
+        /// NAME@VERSION, e.g. claude-code@2.1.331 (an exact release).
+        target: String,
+        /// Write DIR/installers/NAME.toml and DIR/NAME.toml (the harness spec); without
+        /// it, replace installers/NAME.toml of the checkout in the current dir.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Only this arch's rows (x86_64, aarch64; amd64/arm64 folded)
+        /// (repeatable; default: every arch the spec covers).
+        #[arg(long, value_name = "ARCH")]
+        arch: Vec<String>,
+        /// Where the new artifacts go (the cache `shforge smoke` reads).
+        #[arg(long, default_value = "/var/cache/shforge/artifacts")]
+        artifacts: PathBuf,
+        /// Derive from this installer spec file instead of the shipped one.
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
     },
     /// Write a harness session dir (params.sh, config, isolated dirs, capture.json).
     Harness(Box<HarnessArgs>),
@@ -335,6 +359,8 @@ fn exit_code(err: &anyhow::Error) -> u8 {
     } else if let Some(e) = err.downcast_ref::<crate::smoke::SmokeError>() {
         e.exit_code()
     } else if let Some(e) = err.downcast_ref::<crate::harness::HarnessError>() {
+        e.exit_code()
+    } else if let Some(e) = err.downcast_ref::<crate::pin::PinError>() {
         e.exit_code()
     } else {
         1

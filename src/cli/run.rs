@@ -112,6 +112,13 @@ pub(super) fn run(command: Command) -> Result<u8> {
             let rows = crate::fetch::Rows::new(all, &arch, every_arch).map_err(Usage)?;
             fetch(&names, &spec, &into, &rows)
         }
+        Command::Pin {
+            target,
+            out,
+            arch,
+            artifacts,
+            from,
+        } => pin(&target, out, &arch, artifacts, from.as_deref()),
         Command::Smoke {
             names,
             spec,
@@ -237,6 +244,17 @@ fn fetch(
             .collect::<Vec<_>>()
             .join(", ")
     };
+    // `uv` is the tool the Python bundles' recipe needs, not a spec.
+    if names.iter().any(|n| n == "uv") {
+        let uv = crate::fetch::ensure_uv(into, &mut |line| eprintln!("fetch: {line}"))
+            .map_err(|e| anyhow::anyhow!(e))?;
+        println!("{}", uv.display());
+        if names.len() == 1 && spec_files.is_empty() {
+            return Ok(0);
+        }
+    }
+    let names: Vec<String> = names.iter().filter(|n| *n != "uv").cloned().collect();
+    let names = names.as_slice();
     let chosen: Vec<&str> = if names.is_empty() && !spec_files.is_empty() {
         Vec::new()
     } else if names.is_empty() {
@@ -444,4 +462,43 @@ fn lint_templates(dirs: &[PathBuf]) -> Result<u8> {
         clean &= problems.is_empty();
     }
     Ok(if clean { 0 } else { 1 })
+}
+
+fn pin(
+    target: &str,
+    out: Option<PathBuf>,
+    arch: &[String],
+    artifacts: PathBuf,
+    from: Option<&Path>,
+) -> Result<u8> {
+    let (name, version) = crate::pin::parse_target(target)?;
+    let arches = match crate::fetch::Rows::new(false, arch, false).map_err(Usage)? {
+        crate::fetch::Rows::Arches(v) => v,
+        _ => Vec::new(),
+    };
+    let from = match from {
+        Some(f) => Some(files::read_text(f, Bound::INSTALLER_SPEC)?),
+        None => None,
+    };
+    let checkout =
+        std::env::current_dir().map_err(|e| Usage(format!("the current directory: {e}")))?;
+    let req = crate::pin::Request {
+        name,
+        version,
+        out,
+        checkout,
+        arches,
+        artifacts,
+        from,
+    };
+    let done = crate::pin::pin(&req, &mut |line| eprintln!("pin: {line}"))?;
+    for (path, size, sha) in &done.artifacts {
+        println!("{path}  {size}  {sha}");
+    }
+    println!("wrote {}", done.installer.display());
+    match &done.harness {
+        Some(h) => println!("wrote {}", h.display()),
+        None => println!("now run `cargo run -- generate` and commit the spec with generated/"),
+    }
+    Ok(0)
 }

@@ -45,6 +45,19 @@ impl From<Harness> for Subject {
     }
 }
 
+/// The directory an adapter's `installer` path is relative to: the spec
+/// file's own, or, for a spec in a directory named `harnesses`, that
+/// directory's parent: the layout of the shipped specs (relative to the
+/// crate root) and of `shforge pin --out DIR` (`DIR/harnesses/NAME.toml`
+/// naming `installers/NAME.toml`), since the path may not hold `..`.
+fn installer_base(file: &Path) -> &Path {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    match (dir.file_name(), dir.parent()) {
+        (Some(n), Some(up)) if n == "harnesses" => up,
+        _ => dir,
+    }
+}
+
 impl Subject {
     /// An adapter's harness spec file and the installer spec it names,
     /// both checked; the error is one line (the CLI exits 2 with it).
@@ -57,11 +70,12 @@ impl Subject {
                 file.display()
             )
         })?;
-        let path = file.parent().unwrap_or(Path::new(".")).join(rel);
+        let path = installer_base(file).join(rel);
         let text = files::read_text(&path, Bound::INSTALLER_SPEC).map_err(|e| {
             format!(
-                "{}: harness spec: installer: {rel:?} (relative to this file): {e}",
-                file.display()
+                "{}: harness spec: installer: {rel:?} (read as {}): {e}",
+                file.display(),
+                path.display()
             )
         })?;
         crate::installer::Installer::from_toml(&text)

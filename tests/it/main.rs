@@ -33,6 +33,7 @@ mod matrix;
 mod model_server;
 mod outcome;
 mod params_cli;
+mod pin;
 mod python_isolation;
 mod quoting;
 mod readme;

@@ -241,3 +241,32 @@ def test_installer_from_a_spec(tmp_path: Path) -> None:
     with pytest.raises(shforge.UsageError) as err:
         shforge.installer_script(spec)
     assert "artifact[0].sha256" in str(err.value)
+
+
+def test_pin_refuses_a_bundle_and_a_missing_version_writing_nothing(tmp_path: Path) -> None:
+    """``shforge.pin`` is the CLI's ``pin``: a bundle (exit 2) raises
+    UsageError, a version npm lacks (exit 3) a ShforgeError with that code;
+    nothing appears under ``out``."""
+    out = tmp_path / "out"
+    with pytest.raises(shforge.UsageError, match="cannot move bundles yet"):
+        shforge.pin("pi@0.73.0", out=out, artifacts=tmp_path / "a")
+    assert not out.exists()
+    if subprocess.run(["npm", "view", "@google/gemini-cli@0.61.0", "version"], capture_output=True).returncode != 0:
+        pytest.skip("SKIPPING: the npm registry is unreachable")
+    with pytest.raises(shforge.errors.ShforgeError, match="npm has no @google/gemini-cli@0.0.0-nope") as e:
+        shforge.pin("gemini-cli@0.0.0-nope", out=out, arch=["x86_64"], artifacts=tmp_path / "a")
+    assert e.value.code == 3
+    assert not out.exists()
+
+
+def test_pin_writes_the_specs_it_names(tmp_path: Path) -> None:
+    """An earlier Gemini CLI pinned with ``out``: the paths returned exist
+    and name the version (the JS pack lands in the artifact cache)."""
+    cache = Path("/var/cache/shforge/artifacts")
+    if subprocess.run(["npm", "view", "@google/gemini-cli@0.60.0", "version"], capture_output=True).returncode != 0:
+        pytest.skip("SKIPPING: the npm registry is unreachable")
+    got = shforge.pin("gemini-cli@0.60.0", out=tmp_path / "out", arch=["x86_64"], artifacts=cache)
+    assert got.installer == tmp_path / "out" / "installers" / "gemini-cli.toml"
+    assert got.harness == tmp_path / "out" / "harnesses" / "gemini-cli.toml"
+    assert 'version = "0.60.0"' in got.installer.read_text()
+    assert 'installer = "installers/gemini-cli.toml"' in got.harness.read_text()
