@@ -966,7 +966,8 @@ async def rollout_async(
         if b"shforge-removed" in res.stderr:
             run.made_scratch = False
         if b"shforge-unpack-failed" in res.stderr:
-            raise RolloutError("upload", f"the session dir into {session_dir}: tar -x failed", 1)
+            what = "the session dir" if install_s else "the scripts and the session dir"
+            raise RolloutError("upload", f"{what} into {run.scratch}: tar -x failed", 1)
         # copy-back: the tar stream of the launch's stdout.
         t = time.monotonic()
         back = host / "back"
