@@ -494,6 +494,13 @@ def _carried_bash_artifact(installer_text: str, arch: str) -> str:
     return names[0]
 
 
+#: The part of a capture dir a snapshot reader reads, by kind, where the
+#: rest is large and never read (Codex's CODEX_HOME holds the skills it
+#: unpacks on a first run, its sqlite logs): only that comes back. The
+#: readers' layouts (``src/snapshot/codex.rs``: ``sessions``).
+_CAPTURE_SUBS: Dict[str, Tuple[str, ...]] = {"codex": ("sessions",)}
+
+
 def _predicted_entry(installer: Path, prefix: str) -> Optional[str]:
     """The entry a complete install by this installer has in ``prefix``
     (``PREFIX/NAME-VERSION/ENTRY``, from the pins at its top, as its last
@@ -738,10 +745,30 @@ def _untar(data: bytes, into: Path) -> None:
         pass
 
 
+#: The host's scratch for one rollout goes to this memory-backed dir when
+#: it has this much room and TMPDIR is not set: a rollout makes and removes
+#: some twenty dirs there, and on a busy disk each rmdir took 15-45 ms.
+_HOST_SHM = "/dev/shm"
+_HOST_SHM_ROOM = 512 << 20
+
+
+def _host_tmp_base() -> Optional[str]:
+    """Where :func:`_host_tmp` makes its dir (None: the default temp dir)."""
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        st = os.statvfs(_HOST_SHM)
+    except OSError:
+        return None
+    if st.f_bavail * st.f_frsize < _HOST_SHM_ROOM or not os.access(_HOST_SHM, os.W_OK | os.X_OK):
+        return None
+    return _HOST_SHM
+
+
 def _host_tmp() -> Path:
     import tempfile
 
-    return Path(tempfile.mkdtemp(prefix="shforge-rollout-"))
+    return Path(tempfile.mkdtemp(prefix="shforge-rollout-", dir=_host_tmp_base()))
 
 
 def _rmtree(path: Path) -> None:
@@ -882,7 +909,9 @@ async def rollout_async(
             cap = session.capture.db if session.capture.db is not None else session.capture.dir
             keep = ["session/" + n for n in ("events.log", "stderr.log", "stdout.log", "capture.json")]
             if cap is not None and (cap + "/").startswith(session_dir + "/"):
-                keep.append("session/" + os.path.relpath(cap, session_dir))
+                rel = "session/" + os.path.relpath(cap, session_dir)
+                subs = _CAPTURE_SUBS.get(session.capture.kind or "") if session.capture.db is None else None
+                keep += [f"{rel}/{sub}" for sub in subs] if subs else [rel]
                 if session.capture.db is not None:
                     keep += [keep[-1] + "-wal", keep[-1] + "-shm"]
             return session, argv, ends, keep
@@ -981,8 +1010,42 @@ async def rollout_async(
                 f"no receipt (the launch exited {res.exit_code}{': ' + said[:300] if said else ''})",
             )
         (back / "session").mkdir(exist_ok=True)
+        local_capture: Optional[Path] = None
+        if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
+            local_capture = back / "session" / os.path.relpath(cap_path, session_dir)
+            if capture.db is None and capture.kind in _CAPTURE_SUBS:
+                # Only its data subdir came back: the dir itself is there
+                # (the session dir made it), as when it came back whole.
+                local_capture.mkdir(parents=True, exist_ok=True)
+        have_capture = local_capture is not None and local_capture.exists()
+
+        def opt(name: str) -> Optional[Path]:
+            p = back / "session" / name
+            return p if p.is_file() else None
+
+        # The host-side readers (the receipt, the snapshot, ATIF, the
+        # outcome): independent CLI runs, at once.
+        from concurrent.futures import Future, ThreadPoolExecutor
+
+        from .snapshot import snapshot
+        from .tools import outcome
+
+        db = local_capture if capture.db is not None else None
+        dir_ = None if capture.db is not None else local_capture
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            got_receipt = pool.submit(read_receipt, back / "receipt.json")
+            got_snap: Optional[Future[Dict[str, Any]]] = None
+            got_atif: Optional[Future[Dict[str, Any]]] = None
+            if capture.kind is not None and have_capture:
+                got_snap = pool.submit(snapshot, capture.kind, db=db, dir=dir_)
+                got_atif = pool.submit(snapshot, capture.kind, db=db, dir=dir_, format="atif")
+            got_why = pool.submit(
+                outcome, receipt=back / "receipt.json", harness=capture.harness,
+                capture=local_capture if have_capture else None,
+                events=opt("events.log"), stderr=opt("stderr.log"), stdout=opt("stdout.log"),
+            )  # fmt: skip
         try:
-            receipt = read_receipt(back / "receipt.json")
+            receipt = got_receipt.result()
         except ShforgeError as e:
             raise RolloutError("copy-back", e.message, e.code) from e
         copy_s = time.monotonic() - t
@@ -990,35 +1053,18 @@ async def rollout_async(
         for ln in res.stderr.decode("utf-8", "replace").splitlines():
             if ln.startswith("shforge-end-services ") and receipt.services:
                 end_exit = int(ln.split()[1])
-        local_capture: Optional[Path] = None
-        if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
-            local_capture = back / "session" / os.path.relpath(cap_path, session_dir)
         snap: Optional[Dict[str, Any]] = None
         atif: Optional[Dict[str, Any]] = None
-        if capture.kind is not None and local_capture is not None and local_capture.exists():
-            from .snapshot import snapshot
-
-            db = local_capture if capture.db is not None else None
-            dir_ = None if capture.db is not None else local_capture
+        if got_snap is not None and got_atif is not None:
             try:
-                snap = snapshot(capture.kind, db=db, dir=dir_)
-                atif = snapshot(capture.kind, db=db, dir=dir_, format="atif")
+                snap = got_snap.result()
+                atif = got_atif.result()
             except NoSessionDataError:
                 pass
             except ShforgeError as e:
                 raise RolloutError("copy-back", f"reading the session data: {e.message}", e.code) from e
-        from .tools import outcome
-
-        def opt(name: str) -> Optional[Path]:
-            p = back / "session" / name
-            return p if p.is_file() else None
-
         try:
-            why = outcome(
-                receipt=back / "receipt.json", harness=capture.harness,
-                capture=local_capture if local_capture is not None and local_capture.exists() else None,
-                events=opt("events.log"), stderr=opt("stderr.log"), stdout=opt("stdout.log"),
-            )  # fmt: skip
+            why = got_why.result()
         except ShforgeError as e:
             raise RolloutError("copy-back", f"shforge outcome: {e.message}", e.code) from e
         tokens = (snap or {}).get("summary", {}).get("tokens") or {}

@@ -354,6 +354,9 @@ def test_container_killed_mid_rollout(container: Start, model: shforge.FakeModel
         subprocess.run(["docker", "kill", cid], capture_output=True)
 
     killer = threading.Thread(target=kill)
+    # Installed first: the rollout's first exec is the fast launch, which
+    # the kill then lands in.
+    shforge.install(DockerSandbox(cid), "codex")
     sb = Recording(cid, "1000:1000", on_launch=killer)
     with pytest.raises(shforge.RolloutError) as err:
         shforge.rollout(
@@ -379,6 +382,7 @@ def test_exception_during_launch_stops_the_rollout(container: Start, model: shfo
                 kw["timeout"] = 4.0
             return super().exec(command, **kw)  # type: ignore[arg-type]
 
+    shforge.install(DockerSandbox(cid), "codex")  # the fast launch runs the harness
     with pytest.raises(shforge.RolloutError) as err:
         shforge.rollout(
             ClientDies(cid, "1000:1000"), "codex",
