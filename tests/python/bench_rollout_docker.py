@@ -250,7 +250,8 @@ def main(n: int) -> None:
         print(f"  vs the bare CLI, fresh session dir (the floor): {med(floor_fresh):.3f} s: "
               f"{med(one) / med(floor_fresh):.2f}x (target <= 1.3x)")  # fmt: skip
         print(f"  vs the bare CLI, warm session dir: {med(floor_warm):.3f} s: {med(one) / med(floor_warm):.2f}x")
-        print("  rollout phases (medians of each; the lines indented: inside an exec's wall time):")
+        print("  rollout phases (medians of each; the lines indented: inside an exec's wall time; the readers"
+              " (receipt, snapshot, outcome) run at once, so their times overlap and 'the rest' can be below 0):")
         for name in sorted({k for p in phases for k in p}, key=lambda k: (k.strip().split(":")[0], k)):
             print(f"    {med([p.get(name, 0.0) for p in phases]):.3f} s  {name}")
         print(f"fresh install: {med(fresh):.3f} s vs cp + tar -x {med(floor_inst):.3f} s: "
