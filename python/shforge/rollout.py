@@ -287,11 +287,13 @@ class Timings:
     launch's: their transfer is in ``install`` and ``launch_to_receipt``)."""
     install: float
     """Bootstrap and installer runs (the scripts' upload, the reuse check
-    and the plan included: one exec when the install is reused)."""
+    and the plan included: one exec when the install is reused). 0 after a
+    fast launch: its bootstrap and reuse check are in ``launch_to_receipt``."""
     launch_to_receipt: float
     """The launch's one exec: the session dir in, the supervised run, the
     receipt and the session data out as one tar stream, the scratch dir
-    removed."""
+    removed (a fast launch: the scripts in, the bootstrap and the reuse
+    check too)."""
     copy_back: float
     """Unpacking the receipt and the session data on the host, reading the
     receipt."""
