@@ -109,19 +109,32 @@ class DockerSandbox:
             threads.append(threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True))
         for t in threads:
             t.start()
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired as e:
+        # A blocking wait, the timeout a timer that kills the client:
+        # Popen.wait(timeout=) polls with sleeps of up to 50 ms, which the
+        # end of every exec paid.
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
             proc.kill()
+
+        timer = None if timeout is None else threading.Timer(timeout, expire)
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
+        try:
             proc.wait()
-            raise SandboxTimeoutError(
-                f"{' '.join(argv[:2])} in {self.container}: no exit within {timeout:g} s", argv=argv
-            ) from e
         finally:
+            if timer is not None:
+                timer.cancel()
             for t in threads:
                 t.join()
             for stream in (proc.stdout, proc.stderr):
                 stream.close()
+        if expired.is_set():
+            raise SandboxTimeoutError(
+                f"{' '.join(argv[:2])} in {self.container}: no exit within {timeout:g} s", argv=argv
+            )
         if over:
             raise SandboxError(
                 f"{' '.join(argv[:2])} in {self.container}: more than {self.max_output} bytes on {over[0]}",

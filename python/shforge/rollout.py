@@ -128,14 +128,15 @@ printf '%s\n' "$out" | sed 's/^/plan: /'
 # paths (relative to the scratch dir, one a line) of the session data the
 # host reads (the logs, the capture), not the whole session dir (a harness's
 # home holds caches the host never reads).
-_LAUNCH_SCRIPT = r"""
-d=$1 s=$2 ends=$3 keep=$4
-shift 4
-mkdir -p "$s" && (cd "$s" && tar -x -f - && rm .shforge-complete) || { echo "shforge-unpack-failed" >&2; exit 1; }
+_LAUNCH_TAIL = r"""
 "$@" </dev/null >"$d/launch.out" 2>"$d/launch.err"
 rc=$?
 echo "shforge-launched $rc" >&2
-if [ -n "$ends" ] && [ -s "$d/receipt.json" ]; then
+# A receipt whose services list is empty (its last two lines, as the
+# supervisor writes it) needs no end-services run; any other: run it.
+none='"services": [
+]}'
+if [ -n "$ends" ] && [ -s "$d/receipt.json" ] && [ "$(tail -n 2 "$d/receipt.json" 2>/dev/null)" != "$none" ]; then
     eval "$ends" </dev/null >/dev/null 2>&1
     echo "shforge-end-services $?" >&2
 fi
@@ -152,6 +153,51 @@ tar -c -f - "$@" || echo "shforge-pack-failed" >&2
 cd / && rm -rf "$d" 2>/dev/null && echo "shforge-removed" >&2
 exit "$rc"
 """
+
+_LAUNCH_SCRIPT = r"""
+d=$1 s=$2 ends=$3 keep=$4
+shift 4
+mkdir -p "$s" && (cd "$s" && tar -x -f - && rm .shforge-complete) || { echo "shforge-unpack-failed" >&2; exit 1; }
+""" + _LAUNCH_TAIL
+
+#: Stands for the image's bash in the fast launch's argv and end-services
+#: command: the script puts the bash it found in its place.
+_BASH_SLOT = "/shforge-image-bash"
+
+# The fast launch of a reused install, in one exec (the scripts and the
+# session dir one tar stream on stdin): unpack, bootstrap, find the image's
+# bash 3.2+, run the installer's reuse check as the rollout user; when it
+# passed and named the entry the session was written for (``want``), the
+# launch as _LAUNCH_TAIL, the image's bash put in place of _BASH_SLOT in the
+# argv (and as "$b" in ``ends``). Anything else (no bash, an older one, no
+# complete install, another entry, a bootstrap refusal): the session dir is
+# removed, "shforge-fast-declined" said, exit 0; the host then takes the
+# step-by-step path, which reports what went wrong. Nothing ran by then.
+_FAST_LAUNCH_SCRIPT = r"""
+d=$1 prefix=$2 installer=$3 want=$4 ends=$5 keep=$6 workdir=$7
+shift 7
+s=$d/session
+decline() { rm -rf "$s" 2>/dev/null; echo "shforge-fast-declined" >&2; exit 0; }
+cbash() { env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS "$b" --noprofile --norc "$@"; }
+mkdir -p "$d" && cd "$d" && tar -x -f - && rm .shforge-complete || { echo "shforge-unpack-failed" >&2; exit 1; }
+sh "$d/bootstrap.sh" --workdir "$workdir" --session-dir "$s" >/dev/null 2>&1 || decline
+b=$(command -v bash 2>/dev/null) || decline
+case $b in /*) ;; *) decline ;; esac
+v=$(cbash -c 'echo "$BASH_VERSION"' 2>/dev/null) || decline
+case $v in [0-2].*|3.[01].*|3.[01]|'') decline ;; esac
+out=$(cbash "$d/$installer" --prefix "$prefix" --source-dir "$d/artifacts" --quiet 2>/dev/null) || decline
+[ "$(printf '%s\n' "$out" | tail -n 1)" = "$want" ] || decline
+echo "shforge-fast-reused $b" >&2
+n=$#
+while [ "$n" -gt 0 ]; do
+    a=$1
+    shift
+    [ "$a" = /shforge-image-bash ] && a=$b
+    set -- "$@" "$a"
+    n=$((n - 1))
+done
+cd "$workdir" || decline
+""" + _LAUNCH_TAIL
 
 # Can this user create the prefix and write in it, and write into the
 # scratch dir's artifacts? (A shared read-only prefix: no; the rollout
@@ -241,11 +287,13 @@ class Timings:
     launch's: their transfer is in ``install`` and ``launch_to_receipt``)."""
     install: float
     """Bootstrap and installer runs (the scripts' upload, the reuse check
-    and the plan included: one exec when the install is reused)."""
+    and the plan included: one exec when the install is reused). 0 after a
+    fast launch: its bootstrap and reuse check are in ``launch_to_receipt``."""
     launch_to_receipt: float
     """The launch's one exec: the session dir in, the supervised run, the
     receipt and the session data out as one tar stream, the scratch dir
-    removed."""
+    removed (a fast launch: the scripts in, the bootstrap and the reuse
+    check too)."""
     copy_back: float
     """Unpacking the receipt and the session data on the host, reading the
     receipt."""
@@ -289,7 +337,7 @@ class Rollout:
 #: merges stderr into stdout (Harbor's) mixes them into stdout, in no fixed
 #: order, so a result line is never read as one of these.
 _OWN_WORDS = ("shforge-removed", "shforge-launched ", "shforge-end-services ",
-              "shforge-unpack-failed", "shforge-pack-failed")
+              "shforge-unpack-failed", "shforge-pack-failed", "shforge-fast-")
 
 
 def _line(data: bytes, last: bool = True) -> str:
@@ -446,6 +494,35 @@ def _carried_bash_artifact(installer_text: str, arch: str) -> str:
     if not names:
         raise RolloutError("bootstrap", f"the image has no bash 3.2+ and no carried bash is pinned for {arch}", 4)
     return names[0]
+
+
+#: The part of a capture dir a snapshot reader reads, by kind, where the
+#: rest is large and never read (Codex's CODEX_HOME holds the skills it
+#: unpacks on a first run, its sqlite logs): only that comes back. The
+#: readers' layouts (``src/snapshot/codex.rs``: ``sessions``).
+_CAPTURE_SUBS: Dict[str, Tuple[str, ...]] = {"codex": ("sessions",)}
+
+
+def _predicted_entry(installer: Path, prefix: str) -> Optional[str]:
+    """The entry a complete install by this installer has in ``prefix``
+    (``PREFIX/NAME-VERSION/ENTRY``, from the pins at its top, as its last
+    line says it); None when the installer does not pin them that way (the
+    fast launch is then not tried)."""
+    import re
+
+    try:
+        text = installer.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    pins = {}
+    for key in ("name", "version", "entry"):
+        m = re.search(r"^" + key + r"='([^'\n]+)'$", text, re.M)
+        if m is None:
+            return None
+        pins[key] = m.group(1)
+    if "final=$prefix/$name-$version" not in text or pins["entry"].startswith("/"):
+        return None
+    return f"{prefix.rstrip('/') or ''}/{pins['name']}-{pins['version']}/{pins['entry']}"
 
 
 def _default_artifacts() -> Path:
@@ -670,10 +747,30 @@ def _untar(data: bytes, into: Path) -> None:
         pass
 
 
+#: The host's scratch for one rollout goes to this memory-backed dir when
+#: it has this much room and TMPDIR is not set: a rollout makes and removes
+#: some twenty dirs there, and on a busy disk each rmdir took 15-45 ms.
+_HOST_SHM = "/dev/shm"
+_HOST_SHM_ROOM = 512 << 20
+
+
+def _host_tmp_base() -> Optional[str]:
+    """Where :func:`_host_tmp` makes its dir (None: the default temp dir)."""
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        st = os.statvfs(_HOST_SHM)
+    except OSError:
+        return None
+    if st.f_bavail * st.f_frsize < _HOST_SHM_ROOM or not os.access(_HOST_SHM, os.W_OK | os.X_OK):
+        return None
+    return _HOST_SHM
+
+
 def _host_tmp() -> Path:
     import tempfile
 
-    return Path(tempfile.mkdtemp(prefix="shforge-rollout-"))
+    return Path(tempfile.mkdtemp(prefix="shforge-rollout-", dir=_host_tmp_base()))
 
 
 def _rmtree(path: Path) -> None:
@@ -786,72 +883,122 @@ async def rollout_async(
     launched = False
     arts = Path(artifacts) if artifacts is not None else _default_artifacts()
     try:
-        # upload + bootstrap + reuse check (+ the plan): one exec, the
-        # scripts a tar stream on its stdin, unpacked as the rollout user.
         up, has_bash = _staged_scripts(host, harness, installer)
-        scripts = _tar_bytes(up)
-        t = time.monotonic()
-        boot = await _bootstrap(run, workdir, session_dir, prefix, arts, has_bash, harness, scripts, False)
-        bash = boot.bash
-        if boot.entry is not None:
-            inst = Installed(boot.entry, prefix, True, bash, boot.carried, None, time.monotonic() - t)
-        else:
-            inst = await _install(run, harness, bash, prefix, arts, boot.carried, boot.plan, remove_after=False)
-        install_s = time.monotonic() - t - run.upload_s
-        # session: written on the host, sent as the launch's stdin.
-        try:
-            session: Session = harness_mod.write_session(
-                None if spec is not None else harness,  # type: ignore[arg-type]
-                host / "session",
-                session_dir=session_dir, workdir=workdir, entry=inst.entry, base_url=base_url,
-                model=model, prompt=prompt, api=api, api_key_env=api_key_env, mode=mode,
-                keep_env=keep_env, spec=spec,
-            )  # fmt: skip
-        except ShforgeError as e:
-            raise RolloutError("session", e.message, e.code) from e
-        t = time.monotonic()
-        session_tar = _tar_bytes(host / "session")
-        run.upload_s += time.monotonic() - t
-        # launch, in one exec: the session dir unpacked from stdin, the
-        # supervisor, the services ended, receipt + session data back as a
-        # tar stream, the scratch dir removed. The key's value only in this
-        # exec's environment.
-        receipt_path = f"{run.scratch}/receipt.json"
-        argv = launch_argv(
-            f"{run.scratch}/{SUPERVISOR}", receipt_path,
-            [bash, "--noprofile", "--norc", f"{run.scratch}/{RUNNER}", session.params],
-            deadline=deadline, grace=grace, marker=marker, bash=bash,
-        )  # fmt: skip
-        ends = ""
-        if end_services:
-            ends = shlex.join(end_services_argv(f"{run.scratch}/{SUPERVISOR}", receipt_path, bash=bash))
         timeout = None if deadline_s is None else deadline_s + (grace_s or _DEFAULT_GRACE) + _LAUNCH_MARGIN
-        # An image without bash: the harness's shell tool (Claude Code's
-        # looks at $SHELL, then PATH) gets the carried one.
-        shell = {"SHELL": bash} if inst.carried_bash else {}
+
+        def prepared(entry: str, bash: str, into: Path) -> Tuple[Session, List[str], str, List[str]]:
+            """The session dir written on the host into ``into``; the
+            launch argv, the end-services command, the paths to bring back."""
+            try:
+                session: Session = harness_mod.write_session(
+                    None if spec is not None else harness,  # type: ignore[arg-type]
+                    into,
+                    session_dir=session_dir, workdir=workdir, entry=entry, base_url=base_url,
+                    model=model, prompt=prompt, api=api, api_key_env=api_key_env, mode=mode,
+                    keep_env=keep_env, spec=spec,
+                )  # fmt: skip
+            except ShforgeError as e:
+                raise RolloutError("session", e.message, e.code) from e
+            receipt_path = f"{run.scratch}/receipt.json"
+            argv = launch_argv(
+                f"{run.scratch}/{SUPERVISOR}", receipt_path,
+                [bash, "--noprofile", "--norc", f"{run.scratch}/{RUNNER}", session.params],
+                deadline=deadline, grace=grace, marker=marker, bash=bash,
+            )  # fmt: skip
+            ends = ""
+            if end_services:
+                ends = shlex.join(end_services_argv(f"{run.scratch}/{SUPERVISOR}", receipt_path, bash=bash))
+            cap = session.capture.db if session.capture.db is not None else session.capture.dir
+            keep = ["session/" + n for n in ("events.log", "stderr.log", "stdout.log", "capture.json")]
+            if cap is not None and (cap + "/").startswith(session_dir + "/"):
+                rel = "session/" + os.path.relpath(cap, session_dir)
+                subs = _CAPTURE_SUBS.get(session.capture.kind or "") if session.capture.db is None else None
+                keep += [f"{rel}/{sub}" for sub in subs] if subs else [rel]
+                if session.capture.db is not None:
+                    keep += [keep[-1] + "-wal", keep[-1] + "-shm"]
+            return session, argv, ends, keep
+
+        async def launch(argv: List[str], env: Dict[str, str], cwd: Optional[str], stdin: bytes,
+                         limit: Optional[float]) -> ExecResult:  # fmt: skip
+            try:
+                return await sandbox.exec(argv, env=env, cwd=cwd, timeout=limit, stdin=stdin)
+            except SandboxTimeoutError as e:
+                raise RolloutError("launch", f"the supervisor did not return within {limit:g} s: {e.message}") from e
+            except SandboxError as e:
+                raise RolloutError("launch", f"the sandbox failed: {e.message}") from e
+
+        res: Optional[ExecResult] = None
+        want = _predicted_entry(up / "installers" / f"{harness}.sh", prefix)
+        if want is not None:
+            # The fast path, for a reused install and the image's bash: the
+            # session written for the entry the installer would name, the
+            # scripts and the session dir one tar stream, bootstrap + reuse
+            # check + launch one exec (_FAST_LAUNCH_SCRIPT).
+            session, argv, ends, keep = prepared(want, _BASH_SLOT, up / "session")
+            ends = ends.replace(_BASH_SLOT, '"$b"')
+            t = time.monotonic()
+            both = _tar_bytes(up)
+            run.upload_s += time.monotonic() - t
+            t = time.monotonic()
+            run.made_scratch = True
+            launched = True
+            res = await launch(
+                ["sh", "-c", _FAST_LAUNCH_SCRIPT, "sh", run.scratch, prefix, f"installers/{harness}.sh", want,
+                 ends, "\n".join(keep), workdir, *argv],
+                {**key_env, ROLLOUT_VAR: run.rid}, None, both, None if timeout is None else timeout + _STEP_TIMEOUT,
+            )  # fmt: skip
+            launch_s = time.monotonic() - t
+            told = res.stderr.decode("utf-8", "replace").splitlines()
+            reused = next((ln[20:] for ln in told if ln.startswith("shforge-fast-reused ")), None)
+            if reused is None and "shforge-fast-declined" in told:
+                res = None
+                launched = False
+                _rmtree(up / "session")
+            elif reused is not None:
+                inst = Installed(want, prefix, True, reused, False, None, 0.0)
+                install_s = 0.0
+            else:
+                inst = Installed(want, prefix, True, "", False, None, 0.0)
+                install_s = 0.0
+        if res is None:
+            # Step by step: upload + bootstrap + reuse check (+ the plan) in
+            # one exec, the scripts a tar stream on its stdin, unpacked as
+            # the rollout user; the install; the launch.
+            scripts = _tar_bytes(up)
+            t = time.monotonic()
+            boot = await _bootstrap(run, workdir, session_dir, prefix, arts, has_bash, harness, scripts, False)
+            bash = boot.bash
+            if boot.entry is not None:
+                inst = Installed(boot.entry, prefix, True, bash, boot.carried, None, time.monotonic() - t)
+            else:
+                inst = await _install(run, harness, bash, prefix, arts, boot.carried, boot.plan, remove_after=False)
+            install_s = time.monotonic() - t - run.upload_s
+            # session: written on the host, sent as the launch's stdin.
+            session, argv, ends, keep = prepared(inst.entry, bash, host / "session")
+            t = time.monotonic()
+            session_tar = _tar_bytes(host / "session")
+            run.upload_s += time.monotonic() - t
+            # launch, in one exec: the session dir unpacked from stdin, the
+            # supervisor, the services ended, receipt + session data back as
+            # a tar stream, the scratch dir removed. The key's value only in
+            # this exec's environment. An image without bash: the harness's
+            # shell tool (Claude Code's looks at $SHELL, then PATH) gets the
+            # carried one.
+            shell = {"SHELL": bash} if inst.carried_bash else {}
+            t = time.monotonic()
+            launched = True
+            res = await launch(
+                ["sh", "-c", _LAUNCH_SCRIPT, "sh", run.scratch, session_dir, ends, "\n".join(keep), *argv],
+                {**key_env, **shell, ROLLOUT_VAR: run.rid}, workdir, session_tar, timeout,
+            )  # fmt: skip
+            launch_s = time.monotonic() - t
         capture = session.capture
         cap_path = capture.db if capture.db is not None else capture.dir
-        keep = ["session/" + n for n in ("events.log", "stderr.log", "stdout.log", "capture.json")]
-        if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
-            keep.append("session/" + os.path.relpath(cap_path, session_dir))
-            if capture.db is not None:
-                keep += [keep[-1] + "-wal", keep[-1] + "-shm"]
-        t = time.monotonic()
-        launched = True
-        try:
-            res = await sandbox.exec(
-                ["sh", "-c", _LAUNCH_SCRIPT, "sh", run.scratch, session_dir, ends, "\n".join(keep), *argv],
-                env={**key_env, **shell, ROLLOUT_VAR: run.rid}, cwd=workdir, timeout=timeout, stdin=session_tar,
-            )  # fmt: skip
-        except SandboxTimeoutError as e:
-            raise RolloutError("launch", f"the supervisor did not return within {timeout:g} s: {e.message}") from e
-        except SandboxError as e:
-            raise RolloutError("launch", f"the sandbox failed: {e.message}") from e
-        launch_s = time.monotonic() - t
         if b"shforge-removed" in res.stderr:
             run.made_scratch = False
         if b"shforge-unpack-failed" in res.stderr:
-            raise RolloutError("upload", f"the session dir into {session_dir}: tar -x failed", 1)
+            what = "the session dir" if install_s else "the scripts and the session dir"
+            raise RolloutError("upload", f"{what} into {run.scratch}: tar -x failed", 1)
         # copy-back: the tar stream of the launch's stdout.
         t = time.monotonic()
         back = host / "back"
@@ -865,8 +1012,42 @@ async def rollout_async(
                 f"no receipt (the launch exited {res.exit_code}{': ' + said[:300] if said else ''})",
             )
         (back / "session").mkdir(exist_ok=True)
+        local_capture: Optional[Path] = None
+        if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
+            local_capture = back / "session" / os.path.relpath(cap_path, session_dir)
+            if capture.db is None and capture.kind in _CAPTURE_SUBS:
+                # Only its data subdir came back: the dir itself is there
+                # (the session dir made it), as when it came back whole.
+                local_capture.mkdir(parents=True, exist_ok=True)
+        have_capture = local_capture is not None and local_capture.exists()
+
+        def opt(name: str) -> Optional[Path]:
+            p = back / "session" / name
+            return p if p.is_file() else None
+
+        # The host-side readers (the receipt, the snapshot, ATIF, the
+        # outcome): independent CLI runs, at once.
+        from concurrent.futures import Future, ThreadPoolExecutor
+
+        from .snapshot import snapshot
+        from .tools import outcome
+
+        db = local_capture if capture.db is not None else None
+        dir_ = None if capture.db is not None else local_capture
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            got_receipt = pool.submit(read_receipt, back / "receipt.json")
+            got_snap: Optional[Future[Dict[str, Any]]] = None
+            got_atif: Optional[Future[Dict[str, Any]]] = None
+            if capture.kind is not None and have_capture:
+                got_snap = pool.submit(snapshot, capture.kind, db=db, dir=dir_)
+                got_atif = pool.submit(snapshot, capture.kind, db=db, dir=dir_, format="atif")
+            got_why = pool.submit(
+                outcome, receipt=back / "receipt.json", harness=capture.harness,
+                capture=local_capture if have_capture else None,
+                events=opt("events.log"), stderr=opt("stderr.log"), stdout=opt("stdout.log"),
+            )  # fmt: skip
         try:
-            receipt = read_receipt(back / "receipt.json")
+            receipt = got_receipt.result()
         except ShforgeError as e:
             raise RolloutError("copy-back", e.message, e.code) from e
         copy_s = time.monotonic() - t
@@ -874,35 +1055,18 @@ async def rollout_async(
         for ln in res.stderr.decode("utf-8", "replace").splitlines():
             if ln.startswith("shforge-end-services ") and receipt.services:
                 end_exit = int(ln.split()[1])
-        local_capture: Optional[Path] = None
-        if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
-            local_capture = back / "session" / os.path.relpath(cap_path, session_dir)
         snap: Optional[Dict[str, Any]] = None
         atif: Optional[Dict[str, Any]] = None
-        if capture.kind is not None and local_capture is not None and local_capture.exists():
-            from .snapshot import snapshot
-
-            db = local_capture if capture.db is not None else None
-            dir_ = None if capture.db is not None else local_capture
+        if got_snap is not None and got_atif is not None:
             try:
-                snap = snapshot(capture.kind, db=db, dir=dir_)
-                atif = snapshot(capture.kind, db=db, dir=dir_, format="atif")
+                snap = got_snap.result()
+                atif = got_atif.result()
             except NoSessionDataError:
                 pass
             except ShforgeError as e:
                 raise RolloutError("copy-back", f"reading the session data: {e.message}", e.code) from e
-        from .tools import outcome
-
-        def opt(name: str) -> Optional[Path]:
-            p = back / "session" / name
-            return p if p.is_file() else None
-
         try:
-            why = outcome(
-                receipt=back / "receipt.json", harness=capture.harness,
-                capture=local_capture if local_capture is not None and local_capture.exists() else None,
-                events=opt("events.log"), stderr=opt("stderr.log"), stdout=opt("stdout.log"),
-            )  # fmt: skip
+            why = got_why.result()
         except ShforgeError as e:
             raise RolloutError("copy-back", f"shforge outcome: {e.message}", e.code) from e
         tokens = (snap or {}).get("summary", {}).get("tokens") or {}

@@ -125,7 +125,9 @@ def prompt(token: str, target: str, extra: str = "") -> str:
 
 
 def host_temps() -> List[str]:
-    return sorted(p.name for p in Path(tempfile.gettempdir()).glob("shforge-rollout-*"))
+    # The rollout's host scratch: in /dev/shm when it has room, else the
+    # temp dir.
+    return sorted(str(p) for d in {tempfile.gettempdir(), "/dev/shm"} for p in Path(d).glob("shforge-rollout-*"))
 
 
 def processes(cid: str) -> List[str]:

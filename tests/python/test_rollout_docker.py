@@ -271,11 +271,12 @@ def test_key_value_never_on_an_argv(container: Start, model: shforge.FakeModelSe
 
 @pytest.mark.parametrize(
     "match, step",
-    # The bootstrap exec also unpacks the scripts and asks the plan; the
-    # launch exec also unpacks the session dir, sends the data back and
-    # removes the scratch dir; the separate removal (chmod -R) runs only
-    # after a failure.
-    [("bootstrap.sh", "bootstrap"),
+    # A fresh container: the fast launch (bootstrap + reuse check + launch
+    # in one exec) declines, then step by step: the bootstrap exec also
+    # unpacks the scripts and asks the plan; the launch exec also unpacks
+    # the session dir, sends the data back and removes the scratch dir; the
+    # separate removal (chmod -R) runs only after a failure.
+    [("shforge-fast-declined", "launch"), ("rm_reused=$4", "bootstrap"),
      ("'--prefix', '/opt/shforge', '--source-dir'", "install"),
      ("harness_runner.sh", "launch"), ("chmod -R u+rwx", None)],
 )  # fmt: skip
@@ -310,9 +311,12 @@ def test_upload_failing_half_way(container: Start, model: shforge.FakeModelServe
     assert host_temps() == before
     assert rollout_processes(cid) == []
     assert scratch_left(cid) == ""
-    # The tar streams on an exec's stdin (the scripts; the session dir),
-    # cut half-way.
-    for nth in (1, 2):
+    # The tar streams on an exec's stdin, cut half-way: in a fresh
+    # container, the fast launch's (the scripts and the session dir), then
+    # (the fast launch declined) the bootstrap's (the scripts), then the
+    # launch's (the session dir); with the install reused, the fast
+    # launch's again.
+    for nth in (1, 2, 3, 1):
         with pytest.raises(shforge.RolloutError) as err:
             run(Truncating(cid, "1000:1000", nth=nth), token(), model.base_url)
         print(f"\nstdin stream {nth} cut: {err.value}")
@@ -320,8 +324,8 @@ def test_upload_failing_half_way(container: Start, model: shforge.FakeModelServe
         assert host_temps() == before
         assert rollout_processes(cid) == []
         assert scratch_left(cid) == ""
-        if nth == 1:
-            shforge.install(DockerSandbox(cid), "codex")  # the session's stream next: the install is reused
+        if nth == 3:
+            shforge.install(DockerSandbox(cid), "codex")  # the fast launch's stream next, the install reused
 
 
 class Truncating(DockerSandbox):
@@ -350,6 +354,9 @@ def test_container_killed_mid_rollout(container: Start, model: shforge.FakeModel
         subprocess.run(["docker", "kill", cid], capture_output=True)
 
     killer = threading.Thread(target=kill)
+    # Installed first: the rollout's first exec is the fast launch, which
+    # the kill then lands in.
+    shforge.install(DockerSandbox(cid), "codex")
     sb = Recording(cid, "1000:1000", on_launch=killer)
     with pytest.raises(shforge.RolloutError) as err:
         shforge.rollout(
@@ -375,6 +382,7 @@ def test_exception_during_launch_stops_the_rollout(container: Start, model: shfo
                 kw["timeout"] = 4.0
             return super().exec(command, **kw)  # type: ignore[arg-type]
 
+    shforge.install(DockerSandbox(cid), "codex")  # the fast launch runs the harness
     with pytest.raises(shforge.RolloutError) as err:
         shforge.rollout(
             ClientDies(cid, "1000:1000"), "codex",
