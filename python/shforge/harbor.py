@@ -386,6 +386,7 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
         if self._installed is None:
             raise RuntimeError("shforge: run() before setup()")
+        self._instruction = instruction
         sandbox = HarborSandbox(environment)
         workdir = self._workdir
         if workdir is None:
@@ -464,17 +465,88 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
             "errors": rollout.errors,
         }
         context.metadata = json.loads(json.dumps(meta, default=str))
-        if rollout.atif is not None:
+        atif = rollout.atif
+        if atif is None and self.harness == "openclaw":
+            atif = _openclaw_atif(rollout.host_dir / "out", self._instruction, self._model_id(), self._pinned)
+            if atif is not None and context.n_input_tokens == 0:
+                totals = atif["final_metrics"]
+                context.n_input_tokens = totals["total_prompt_tokens"]
+                context.n_output_tokens = totals["total_completion_tokens"]
+                context.n_cache_tokens = totals["total_cached_tokens"]
+        if atif is not None:
             from harbor.models.trajectories import Trajectory  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
-            trajectory = Trajectory.model_validate(rollout.atif)
+            trajectory = Trajectory.model_validate(atif)
             (self.logs_dir / "trajectory.json").write_text(
                 json.dumps(trajectory.model_dump(mode="json", exclude_none=True), indent=2) + "\n"
             )
 
+    _instruction = ""
+
     def populate_context_post_run(self, context: AgentContext) -> None:
         if self._rollout is not None and context.n_input_tokens is None:
             self._record(self._rollout, context, cancelled=False)
+
+
+def _openclaw_result(out: Path) -> Optional[Dict[str, Any]]:
+    """OpenClaw's ``--json`` result: the last JSON object of its stdout
+    (the runner's events.log, ``TIME<TAB>LINE``, else stdout.log)."""
+    for name, tabbed in (("events.log", True), ("stdout.log", False)):
+        try:
+            lines = (out / name).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        text = "\n".join(ln.split("\t", 1)[1] if tabbed and "\t" in ln else ln for ln in lines)
+        start = text.rfind("\n{")
+        start = start + 1 if start >= 0 else (0 if text.startswith("{") else -1)
+        if start < 0:
+            continue
+        try:
+            doc = json.loads(text[start:])
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            return doc
+    return None
+
+
+def _openclaw_atif(out: Path, instruction: str, model: str, version: Optional[str]) -> Optional[Dict[str, Any]]:
+    """OpenClaw has no snapshot reader (its session store is an internal
+    SQLite schema): its ATIF is a two-step summary built from its ``--json``
+    result: the instruction as the user step, the final answer as the agent
+    step with the run's token totals; the tool calls are counted in
+    ``extra`` (``toolSummary``), not replayed. None when there is no result
+    (a killed run)."""
+    doc = _openclaw_result(out)
+    if doc is None:
+        return None
+    usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
+    n_in, n_out, n_cache = (int(usage.get(k) or 0) for k in ("input", "output", "cacheRead"))
+    final = doc.get("final")
+    return {
+        "schema_version": "ATIF-v1.6",
+        "session_id": str(doc.get("sessionId") or "openclaw"),
+        "agent": {"name": "openclaw", "version": version or "unknown", "model_name": model},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": instruction},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "model_name": model,
+                "message": final if isinstance(final, str) else "",
+                "metrics": {"prompt_tokens": n_in, "completion_tokens": n_out, "cached_tokens": n_cache},
+            },
+        ],
+        "final_metrics": {
+            "total_prompt_tokens": n_in,
+            "total_completion_tokens": n_out,
+            "total_cached_tokens": n_cache,
+            "total_steps": 2,
+        },
+        "extra": {"shforge": {"harness": "openclaw", "source": "openclaw --json result (summary: no snapshot reader)",
+                              "status": doc.get("status"), "assistant_turns": doc.get("assistantTurns"),
+                              "tool_summary": doc.get("toolSummary")}},
+    }
 
 
 def _one(harness: str, cls_name: str) -> type:

@@ -1,0 +1,111 @@
+"""Every shipped harness in real Harbor 0.25 trials, all at once: one
+``harbor run -c JOB -n N`` with the twelve agent classes on one bookworm
+task (item "one trial per shipped harness"), each trial rewarded by a
+verifier that checks the deliverable and finds no agent process left, each
+``trajectory.json`` validated with Harbor's own models."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Dict, Iterator, List
+
+import pytest
+
+from _harbor import Job, fake_model_server, run_job, write_task
+from conftest import need_artifact
+
+#: Harness -> its class in shforge.harbor.
+CLASSES: Dict[str, str] = {
+    "claude-code": "ClaudeCode",
+    "cline": "Cline",
+    "codex": "Codex",
+    "gemini-cli": "GeminiCli",
+    "hermes": "Hermes",
+    "kilo": "Kilo",
+    "nooa": "Nooa",
+    "openclaw": "OpenClaw",
+    "opencode": "OpenCode",
+    "pi": "Pi",
+    "qwen-code": "QwenCode",
+    "stirrup": "Stirrup",
+}
+#: Any process of any harness (beside the supervisor's marker).
+PATTERN = "codex|claude|cline|gemini|hermes|kilo|nooa|openclaw|opencode|qwen|stirrup|/pi( |$)|shforge-standin"
+KEY = {"FAKE_KEY": "sk-shforge-fake-key-not-on-any-argv"}
+#: Trials at once: 2 cores shared with cargo test in CI.
+N = int(os.environ.get("SHFORGE_HARBOR_N", "4"))
+
+
+def agent(harness: str, url: str, **kwargs: str) -> Dict[str, object]:
+    """One AgentConfig: the harness's class, the fake model, its default
+    API (no --api-format: the harness's first)."""
+    return {
+        "import_path": f"shforge.harbor:{CLASSES[harness]}",
+        "model_name": "fake-model",
+        "base_url": url,
+        "model_api_key_name": "FAKE_KEY",
+        "kwargs": {"workdir": "/app", **kwargs},
+    }
+
+
+def wanted_artifacts(harness: str) -> List[str]:
+    import shforge
+    from shforge._harbor_rollout import installer_artifacts
+
+    return [f for f, a in installer_artifacts(Path(shforge.installer_path(harness))) if a in ("x86_64", "any")]
+
+
+def check_rewarded(job: Job, import_path: str, task: str) -> None:
+    from harbor.models.trajectories import Trajectory
+
+    trial = job.by(import_path, task)
+    assert trial.dir is not None
+    left = trial.dir / "verifier" / "left.txt"
+    why = (json.dumps(trial.result.get("exception_info"))
+           + ("\n" + left.read_text() if left.exists() else "")
+           + "\n" + (trial.dir / "trial.log").read_text()[-3000:] if (trial.dir / "trial.log").exists() else "")
+    assert trial.reward == 1.0, why
+    meta = trial.result["agent_result"]["metadata"]["shforge"]
+    assert meta["outcome"]["status"] == "completed" and meta["stop"]["cleanup_confirmed"], meta
+    doc = json.loads((trial.dir / "agent" / "trajectory.json").read_text())
+    Trajectory.model_validate(doc)
+    assert doc["steps"], doc
+
+
+@pytest.fixture(scope="module")
+def every_harness(tmp_path_factory: pytest.TempPathFactory, harbor_ready: None) -> Iterator[Job]:
+    """The one job: twelve agents x one bookworm task, N at once."""
+    for h in CLASSES:
+        for f in wanted_artifacts(h):
+            need_artifact(f)
+    root = tmp_path_factory.mktemp("every-harness")
+    proc, url = fake_model_server(root / "requests.jsonl")
+    try:
+        tok = f"harbor-{time.time_ns():x}-{os.getpid()}"
+        task = write_task(root, tok, pattern=PATTERN, name="bookworm")
+        job = run_job(root, [task], [agent(h, url) for h in CLASSES], n=N, env=KEY)
+        print(f"\nharbor run -n {N}: {len(CLASSES)} harnesses on bookworm in {job.wall:.1f} s "
+              f"(exit {job.returncode}); per trial: "
+              + ", ".join(f"{Path(str(t.dir)).name.split('__')[0]} {_wall(t):.0f} s" for t in job.trials))
+        yield job
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def _wall(trial: object) -> float:
+    from datetime import datetime
+
+    r = getattr(trial, "result")
+    try:
+        return (datetime.fromisoformat(r["finished_at"]) - datetime.fromisoformat(r["started_at"])).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return float("nan")
+
+
+@pytest.mark.parametrize("harness", sorted(CLASSES))
+def test_every_harness_bookworm(every_harness: Job, harness: str) -> None:
+    check_rewarded(every_harness, f"shforge.harbor:{CLASSES[harness]}", "bookworm")
