@@ -106,9 +106,17 @@ class HarborSandbox:
     stderr into stdout; ``stderr`` is then empty. A transport failure raises
     :class:`~shforge.errors.SandboxError`."""
 
-    def __init__(self, environment: BaseEnvironment, user: Optional[str] = None) -> None:
+    def __init__(self, environment: BaseEnvironment, user: Optional[str] = None,
+                 ops: Optional[Dict[str, float]] = None) -> None:
         self.environment = environment
         self.user = user
+        #: Harbor calls made and the seconds they took (``exec``,
+        #: ``exec_s``, ``upload``, ...): each is a ``docker compose`` run.
+        self.ops: Dict[str, float] = ops if ops is not None else {}
+
+    def _count(self, op: str, started: float) -> None:
+        self.ops[op] = self.ops.get(op, 0) + 1
+        self.ops[op + "_s"] = round(self.ops.get(op + "_s", 0.0) + time.monotonic() - started, 3)
 
     async def exec(
         self,
@@ -125,6 +133,7 @@ class HarborSandbox:
             text = await self._stdin_wrapper(stdin, text)
         if env:
             text = await self._env_wrapper(dict(env), text)
+        started = time.monotonic()
         try:
             r = await self.environment.exec(
                 text,
@@ -136,6 +145,8 @@ class HarborSandbox:
             raise
         except Exception as e:  # noqa: BLE001 - the transport's failure, one line
             raise SandboxError(f"shforge: Harbor exec failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
+        finally:
+            self._count("exec", started)
         return ExecResult(r.return_code, (r.stdout or "").encode(), (r.stderr or "").encode())
 
     async def _stdin_wrapper(self, data: bytes, command: str) -> str:
@@ -173,6 +184,7 @@ class HarborSandbox:
 
     async def upload(self, src: StrPath, dst: str, *, user: Optional[str] = None) -> None:
         src = Path(src)
+        started = time.monotonic()
         try:
             if src.is_dir():
                 await self.environment.upload_dir(src, dst)
@@ -182,8 +194,11 @@ class HarborSandbox:
             raise
         except Exception as e:  # noqa: BLE001
             raise SandboxError(f"shforge: upload of {src} to {dst} failed: {e}") from e
+        finally:
+            self._count("upload", started)
 
     async def download(self, src: str, dst: StrPath) -> None:
+        started = time.monotonic()
         try:
             if await self.environment.is_dir(src):
                 await self.environment.download_dir(src, dst)
@@ -193,6 +208,8 @@ class HarborSandbox:
             raise
         except Exception as e:  # noqa: BLE001
             raise SandboxError(f"shforge: download of {src} failed: {e}") from e
+        finally:
+            self._count("download", started)
 
 
 def _opt_float(name: str, value: Any) -> Optional[float]:
@@ -325,6 +342,8 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         self._url: Optional[str] = self._base_url or connection.resolved_base_url or connection.candidate_base_url
         self._installed: Optional[Installed] = None
         self._rollout: Optional[Rollout] = None
+        #: Harbor calls per phase (HarborSandbox.ops), in context.metadata.
+        self._ops: Dict[str, Dict[str, float]] = {"setup": {}, "run": {}}
 
     @staticmethod
     def name() -> str:
@@ -354,7 +373,7 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         if not self._url:
             raise ValueError("shforge: no model server: give --base-url URL")
         self._model_id()
-        sandbox = HarborSandbox(environment)
+        sandbox = HarborSandbox(environment, ops=self._ops["setup"])
         if self._engine == "shim":
             self._installed = await install_async(
                 sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
@@ -380,14 +399,15 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         (self.logs_dir / "shforge-install.json").write_text(
             json.dumps({"harness": self.harness, "version": self._pinned, "entry": self._installed.entry,
                         "reused": self._installed.reused, "engine": self._engine,
-                        "seconds": round(self._installed.seconds, 3)}) + "\n"
+                        "seconds": round(self._installed.seconds, 3),
+                        "harbor_calls": self._ops["setup"]}) + "\n"
         )
 
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
         if self._installed is None:
             raise RuntimeError("shforge: run() before setup()")
         self._instruction = instruction
-        sandbox = HarborSandbox(environment)
+        sandbox = HarborSandbox(environment, ops=self._ops["run"])
         workdir = self._workdir
         if workdir is None:
             # The container's working directory; "/" (an image without a
@@ -463,6 +483,7 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
             "stopped_by_harbor": cancelled,
             "timings": {k: round(v, 3) for k, v in rollout.timings.items()},
             "errors": rollout.errors,
+            "harbor_calls": self._ops,
         }
         context.metadata = json.loads(json.dumps(meta, default=str))
         atif = rollout.atif

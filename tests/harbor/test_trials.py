@@ -146,9 +146,24 @@ def test_reused_prefix_versus_oracle(tmp_path: Path, server: str) -> None:
     assert install["reused"] is True, install
     run_s = ours.result["agent_result"]["metadata"]["shforge"]["timings"]["run"]
     ratio = walls["shforge"].wall / walls["oracle"].wall
-    print(f"\nreused read-only prefix: oracle {walls['oracle'].wall:.1f} s, shforge codex {ours.wall:.1f} s "
-          f"(ratio {ratio:.2f}; setup {install['seconds']:.1f} s, harness run {run_s:.1f} s; "
+    calls = ours.result["agent_result"]["metadata"]["shforge"]["harbor_calls"]
+    print(f"\nreused read-only prefix, harbor process wall: oracle {walls['oracle'].wall:.1f} s, shforge codex "
+          f"{ours.wall:.1f} s (ratio {ratio:.2f}; setup {install['seconds']:.1f} s, harness run {run_s:.1f} s; "
           f"target {1.5 * walls['oracle'].wall + run_s:.1f} s)")
+    # Harbor's own trial time (result.json started_at -> finished_at): the
+    # process wall above adds Harbor's start-up, where `-m` makes Harbor
+    # import LiteLLM to parse the model name (the oracle has no model).
+    o, t = trial_seconds(walls["oracle"]), trial_seconds(ours)
+    print(f"reused read-only prefix, Harbor trial time: oracle {o:.1f} s, shforge codex {t:.1f} s "
+          f"(ratio {t / o:.2f}, {(t - run_s) / o:.2f} without the harness's run; target {1.5 * o + run_s:.1f} s); "
+          f"Harbor calls: setup {calls['setup']}, run {calls['run']}")
+
+
+def trial_seconds(trial: Trial) -> float:
+    from datetime import datetime
+
+    return (datetime.fromisoformat(trial.result["finished_at"])
+            - datetime.fromisoformat(trial.result["started_at"])).total_seconds()
 
 
 def test_timeout_leaves_nothing(tmp_path: Path, server: str) -> None:
