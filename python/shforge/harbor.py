@@ -106,6 +106,9 @@ class HarborSandbox:
     stderr into stdout; ``stderr`` is then empty. A transport failure raises
     :class:`~shforge.errors.SandboxError`."""
 
+    #: ``download(..., is_dir=True)`` skips Harbor's is_dir exec.
+    download_knows_dirs = True
+
     def __init__(self, environment: BaseEnvironment, user: Optional[str] = None,
                  ops: Optional[Dict[str, float]] = None) -> None:
         self.environment = environment
@@ -197,10 +200,11 @@ class HarborSandbox:
         finally:
             self._count("upload", started)
 
-    async def download(self, src: str, dst: StrPath) -> None:
+    async def download(self, src: str, dst: StrPath, *, is_dir: Optional[bool] = None) -> None:
+        """``is_dir`` when the caller knows it: no exec to ask Harbor."""
         started = time.monotonic()
         try:
-            if await self.environment.is_dir(src):
+            if is_dir if is_dir is not None else await self.environment.is_dir(src):
                 await self.environment.download_dir(src, dst)
             else:
                 await self.environment.download_file(src, dst)
@@ -342,6 +346,8 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         self._url: Optional[str] = self._base_url or connection.resolved_base_url or connection.candidate_base_url
         self._installed: Optional[Installed] = None
         self._rollout: Optional[Rollout] = None
+        #: setup() made RUNDIR/runs and the workdir.
+        self._dirs_made = False
         #: Harbor calls per phase (HarborSandbox.ops), in context.metadata.
         self._ops: Dict[str, Dict[str, float]] = {"setup": {}, "run": {}}
 
@@ -392,7 +398,11 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
             # The scripts and the runs' session dirs go to the run dir, apart
             # from the prefix, which may be a shared read-only mount.
             scripts = f"{self._rundir}/scripts"
-            await _must(sandbox, "upload", f"rm -rf {shlex.quote(scripts)} && mkdir -p {shlex.quote(self._rundir)}")
+            # One exec: the scripts' dir cleared, the runs' dir and the
+            # workdir made (run() then needs no mkdir of its own).
+            made = " ".join(shlex.quote(d) for d in [f"{self._rundir}/runs", *([self._workdir] if self._workdir else [])])
+            await _must(sandbox, "upload", f"rm -rf {shlex.quote(scripts)} && mkdir -p {made}")
+            self._dirs_made = True
             await sandbox.upload(scripts_dir(), scripts)
             self._installed = Installed(self.harness, inst.entry, self._prefix, scripts,
                                         time.monotonic() - t, bash=inst.bash, reused=inst.reused)
@@ -435,6 +445,7 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
                 mode=self._mode,
                 spec=self._spec,
                 host_dir=self.logs_dir / "shforge",
+                dirs_made=self._dirs_made and workdir == self._workdir,
             )
         except BaseException as exc:
             partial = getattr(exc, "shforge_rollout", None)
@@ -541,7 +552,8 @@ def _openclaw_atif(out: Path, instruction: str, model: str, version: Optional[st
     doc = _openclaw_result(out)
     if doc is None:
         return None
-    usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
+    raw = doc.get("usage")
+    usage: Dict[str, Any] = raw if isinstance(raw, dict) else {}
     n_in, n_out, n_cache = (int(usage.get(k) or 0) for k in ("input", "output", "cacheRead"))
     final = doc.get("final")
     return {

@@ -151,7 +151,9 @@ class Job:
     def by(self, agent: str, task: str) -> Trial:
         """The one trial of ``agent`` (import path) on ``task`` (dir name)."""
         found = [t for t in self.trials
-                 if (t.result.get("config") or {}).get("agent", {}).get("import_path") == agent
+                 # `-a module:Class` on the command line lands in `name`.
+                 if agent in ((t.result.get("config") or {}).get("agent", {}).get("import_path"),
+                              (t.result.get("config") or {}).get("agent", {}).get("name"))
                  and Path(str((t.result.get("config") or {}).get("task", {}).get("path"))).name == task]
         assert len(found) == 1, (agent, task, [t.dir for t in self.trials], self.output[-2000:])
         return found[0]
@@ -175,7 +177,13 @@ def run_job(root: Path, tasks: List[Path], agents: List[Dict[str, Any]], *, n: i
         "tasks": [{"path": str(t)} for t in tasks],
     }
     (root / "job.json").write_text(json.dumps(config, indent=2))
-    argv = [str(HARBOR), "run", "-c", str(root / "job.json"), "-n", str(n), "-y"]
+    return harbor_run(root, ["-c", str(root / "job.json"), "-n", str(n), "-y"], env=env, timeout=timeout)
+
+
+def harbor_run(root: Path, args: List[str], *, env: Optional[Dict[str, str]] = None, timeout: float = 1500) -> Job:
+    """``harbor run ARGS`` under ``unshare -n``; the trials are read from
+    ROOT/jobs/job (ARGS name that job dir, or the config does)."""
+    argv = [str(HARBOR), "run", *args]
     cmd = ["unshare", "-n", "sh", "-c", 'ip link set lo up 2>/dev/null || true; exec "$@"', "sh", *argv]
     t0 = time.monotonic()
     p = subprocess.run(cmd, env=harbor_env(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -14,7 +14,7 @@ from typing import Dict, Iterator, List
 
 import pytest
 
-from _harbor import Job, fake_model_server, run_job, write_task
+from _harbor import Job, fake_model_server, harbor_run, run_job, write_task
 from conftest import need_artifact
 
 #: Harness -> its class in shforge.harbor.
@@ -39,11 +39,23 @@ KEY = {"FAKE_KEY": "sk-shforge-fake-key-not-on-any-argv"}
 N = int(os.environ.get("SHFORGE_HARBOR_N", "4"))
 
 
-def agent(harness: str, url: str, **kwargs: str) -> Dict[str, object]:
-    """One AgentConfig: the harness's class, the fake model, its default
-    API (no --api-format: the harness's first)."""
+#: The generic agent with --agent-kwarg harness=codex stands for Codex in
+#: the bookworm job (its class is in test_images.py's jobs).
+GENERIC = {"codex"}
+
+
+def import_path(harness: str, generic: bool = False) -> str:
+    return "shforge.harbor:ShforgeAgent" if generic else f"shforge.harbor:{CLASSES[harness]}"
+
+
+def agent(harness: str, url: str, generic: bool = False, **kwargs: str) -> Dict[str, object]:
+    """One AgentConfig: the harness's class (or the generic agent with
+    ``harness=NAME``), the fake model, its default API (no --api-format:
+    the harness's first)."""
+    if generic:
+        kwargs = {"harness": harness, **kwargs}
     return {
-        "import_path": f"shforge.harbor:{CLASSES[harness]}",
+        "import_path": import_path(harness, generic),
         "model_name": "fake-model",
         "base_url": url,
         "model_api_key_name": "FAKE_KEY",
@@ -68,8 +80,16 @@ def check_rewarded(job: Job, import_path: str, task: str) -> None:
            + ("\n" + left.read_text() if left.exists() else "")
            + "\n" + (trial.dir / "trial.log").read_text()[-3000:] if (trial.dir / "trial.log").exists() else "")
     assert trial.reward == 1.0, why
-    meta = trial.result["agent_result"]["metadata"]["shforge"]
+    ar = trial.result["agent_result"]
+    assert ar["n_input_tokens"] and ar["n_input_tokens"] > 0, ar
+    meta = ar["metadata"]["shforge"]
     assert meta["outcome"]["status"] == "completed" and meta["stop"]["cleanup_confirmed"], meta
+    # The key's value went only into the launch's environment: not in
+    # Harbor's log of the trial, nor in anything the agent left on the host.
+    assert KEY["FAKE_KEY"] not in (trial.dir / "trial.log").read_text(errors="replace")
+    for f in (trial.dir / "agent").rglob("*"):
+        if f.is_file() and f.stat().st_size < 10_000_000:
+            assert KEY["FAKE_KEY"].encode() not in f.read_bytes(), f
     doc = json.loads((trial.dir / "agent" / "trajectory.json").read_text())
     Trajectory.model_validate(doc)
     assert doc["steps"], doc
@@ -86,7 +106,7 @@ def every_harness(tmp_path_factory: pytest.TempPathFactory, harbor_ready: None) 
     try:
         tok = f"harbor-{time.time_ns():x}-{os.getpid()}"
         task = write_task(root, tok, pattern=PATTERN, name="bookworm")
-        job = run_job(root, [task], [agent(h, url) for h in CLASSES], n=N, env=KEY)
+        job = run_job(root, [task], [agent(h, url, h in GENERIC) for h in CLASSES], n=N, env=KEY)
         print(f"\nharbor run -n {N}: {len(CLASSES)} harnesses on bookworm in {job.wall:.1f} s "
               f"(exit {job.returncode}); per trial: "
               + ", ".join(f"{Path(str(t.dir)).name.split('__')[0]} {_wall(t):.0f} s" for t in job.trials))
@@ -108,4 +128,33 @@ def _wall(trial: object) -> float:
 
 @pytest.mark.parametrize("harness", sorted(CLASSES))
 def test_every_harness_bookworm(every_harness: Job, harness: str) -> None:
-    check_rewarded(every_harness, f"shforge.harbor:{CLASSES[harness]}", "bookworm")
+    check_rewarded(every_harness, import_path(harness, harness in GENERIC), "bookworm")
+
+
+def test_harbor_run_cli_several_tasks(tmp_path: Path, harbor_ready: None) -> None:
+    """`harbor run -p DATASET -a shforge.harbor:Codex -n 3` with Harbor's own
+    flags (no job file): three tasks, three trials at once, each rewarded
+    for its own token."""
+    for f in wanted_artifacts("codex"):
+        need_artifact(f)
+    proc, url = fake_model_server(tmp_path / "requests.jsonl")
+    try:
+        dataset = tmp_path / "dataset"
+        names = [f"t{i}" for i in range(3)]
+        for name in names:
+            write_task(dataset, f"harbor-{time.time_ns():x}-{name}", pattern=PATTERN, name=name)
+        (dataset / "overlay.yaml").rename(tmp_path / "overlay.yaml")
+        job = harbor_run(tmp_path, [
+            "-p", str(dataset), "-a", "shforge.harbor:Codex", "-n", "3", "-e", "docker",
+            "-m", "fake-model", "--base-url", url, "--api-key-name", "FAKE_KEY", "--ak", "workdir=/app",
+            "--extra-docker-compose", str(tmp_path / "overlay.yaml"),
+            "-o", str(tmp_path / "jobs"), "--job-name", "job", "-y", "-q",
+        ], env=KEY)
+        print(f"\nharbor run -a shforge.harbor:Codex -n 3, 3 tasks: {job.wall:.1f} s")
+        assert job.returncode == 0, job.output[-2000:]
+        assert len(job.trials) == 3, job.output[-2000:]
+        for name in names:
+            check_rewarded(job, "shforge.harbor:Codex", name)
+    finally:
+        proc.terminate()
+        proc.wait()

@@ -2,14 +2,14 @@
 one ``harbor run -c JOB -n N`` per image, the jobs side by side:
 
 * musl-only (local/shforge-musl:test: busybox + musl, no glibc, no package
-  manager): Claude Code and OpenCode (their musl builds);
-* bullseye (glibc 2.31): Hermes (Python) and Gemini CLI (Node);
+  manager): Codex (static musl), Claude Code and OpenCode (their musl builds);
+* bullseye (glibc 2.31): Codex, Hermes (Python) and Gemini CLI (Node);
 * the impostor-python image (tests/harbor/impostor: bookworm whose python3,
   python, node, nodejs, npm, npx record each run and fail): Hermes and
   Gemini CLI, which must use the runtimes they carry. The verifier gives
   reward 0 when any impostor ran.
 
-(Codex in bullseye and musl: test_trials.py.) The musl-nobash image cannot
+The musl-nobash image cannot
 host a Harbor trial at all: Harbor 0.25 runs every exec in the task's main
 container as ``bash -c`` (oracle included), see docs/harbor.md."""
 
@@ -31,8 +31,8 @@ from test_harnesses import CLASSES, KEY, PATTERN, agent, check_rewarded, wanted_
 IMPOSTOR = "local/shforge-impostor:test"
 #: image tag -> (task name, harnesses)
 MATRIX: Dict[str, tuple[str, List[str]]] = {
-    "local/shforge-musl:test": ("musl", ["claude-code", "opencode"]),
-    "local/shforge-bullseye:test": ("bullseye", ["hermes", "gemini-cli"]),
+    "local/shforge-musl:test": ("musl", ["codex", "claude-code", "opencode"]),
+    "local/shforge-bullseye:test": ("bullseye", ["codex", "hermes", "gemini-cli"]),
     IMPOSTOR: ("impostor", ["hermes", "gemini-cli"]),
 }
 CASES = [(task, h) for task, hs in MATRIX.values() for h in hs]
