@@ -283,8 +283,8 @@ async def rollout_async(
     rollout is stopped inside the sandbox before the exception goes on; the
     partial Rollout is attached to it as ``shforge_rollout``.
 
-    ``dirs_made``: the runs' dir (beside the scripts) and ``workdir``
-    already exist: no exec to make them. The key (if any) goes up inside
+    ``dirs_made``: the runs' dir (beside the scripts) exists: no exec to
+    make it (the launch wrapper makes ``workdir``). The key (if any) goes up inside
     the session dir, in the one upload."""
     timings: Dict[str, float] = {}
     t0 = time.monotonic()
@@ -341,7 +341,7 @@ async def rollout_async(
         marker=marker,
         bash=installed.bash,
     )
-    wrapper = f'{key_setup}cd {q(workdir)} || exit 125; echo $$ > {q(sd + "/launch.pid")}; exec "$@" > {q(sd + "/launch.out")} 2>&1 < /dev/null'
+    wrapper = f'{key_setup}mkdir -p {q(workdir)} && cd {q(workdir)} || exit 125; echo $$ > {q(sd + "/launch.pid")}; exec "$@" > {q(sd + "/launch.out")} 2>&1 < /dev/null'
     command = "sh -c " + q(wrapper) + " sh " + " ".join(q(a) for a in argv)
     run = _Run(sandbox, sd, harness, str(spec) if spec else None)
     timings["prepare"] = time.monotonic() - t0

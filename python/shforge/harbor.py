@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -40,7 +41,6 @@ from harbor.models.model_api_format import ModelApiFormat  # type: ignore[import
 from ._harbor_rollout import (
     HARNESS_APIS,
     Installed,
-    _must,
     _text,
     Rollout,
     catalog,
@@ -398,12 +398,16 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
             # The scripts and the runs' session dirs go to the run dir, apart
             # from the prefix, which may be a shared read-only mount.
             scripts = f"{self._rundir}/scripts"
-            # One exec: the scripts' dir cleared, the runs' dir and the
-            # workdir made (run() then needs no mkdir of its own).
-            made = " ".join(shlex.quote(d) for d in [f"{self._rundir}/runs", *([self._workdir] if self._workdir else [])])
-            await _must(sandbox, "upload", f"rm -rf {shlex.quote(scripts)} && mkdir -p {made}")
+            # One upload and no exec: RUNDIR/scripts and an empty
+            # RUNDIR/runs staged on the host, copied in as RUNDIR (Harbor's
+            # `compose cp SRC/. main:RUNDIR` makes it); run() then needs no
+            # mkdir of its own.
+            with tempfile.TemporaryDirectory(prefix="shforge-stage-") as stage:
+                shutil.copytree(scripts_dir(), Path(stage) / "scripts")
+                (Path(stage) / "runs").mkdir()
+                os.chmod(stage, 0o755)
+                await sandbox.upload(stage, self._rundir)
             self._dirs_made = True
-            await sandbox.upload(scripts_dir(), scripts)
             self._installed = Installed(self.harness, inst.entry, self._prefix, scripts,
                                         time.monotonic() - t, bash=inst.bash, reused=inst.reused)
         (self.logs_dir / "shforge-install.json").write_text(
@@ -445,7 +449,7 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
                 mode=self._mode,
                 spec=self._spec,
                 host_dir=self.logs_dir / "shforge",
-                dirs_made=self._dirs_made and workdir == self._workdir,
+                dirs_made=self._dirs_made,
             )
         except BaseException as exc:
             partial = getattr(exc, "shforge_rollout", None)
