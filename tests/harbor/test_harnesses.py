@@ -35,6 +35,11 @@ CLASSES: Dict[str, str] = {
 #: Any process of any harness (beside the supervisor's marker).
 PATTERN = "codex|claude|cline|gemini|hermes|kilo|nooa|openclaw|opencode|qwen|stirrup|/pi( |$)|shforge-standin"
 KEY = {"FAKE_KEY": "sk-shforge-fake-key-not-on-any-argv"}
+#: Harnesses whose session data records no token usage (NOOA's transcript
+#: has none): their trajectory has no token counts, nor AgentContext.
+NO_USAGE = {"nooa"}
+#: The task's agent timeout: OpenClaw and Kilo ran 290 s at load 25.
+AGENT_TIMEOUT = 600
 #: Trials at once: 2 cores shared with cargo test in CI.
 N = int(os.environ.get("SHFORGE_HARBOR_N", "4"))
 
@@ -70,6 +75,15 @@ def wanted_artifacts(harness: str) -> List[str]:
     return [f for f, a in installer_artifacts(Path(shforge.installer_path(harness))) if a in ("x86_64", "any")]
 
 
+def harness_of(import_path: str, trial: object) -> str:
+    """The harness a trial ran: its class's, or the generic agent's kwarg."""
+    cls = import_path.rsplit(":", 1)[-1]
+    for h, c in CLASSES.items():
+        if c == cls:
+            return h
+    return str(getattr(trial, "result")["config"]["agent"]["kwargs"].get("harness"))
+
+
 def check_rewarded(job: Job, import_path: str, task: str) -> None:
     from harbor.models.trajectories import Trajectory
 
@@ -78,10 +92,11 @@ def check_rewarded(job: Job, import_path: str, task: str) -> None:
     left = trial.dir / "verifier" / "left.txt"
     why = (json.dumps(trial.result.get("exception_info"))
            + ("\n" + left.read_text() if left.exists() else "")
-           + "\n" + (trial.dir / "trial.log").read_text()[-3000:] if (trial.dir / "trial.log").exists() else "")
+           + ("\n" + (trial.dir / "trial.log").read_text()[-3000:] if (trial.dir / "trial.log").exists() else ""))
     assert trial.reward == 1.0, why
     ar = trial.result["agent_result"]
-    assert ar["n_input_tokens"] and ar["n_input_tokens"] > 0, ar
+    if harness_of(import_path, trial) not in NO_USAGE:
+        assert ar["n_input_tokens"] and ar["n_input_tokens"] > 0, ar
     meta = ar["metadata"]["shforge"]
     assert meta["outcome"]["status"] == "completed" and meta["stop"]["cleanup_confirmed"], meta
     # The key's value went only into the launch's environment: not in
@@ -105,7 +120,7 @@ def every_harness(tmp_path_factory: pytest.TempPathFactory, harbor_ready: None) 
     proc, url = fake_model_server(root / "requests.jsonl")
     try:
         tok = f"harbor-{time.time_ns():x}-{os.getpid()}"
-        task = write_task(root, tok, pattern=PATTERN, name="bookworm")
+        task = write_task(root, tok, pattern=PATTERN, name="bookworm", agent_timeout=AGENT_TIMEOUT)
         job = run_job(root, [task], [agent(h, url, h in GENERIC) for h in CLASSES], n=N, env=KEY)
         print(f"\nharbor run -n {N}: {len(CLASSES)} harnesses on bookworm in {job.wall:.1f} s "
               f"(exit {job.returncode}); per trial: "

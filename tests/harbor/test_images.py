@@ -26,7 +26,7 @@ import pytest
 
 from _harbor import Job, fake_model_server, run_job, write_task
 from conftest import need_artifact
-from test_harnesses import CLASSES, KEY, PATTERN, agent, check_rewarded, wanted_artifacts
+from test_harnesses import AGENT_TIMEOUT, CLASSES, KEY, PATTERN, agent, check_rewarded, wanted_artifacts
 
 IMPOSTOR = "local/shforge-impostor:test"
 #: image tag -> (task name, harnesses)
@@ -63,7 +63,7 @@ def image_jobs(tmp_path_factory: pytest.TempPathFactory, harbor_ready: None) -> 
 
         def one(image: str) -> Job:
             name, hs = MATRIX[image]
-            task = write_task(root / name, tok, image=image, pattern=PATTERN, name=name)
+            task = write_task(root / name, tok, image=image, pattern=PATTERN, name=name, agent_timeout=AGENT_TIMEOUT)
             return run_job(root / name, [task], [agent(h, url) for h in hs], n=n, env=KEY)
 
         t0 = time.monotonic()
