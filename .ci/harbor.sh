@@ -10,8 +10,11 @@
 #    touched), checked against trixie's signed index by apt itself, then
 #    `dpkg -i`. Skipped when `docker compose version` already says v2.
 # 2. A Python 3.12 venv (pyenv's 3.12, else python3.12 on PATH) with
-#    harbor==0.25.0 and pytest from PyPI (pinned versions; `pip freeze` of
-#    the venv is kept next to it as the record of what was resolved).
+#    harbor==0.25.0, pytest and every dependency from PyPI, hash-locked:
+#    `pip install --require-hashes -r .ci/harbor-lock.txt` (each version
+#    pinned, each file's sha256 checked; the lock says how to regenerate
+#    it); `pip freeze` of the venv is kept next to it, and the lock's
+#    sha256: a venv made from another lock (or none) is made again.
 # 3. This checkout's Python package in that venv as a wheel would lay it out:
 #    python/shforge (the scripts symlink dereferenced) in site-packages and
 #    the shforge executable in the venv's bin/, where shforge.binary() finds
@@ -92,14 +95,19 @@ python312() {
 
 # harbor_venv: the venv with harbor and pytest (made once).
 harbor_venv() {
-    if [ -x "$venv/bin/harbor" ] && [ -f "$venv/freeze.txt" ]; then
+    lock_sum=$(sha256sum "$checkout/.ci/harbor-lock.txt" | cut -d ' ' -f 1)
+    if [ -x "$venv/bin/harbor" ] && [ -f "$venv/freeze.txt" ] && [ "$(cat "$venv/lock.sha256" 2> /dev/null)" = "$lock_sum" ]; then
         return 0
     fi
+    for pin in "harbor==$harbor_version" "pytest==$pytest_version"; do
+        grep -q "^$pin " "$checkout/.ci/harbor-lock.txt" || die ".ci/harbor-lock.txt does not pin $pin"
+    done
     rm -rf "$venv"
     "$(python312)" -m venv "$venv" || die "python3.12 -m venv failed"
-    PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install --quiet \
-        "harbor==$harbor_version" "pytest==$pytest_version" >&2 || die "pip install harbor==$harbor_version failed"
+    PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/pip" install --quiet --require-hashes \
+        -r "$checkout/.ci/harbor-lock.txt" >&2 || die "pip install --require-hashes -r .ci/harbor-lock.txt failed"
     "$venv/bin/pip" freeze > "$venv/freeze.txt"
+    printf '%s\n' "$lock_sum" > "$venv/lock.sha256"
 }
 
 # shforge_package BINARY: the package and the executable into the venv.

@@ -199,7 +199,10 @@ class _Run:
         errors: List[str] = []
         out = host / "out"
         try:
-            await self.sandbox.download(self.sd, out)
+            if getattr(self.sandbox, "download_knows_dirs", False):
+                await self.sandbox.download(self.sd, out, is_dir=True)  # type: ignore[call-arg]
+            else:
+                await self.sandbox.download(self.sd, out)
         except Exception as e:  # noqa: BLE001 - reported, not fatal
             errors.append(f"download: {e}")
         receipt = None
@@ -274,10 +277,15 @@ async def rollout_async(
     spec: Optional[Union[str, Path]] = None,
     host_dir: Optional[Path] = None,
     on_start: Any = None,
+    dirs_made: bool = False,
 ) -> Rollout:
     """One supervised rollout. On an exception or cancellation the started
     rollout is stopped inside the sandbox before the exception goes on; the
-    partial Rollout is attached to it as ``shforge_rollout``."""
+    partial Rollout is attached to it as ``shforge_rollout``.
+
+    ``dirs_made``: the runs' dir (beside the scripts) exists: no exec to
+    make it (the launch wrapper makes ``workdir``). The key (if any) goes up inside
+    the session dir, in the one upload."""
     timings: Dict[str, float] = {}
     t0 = time.monotonic()
     run_id = f"{int(time.time())}-{os.getpid()}-{os.urandom(3).hex()}"
@@ -300,18 +308,22 @@ async def rollout_async(
         spec=spec,
     )
     q = shlex.quote
-    await _must(sandbox, "upload", f"mkdir -p {q(runs)} {q(workdir)}")
-    await sandbox.upload(session.path, sd)
+    if not dirs_made:
+        await _must(sandbox, "upload", f"mkdir -p {q(runs)} {q(workdir)}")
     key_file = f"{sd}/.key"
+    local_key = Path(session.path) / ".key"
     if api_key is not None and api_key_env:
-        local_key = host / ".key"
-        fd = os.open(local_key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # 0600, in the session dir for its one upload, gone from the host
+        # right after (the session dir stays in the trial's logs).
+        fd = os.open(local_key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(api_key)
-        try:
-            await sandbox.upload(local_key, key_file)
-        finally:
+    try:
+        await sandbox.upload(session.path, sd)
+    finally:
+        if local_key.exists():
             local_key.unlink()
+    if api_key is not None and api_key_env:
         key_setup = (
             f'K=$(cat {q(key_file)}) && rm -f {q(key_file)} && {api_key_env}=$K && export {api_key_env} && unset K || exit 125; '
         )
@@ -329,7 +341,7 @@ async def rollout_async(
         marker=marker,
         bash=installed.bash,
     )
-    wrapper = f'{key_setup}cd {q(workdir)} || exit 125; echo $$ > {q(sd + "/launch.pid")}; exec "$@" > {q(sd + "/launch.out")} 2>&1 < /dev/null'
+    wrapper = f'{key_setup}mkdir -p {q(workdir)} && cd {q(workdir)} || exit 125; echo $$ > {q(sd + "/launch.pid")}; exec "$@" > {q(sd + "/launch.out")} 2>&1 < /dev/null'
     command = "sh -c " + q(wrapper) + " sh " + " ".join(q(a) for a in argv)
     run = _Run(sandbox, sd, harness, str(spec) if spec else None)
     timings["prepare"] = time.monotonic() - t0

@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -40,7 +41,6 @@ from harbor.models.model_api_format import ModelApiFormat  # type: ignore[import
 from ._harbor_rollout import (
     HARNESS_APIS,
     Installed,
-    _must,
     _text,
     Rollout,
     catalog,
@@ -106,9 +106,20 @@ class HarborSandbox:
     stderr into stdout; ``stderr`` is then empty. A transport failure raises
     :class:`~shforge.errors.SandboxError`."""
 
-    def __init__(self, environment: BaseEnvironment, user: Optional[str] = None) -> None:
+    #: ``download(..., is_dir=True)`` skips Harbor's is_dir exec.
+    download_knows_dirs = True
+
+    def __init__(self, environment: BaseEnvironment, user: Optional[str] = None,
+                 ops: Optional[Dict[str, float]] = None) -> None:
         self.environment = environment
         self.user = user
+        #: Harbor calls made and the seconds they took (``exec``,
+        #: ``exec_s``, ``upload``, ...): each is a ``docker compose`` run.
+        self.ops: Dict[str, float] = ops if ops is not None else {}
+
+    def _count(self, op: str, started: float) -> None:
+        self.ops[op] = self.ops.get(op, 0) + 1
+        self.ops[op + "_s"] = round(self.ops.get(op + "_s", 0.0) + time.monotonic() - started, 3)
 
     async def exec(
         self,
@@ -125,6 +136,7 @@ class HarborSandbox:
             text = await self._stdin_wrapper(stdin, text)
         if env:
             text = await self._env_wrapper(dict(env), text)
+        started = time.monotonic()
         try:
             r = await self.environment.exec(
                 text,
@@ -136,6 +148,8 @@ class HarborSandbox:
             raise
         except Exception as e:  # noqa: BLE001 - the transport's failure, one line
             raise SandboxError(f"shforge: Harbor exec failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
+        finally:
+            self._count("exec", started)
         return ExecResult(r.return_code, (r.stdout or "").encode(), (r.stderr or "").encode())
 
     async def _stdin_wrapper(self, data: bytes, command: str) -> str:
@@ -173,6 +187,7 @@ class HarborSandbox:
 
     async def upload(self, src: StrPath, dst: str, *, user: Optional[str] = None) -> None:
         src = Path(src)
+        started = time.monotonic()
         try:
             if src.is_dir():
                 await self.environment.upload_dir(src, dst)
@@ -182,10 +197,14 @@ class HarborSandbox:
             raise
         except Exception as e:  # noqa: BLE001
             raise SandboxError(f"shforge: upload of {src} to {dst} failed: {e}") from e
+        finally:
+            self._count("upload", started)
 
-    async def download(self, src: str, dst: StrPath) -> None:
+    async def download(self, src: str, dst: StrPath, *, is_dir: Optional[bool] = None) -> None:
+        """``is_dir`` when the caller knows it: no exec to ask Harbor."""
+        started = time.monotonic()
         try:
-            if await self.environment.is_dir(src):
+            if is_dir if is_dir is not None else await self.environment.is_dir(src):
                 await self.environment.download_dir(src, dst)
             else:
                 await self.environment.download_file(src, dst)
@@ -193,6 +212,8 @@ class HarborSandbox:
             raise
         except Exception as e:  # noqa: BLE001
             raise SandboxError(f"shforge: download of {src} failed: {e}") from e
+        finally:
+            self._count("download", started)
 
 
 def _opt_float(name: str, value: Any) -> Optional[float]:
@@ -325,6 +346,10 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         self._url: Optional[str] = self._base_url or connection.resolved_base_url or connection.candidate_base_url
         self._installed: Optional[Installed] = None
         self._rollout: Optional[Rollout] = None
+        #: setup() made RUNDIR/runs and the workdir.
+        self._dirs_made = False
+        #: Harbor calls per phase (HarborSandbox.ops), in context.metadata.
+        self._ops: Dict[str, Dict[str, float]] = {"setup": {}, "run": {}}
 
     @staticmethod
     def name() -> str:
@@ -354,7 +379,7 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         if not self._url:
             raise ValueError("shforge: no model server: give --base-url URL")
         self._model_id()
-        sandbox = HarborSandbox(environment)
+        sandbox = HarborSandbox(environment, ops=self._ops["setup"])
         if self._engine == "shim":
             self._installed = await install_async(
                 sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
@@ -373,20 +398,30 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
             # The scripts and the runs' session dirs go to the run dir, apart
             # from the prefix, which may be a shared read-only mount.
             scripts = f"{self._rundir}/scripts"
-            await _must(sandbox, "upload", f"rm -rf {shlex.quote(scripts)} && mkdir -p {shlex.quote(self._rundir)}")
-            await sandbox.upload(scripts_dir(), scripts)
+            # One upload and no exec: RUNDIR/scripts and an empty
+            # RUNDIR/runs staged on the host, copied in as RUNDIR (Harbor's
+            # `compose cp SRC/. main:RUNDIR` makes it); run() then needs no
+            # mkdir of its own.
+            with tempfile.TemporaryDirectory(prefix="shforge-stage-") as stage:
+                shutil.copytree(scripts_dir(), Path(stage) / "scripts")
+                (Path(stage) / "runs").mkdir()
+                os.chmod(stage, 0o755)
+                await sandbox.upload(stage, self._rundir)
+            self._dirs_made = True
             self._installed = Installed(self.harness, inst.entry, self._prefix, scripts,
                                         time.monotonic() - t, bash=inst.bash, reused=inst.reused)
         (self.logs_dir / "shforge-install.json").write_text(
             json.dumps({"harness": self.harness, "version": self._pinned, "entry": self._installed.entry,
                         "reused": self._installed.reused, "engine": self._engine,
-                        "seconds": round(self._installed.seconds, 3)}) + "\n"
+                        "seconds": round(self._installed.seconds, 3),
+                        "harbor_calls": self._ops["setup"]}) + "\n"
         )
 
     async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
         if self._installed is None:
             raise RuntimeError("shforge: run() before setup()")
-        sandbox = HarborSandbox(environment)
+        self._instruction = instruction
+        sandbox = HarborSandbox(environment, ops=self._ops["run"])
         workdir = self._workdir
         if workdir is None:
             # The container's working directory; "/" (an image without a
@@ -414,6 +449,7 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
                 mode=self._mode,
                 spec=self._spec,
                 host_dir=self.logs_dir / "shforge",
+                dirs_made=self._dirs_made,
             )
         except BaseException as exc:
             partial = getattr(exc, "shforge_rollout", None)
@@ -462,19 +498,92 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
             "stopped_by_harbor": cancelled,
             "timings": {k: round(v, 3) for k, v in rollout.timings.items()},
             "errors": rollout.errors,
+            "harbor_calls": self._ops,
         }
         context.metadata = json.loads(json.dumps(meta, default=str))
-        if rollout.atif is not None:
+        atif = rollout.atif
+        if atif is None and self.harness == "openclaw":
+            atif = _openclaw_atif(rollout.host_dir / "out", self._instruction, self._model_id(), self._pinned)
+            if atif is not None and context.n_input_tokens == 0:
+                totals = atif["final_metrics"]
+                context.n_input_tokens = totals["total_prompt_tokens"]
+                context.n_output_tokens = totals["total_completion_tokens"]
+                context.n_cache_tokens = totals["total_cached_tokens"]
+        if atif is not None:
             from harbor.models.trajectories import Trajectory  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
-            trajectory = Trajectory.model_validate(rollout.atif)
+            trajectory = Trajectory.model_validate(atif)
             (self.logs_dir / "trajectory.json").write_text(
                 json.dumps(trajectory.model_dump(mode="json", exclude_none=True), indent=2) + "\n"
             )
 
+    _instruction = ""
+
     def populate_context_post_run(self, context: AgentContext) -> None:
         if self._rollout is not None and context.n_input_tokens is None:
             self._record(self._rollout, context, cancelled=False)
+
+
+def _openclaw_result(out: Path) -> Optional[Dict[str, Any]]:
+    """OpenClaw's ``--json`` result: the last JSON object of its stdout
+    (the runner's events.log, ``TIME<TAB>LINE``, else stdout.log)."""
+    for name, tabbed in (("events.log", True), ("stdout.log", False)):
+        try:
+            lines = (out / name).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        text = "\n".join(ln.split("\t", 1)[1] if tabbed and "\t" in ln else ln for ln in lines)
+        start = text.rfind("\n{")
+        start = start + 1 if start >= 0 else (0 if text.startswith("{") else -1)
+        if start < 0:
+            continue
+        try:
+            doc = json.loads(text[start:])
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            return doc
+    return None
+
+
+def _openclaw_atif(out: Path, instruction: str, model: str, version: Optional[str]) -> Optional[Dict[str, Any]]:
+    """OpenClaw has no snapshot reader (its session store is an internal
+    SQLite schema): its ATIF is a two-step summary built from its ``--json``
+    result: the instruction as the user step, the final answer as the agent
+    step with the run's token totals; the tool calls are counted in
+    ``extra`` (``toolSummary``), not replayed. None when there is no result
+    (a killed run)."""
+    doc = _openclaw_result(out)
+    if doc is None:
+        return None
+    raw = doc.get("usage")
+    usage: Dict[str, Any] = raw if isinstance(raw, dict) else {}
+    n_in, n_out, n_cache = (int(usage.get(k) or 0) for k in ("input", "output", "cacheRead"))
+    final = doc.get("final")
+    return {
+        "schema_version": "ATIF-v1.6",
+        "session_id": str(doc.get("sessionId") or "openclaw"),
+        "agent": {"name": "openclaw", "version": version or "unknown", "model_name": model},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": instruction},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "model_name": model,
+                "message": final if isinstance(final, str) else "",
+                "metrics": {"prompt_tokens": n_in, "completion_tokens": n_out, "cached_tokens": n_cache},
+            },
+        ],
+        "final_metrics": {
+            "total_prompt_tokens": n_in,
+            "total_completion_tokens": n_out,
+            "total_cached_tokens": n_cache,
+            "total_steps": 2,
+        },
+        "extra": {"shforge": {"harness": "openclaw", "source": "openclaw --json result (summary: no snapshot reader)",
+                              "status": doc.get("status"), "assistant_turns": doc.get("assistantTurns"),
+                              "tool_summary": doc.get("toolSummary")}},
+    }
 
 
 def _one(harness: str, cls_name: str) -> type:

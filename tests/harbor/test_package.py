@@ -65,6 +65,10 @@ def test_the_key_is_on_no_argv_and_in_no_env(tmp_path: Path) -> None:
             uploads.append((dst, mode, Path(src).read_text()))
 
         async def upload_dir(self, src, dst):  # noqa: ANN001
+            # The key rides in the session dir's one upload.
+            k = Path(src) / ".key"
+            if k.exists():
+                uploads.append((dst + "/.key", stat.S_IMODE(os.stat(k).st_mode), k.read_text()))
             uploads.append((dst, None, None))
 
         async def is_dir(self, path):  # noqa: ANN001
@@ -82,7 +86,7 @@ def test_the_key_is_on_no_argv_and_in_no_env(tmp_path: Path) -> None:
     assert seen and all(key not in cmd and key not in " ".join(env.values()) for cmd, env in seen)
     key_uploads = [u for u in uploads if u[0].endswith("/.key")]
     assert key_uploads and key_uploads[0][1] == 0o600 and key_uploads[0][2] == key
-    assert not (tmp_path / "host" / ".key").exists()
+    assert not (tmp_path / "host" / ".key").exists() and not (tmp_path / "host" / "session" / ".key").exists()
     launch = [cmd for cmd, _ in seen if "launch.pid" in cmd and "exec" in cmd][0]
     assert "rm -f" in launch and "export MY_KEY" in launch
 
@@ -94,3 +98,27 @@ def test_the_key_is_on_no_argv_and_in_no_env(tmp_path: Path) -> None:
     (cmd, env), = seen
     assert env == {} and key not in cmd and cmd.endswith("echo 'x y'") and "rm -f" in cmd
     assert uploads[0][1] == 0o600 and uploads[0][2] == f"export MY_KEY={key}\n"
+
+
+def test_openclaw_atif_from_its_json_result(tmp_path: Path) -> None:
+    """OpenClaw has no snapshot reader: its trajectory is a two-step summary
+    from the --json result in the runner's events.log, valid under Harbor's
+    models, with the run's token totals."""
+    import json
+
+    pytest.importorskip("harbor")
+    from harbor.models.trajectories import Trajectory
+    from shforge.harbor import _openclaw_atif
+
+    result = {"ok": True, "status": "ok", "final": "done", "usage": {"input": 120, "output": 7, "cacheRead": 3},
+              "assistantTurns": 2, "toolSummary": {"calls": 1, "tools": ["exec"], "failures": 0}, "sessionId": "s-1"}
+    lines = ["1.5\tsome log line"] + [f"2.0\t{ln}" for ln in json.dumps(result, indent=2).splitlines()]
+    (tmp_path / "events.log").write_text("\n".join(lines) + "\n")
+    doc = _openclaw_atif(tmp_path, "do it", "fake-model", "2026.9.6")
+    assert doc is not None
+    Trajectory.model_validate(doc)
+    assert [s["source"] for s in doc["steps"]] == ["user", "agent"] and doc["steps"][1]["message"] == "done"
+    assert doc["final_metrics"]["total_prompt_tokens"] == 120 and doc["final_metrics"]["total_cached_tokens"] == 3
+    # A killed run printed no result: no trajectory.
+    (tmp_path / "events.log").write_text("1.0\tstarting\n")
+    assert _openclaw_atif(tmp_path, "do it", "fake-model", None) is None
