@@ -137,11 +137,13 @@ pub enum Harness {
     /// NOOA (its bundle's boot.py: one headless CodingAgent turn), on the
     /// portable Python 3.13 runtime.
     Nooa,
+    /// Continue CLI (`cn -p`, prompt on stdin).
+    ContinueCli,
 }
 
 /// The shipped harnesses and their spec files: the one table that names
 /// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 12] = [
+pub const SHIPPED: [(Harness, &str); 13] = [
     (
         Harness::ClaudeCode,
         include_str!("../../harnesses/claude-code.toml"),
@@ -172,6 +174,10 @@ pub const SHIPPED: [(Harness, &str); 12] = [
         include_str!("../../harnesses/stirrup.toml"),
     ),
     (Harness::Nooa, include_str!("../../harnesses/nooa.toml")),
+    (
+        Harness::ContinueCli,
+        include_str!("../../harnesses/continue-cli.toml"),
+    ),
 ];
 
 /// The shipped specs, parsed once (a unit test proves each parses).
@@ -190,7 +196,7 @@ fn shipped() -> &'static [HarnessDef] {
 
 impl Harness {
     /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 12] = [
+    pub const ALL: [Harness; 13] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
         Harness::Kilo,
@@ -203,6 +209,7 @@ impl Harness {
         Harness::Hermes,
         Harness::Stirrup,
         Harness::Nooa,
+        Harness::ContinueCli,
     ];
 
     /// Its spec, parsed.

@@ -33,6 +33,10 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
     ("cline", include_str!("../../../installers/cline.toml")),
     ("codex", include_str!("../../../installers/codex.toml")),
     (
+        "continue-cli",
+        include_str!("../../../installers/continue-cli.toml"),
+    ),
+    (
         "gemini-cli",
         include_str!("../../../installers/gemini-cli.toml"),
     ),
