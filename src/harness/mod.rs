@@ -139,11 +139,13 @@ pub enum Harness {
     Nooa,
     /// Continue CLI (`cn -p`, prompt on stdin).
     ContinueCli,
+    /// GitHub Copilot CLI (`copilot`, prompt on stdin).
+    CopilotCli,
 }
 
 /// The shipped harnesses and their spec files: the one table that names
 /// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 13] = [
+pub const SHIPPED: [(Harness, &str); 14] = [
     (
         Harness::ClaudeCode,
         include_str!("../../harnesses/claude-code.toml"),
@@ -178,6 +180,10 @@ pub const SHIPPED: [(Harness, &str); 13] = [
         Harness::ContinueCli,
         include_str!("../../harnesses/continue-cli.toml"),
     ),
+    (
+        Harness::CopilotCli,
+        include_str!("../../harnesses/copilot-cli.toml"),
+    ),
 ];
 
 /// The shipped specs, parsed once (a unit test proves each parses).
@@ -196,7 +202,7 @@ fn shipped() -> &'static [HarnessDef] {
 
 impl Harness {
     /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 13] = [
+    pub const ALL: [Harness; 14] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
         Harness::Kilo,
@@ -210,6 +216,7 @@ impl Harness {
         Harness::Stirrup,
         Harness::Nooa,
         Harness::ContinueCli,
+        Harness::CopilotCli,
     ];
 
     /// Its spec, parsed.

@@ -370,6 +370,7 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         // not scanned for outcome causes yet: its outputs are read instead.
         Harness::Nooa => return Ok(()),
         Harness::ContinueCli => Kind::ContinueCli,
+        Harness::CopilotCli => Kind::CopilotCli,
     };
     // No session yet: the CLI never ran, or died before writing one. The
     // snapshot readers refuse such a dir as foreign input (it has no

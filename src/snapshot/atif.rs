@@ -553,6 +553,7 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
         Kind::GeminiCli => &data["model"],
         Kind::Cline => &data["modelInfo"]["id"],
         Kind::ContinueCli => &data["message"]["usage"]["model"],
+        Kind::CopilotCli => &data["data"]["model"],
         // Added by Stirrup's boot.py (NOOA's: to its last answer only).
         Kind::Stirrup | Kind::Nooa => &data["model"],
         // Hermes names the model on the session only (agent.model).

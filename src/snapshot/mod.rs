@@ -25,6 +25,7 @@ mod claude;
 mod cline;
 mod codex;
 mod continue_cli;
+mod copilot_cli;
 mod gemini;
 mod hermes;
 mod jsonl;
@@ -74,6 +75,9 @@ pub enum Kind {
     Nooa,
     /// Continue CLI: `sessions/<id>.json` under `CONTINUE_GLOBAL_DIR`.
     ContinueCli,
+    /// GitHub Copilot CLI: `session-state/<id>/events.jsonl` under
+    /// `COPILOT_HOME`.
+    CopilotCli,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -97,7 +101,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -110,6 +114,7 @@ impl Kind {
         Kind::Stirrup,
         Kind::Nooa,
         Kind::ContinueCli,
+        Kind::CopilotCli,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -127,6 +132,7 @@ impl Kind {
             Kind::Stirrup => "stirrup",
             Kind::Nooa => "nooa",
             Kind::ContinueCli => "continue-cli",
+            Kind::CopilotCli => "copilot-cli",
         }
     }
 
@@ -141,7 +147,7 @@ impl Kind {
             | Kind::GeminiCli
             | Kind::Cline => SourceKind::Dir,
             Kind::Hermes | Kind::Stirrup | Kind::Nooa => SourceKind::Dir,
-            Kind::ContinueCli => SourceKind::Dir,
+            Kind::ContinueCli | Kind::CopilotCli => SourceKind::Dir,
         }
     }
 }
@@ -526,6 +532,7 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
             jsonl::read_document,
             continue_cli::parse,
         )?,
+        Kind::CopilotCli => jsonl::read(dir, &copilot_cli::LAYOUT, copilot_cli::parse)?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

@@ -37,6 +37,10 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
         include_str!("../../../installers/continue-cli.toml"),
     ),
     (
+        "copilot-cli",
+        include_str!("../../../installers/copilot-cli.toml"),
+    ),
+    (
         "gemini-cli",
         include_str!("../../../installers/gemini-cli.toml"),
     ),
