@@ -14,9 +14,10 @@
 //! are not messages of their own: they are the assistant item's
 //! `toolCallStates` `[{toolCallId, toolCall, status, parsedArgs, output:
 //! [{content, name, description}]}]`, `status` one of `generating`,
-//! `generated`, `calling`, `done`, `errored`, `canceled`. Here a state
-//! that ended (`done`, `errored`, `canceled`) is a tool-result part of the
-//! same message; one that did not leaves its call `running`.
+//! `generated`, `calling`, `done`, `errored`, `canceled`. Here the states
+//! that ended (`done`, `errored`, `canceled`) are a `tool` message of their
+//! own after the assistant's, as the OpenAI shape has them; a state that
+//! did not leaves its call `running`.
 //!
 //! No timestamps and no CLI version are recorded: sessions are ordered by
 //! their file name, and the model is the one named in a response's `usage`.
@@ -76,6 +77,21 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
             head.agent.model = m.get("usage").and_then(|u| str_at(u, "model"));
         }
         messages.push(msg);
+        let states = item.get("toolCallStates").and_then(Value::as_array);
+        let results: Vec<Part> = states
+            .into_iter()
+            .flatten()
+            .filter_map(tool_result)
+            .collect();
+        if !results.is_empty() {
+            messages.push(Message {
+                id: format!("message-{i}-results"),
+                role: "tool".into(),
+                parts: results,
+                data: item.get("toolCallStates").cloned().unwrap_or(Value::Null),
+                usage: None,
+            });
+        }
     }
     let mut parsed = head.finish(path, tokens, messages);
     parsed.session.title = str_at(doc, "title");
@@ -87,8 +103,6 @@ fn message(item: &Value, m: &Value, i: usize) -> Message {
     parts.retain(|p| !matches!(&p.kind, PartKind::Text { text } if text.is_empty()));
     let calls = m.get("toolCalls").and_then(Value::as_array);
     parts.extend(calls.into_iter().flatten().map(tool_call));
-    let states = item.get("toolCallStates").and_then(Value::as_array);
-    parts.extend(states.into_iter().flatten().filter_map(tool_result));
     Message {
         id: str_at(m, "id").unwrap_or_else(|| format!("message-{i}")),
         role: str_at(m, "role").unwrap_or_default(),

@@ -360,8 +360,80 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
             let state = ("nooa-state", "nooa".into());
             check_boot_py(&d, argv, vars, &capture, ctx, state);
         }
+        Harness::ContinueCli => check_continue_cli(api, dir, vars, &capture, ctx),
+        Harness::CopilotCli => check_copilot_cli(api, dir, vars, &capture, ctx),
     }
     no_secret_written(dir, ctx);
+}
+
+/// Continue CLI's part of [`check_profile`]: `cn -p` with its config.yaml
+/// (JSON, which YAML reads), the key a `${{ secrets.VAR }}` reference.
+fn check_continue_cli(
+    api: Api,
+    dir: &Path,
+    vars: &[(String, Vec<String>)],
+    capture: &Value,
+    ctx: &str,
+) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let config = format!("{d}/continue/config.yaml");
+    let want = ["-p", "--auto", "--format=json", "--config", config.as_str()];
+    assert_eq!(&argv[1..], want, "{ctx}");
+    let home = format!("{d}/continue");
+    assert_eq!(env_of(vars, "CONTINUE_GLOBAL_DIR").unwrap(), home);
+    assert_eq!(env_of(vars, "CONTINUE_METRICS_ENABLED").unwrap(), "0");
+    // Set, so that a task's .env cannot set it (dotenv keeps what is set).
+    assert_eq!(env_of(vars, "OTEL_EXPORTER_OTLP_ENDPOINT").unwrap(), "");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let model = &serde_json::from_str::<Value>(&text).unwrap()["models"][0];
+    assert_eq!(model["provider"], "openai", "{ctx}");
+    assert_eq!(model["apiBase"], "http://127.0.0.1:4321/v1", "{ctx}");
+    let reference = format!("${{{{ secrets.{} }}}}", api.default_key_env());
+    assert_eq!(model["apiKey"], reference, "{ctx}");
+    assert_eq!(capture["kind"], "continue-cli");
+    assert_eq!(capture["dir"], home);
+}
+
+/// Copilot CLI's part of [`check_profile`]: BYOK through its environment,
+/// offline, the key in `COPILOT_PROVIDER_API_KEY`.
+fn check_copilot_cli(
+    api: Api,
+    dir: &Path,
+    vars: &[(String, Vec<String>)],
+    capture: &Value,
+    ctx: &str,
+) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    assert!(has(&["--yolo", "--output-format=json"]), "{ctx}");
+    assert!(has(&["--no-custom-instructions"]), "{ctx}");
+    assert!(has(&["--model=fake-model"]), "{ctx}");
+    assert!(
+        !argv.iter().any(|a| a == "-p"),
+        "{ctx}: the prompt is stdin"
+    );
+    let home = format!("{d}/copilot");
+    assert_eq!(env_of(vars, "COPILOT_HOME").unwrap(), home);
+    assert_eq!(env_of(vars, "COPILOT_OFFLINE").unwrap(), "true");
+    assert_eq!(
+        env_of(vars, "COPILOT_PROVIDER_BASE_URL").unwrap(),
+        "http://127.0.0.1:4321/v1"
+    );
+    let wire = if api == Api::Responses {
+        "responses"
+    } else {
+        "completions"
+    };
+    assert_eq!(env_of(vars, "COPILOT_PROVIDER_WIRE_API").unwrap(), wire);
+    assert_eq!(
+        env_of(vars, "COPILOT_PROVIDER_API_KEY_COMMAND").unwrap(),
+        ""
+    );
+    assert_eq!(env_of(vars, "COPILOT_CLI_DIST_DIR").unwrap(), "");
+    assert_eq!(capture["kind"], "copilot-cli");
+    assert_eq!(capture["dir"], home);
 }
 
 /// Claude Code's part of [`check_profile`].

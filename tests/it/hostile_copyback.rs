@@ -408,6 +408,8 @@ fn snapshot_refuses_a_data_dir_reached_through_a_link() {
         "hermes",
         "stirrup",
         "nooa",
+        "continue-cli",
+        "copilot-cli",
     ];
     for kind in kinds {
         let data = host.dir.join(format!("data-{kind}"));
