@@ -9,7 +9,7 @@
 //! | `opencode-json` | `{env:…}`, `{file:…}` anywhere in the text (OpenCode 1.17.11 `ConfigVariable.substitute`, Kilo 7.7.7) | every `{` in a string (keys too) as `\u007b`; `{{key_ref}}` = `{env:VAR}` |
 //! | `openclaw-json` | `${NAME}` (`[A-Z_][A-Z0-9_]*`) in string values; `$${NAME}` is literal (OpenClaw 2026.9.6) | `$` before each `${NAME}` in a value; `{{key_ref}}` = `${VAR}`, VAR upper-case |
 //! | `toml` | nothing (Codex) | TOML |
-//! | `continue-yaml` | `${{ NAME }}` anywhere in the text (Continue CLI 1.5.47 config.yaml: inputs, secrets) | JSON (a YAML 1.2 document), every `$` in a string (keys too) as `\u0024`; `{{key_ref}}` = `${{ secrets.VAR }}` |
+//! | `continue-yaml` | `${{ NAME }}` in every value (Continue CLI 1.5.47 config.yaml: inputs, secrets), after YAML's escapes are decoded, no escape | JSON (a YAML 1.2 document); a string holding `${{` is refused (exit 2); `{{key_ref}}` = `${{ secrets.VAR }}` |
 
 use std::str::FromStr;
 
@@ -38,8 +38,8 @@ pub enum Format {
     OpenclawJson,
     /// TOML (Codex's config.toml).
     Toml,
-    /// Continue CLI's config.yaml, written as JSON (YAML 1.2 reads it):
-    /// `$` escaped, `${{ secrets.VAR }}` key reference.
+    /// Continue CLI's config.yaml, written as JSON (YAML 1.2 reads it): a
+    /// value holding `${{` refused, `${{ secrets.VAR }}` key reference.
     ContinueYaml,
 }
 
@@ -217,13 +217,21 @@ impl Format {
                         text.replace(&sentinel, &reference)
                     }
                     Format::ContinueYaml => {
-                        // `$` is never structural in JSON text: each one is
-                        // inside a string, so no `${{` is left for Continue's
-                        // template pass; YAML's double-quoted `\u0024` reads
-                        // back as `$`.
+                        // Continue expands `${{ NAME }}` in the parsed
+                        // values, after YAML's own escapes are decoded
+                        // (checked with cn 1.5.47: a model `m\u0024{{
+                        // secrets.K }}` was sent as `m` + the key), and has
+                        // no escape for it: a value holding `${{` is refused.
+                        // JSON escapes neither `$` nor `{`, so any string
+                        // (key or value) holding it shows in the text.
                         let mut text = serde_json::to_string_pretty(&filled)
-                            .expect("JSON values always serialize")
-                            .replace('$', "\\u0024");
+                            .expect("JSON values always serialize");
+                        if text.contains("${{") {
+                            return Err(HarnessError::Invalid {
+                                what: "--model",
+                                why: "Continue CLI expands `${{ … }}` in its config and has no escape for it: a value holding `${{` would reach it as a template".into(),
+                            });
+                        }
                         text.push('\n');
                         let sentinel = serde_json::to_string(KEY_SENTINEL).expect("a string");
                         let reference = format!("\"${{{{ secrets.{} }}}}\"", vals.key_env);

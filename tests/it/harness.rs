@@ -160,11 +160,21 @@ fn every_profile_and_api_writes_params_config_and_capture() {
                 let d = m.dir.display().to_string();
                 let vars = sourced(&m.dir.join("params.sh"));
                 let ctx = format!("{h} {api} {mode}");
-                // Only RUNNER_* names are assigned.
+                // Only RUNNER_* names are assigned (a line that assigns no
+                // name is the body of a quoted RUNNER_SETUP: the key copy of
+                // a CLI whose key variable is not the API's default, e.g.
+                // Copilot CLI's COPILOT_PROVIDER_API_KEY).
                 let text = std::fs::read_to_string(m.dir.join("params.sh")).unwrap();
+                let is_name = |n: &str| {
+                    !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                };
                 for line in text.lines() {
-                    assert!(line.starts_with("RUNNER_"), "{ctx}: {line}");
+                    let assigns = line
+                        .split_once(['=', '['])
+                        .is_some_and(|(name, _)| is_name(name));
+                    assert!(!assigns || line.starts_with("RUNNER_"), "{ctx}: {line}");
                 }
+                assert!(text.starts_with("RUNNER_"), "{ctx}");
                 let argv = var(&vars, "RUNNER_ARGV").unwrap();
                 assert_eq!(argv[0], "/opt/harness/bin/cli", "{ctx}");
                 assert!(
@@ -937,6 +947,35 @@ fn openclaw_refuses_a_lower_case_key_variable() {
             );
             assert_eq!(err.lines().count(), 1, "{err}");
             assert!(!out_dir.exists(), "{h} {var}: something was written");
+        }
+    }
+}
+
+/// Continue CLI expands `${{ NAME }}` in every config value, YAML escapes
+/// decoded first, with no escape of its own: a model holding `${{` is
+/// refused with one line and nothing written; `${` alone passes.
+#[test]
+fn continue_cli_refuses_a_model_its_templates_would_expand() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (model, ok) in [
+        ("m${{ secrets.OPENAI_API_KEY }}", false),
+        ("${{x}}", false),
+        ("m${SECRET}$${X}{{y}}", true),
+    ] {
+        let out_dir = tmp.path().join(format!("continue-{ok}-{}", model.len()));
+        let args = harness_args("continue-cli", &out_dir, &[("--model", model)]);
+        let run = shforge_harness(&args, &[]);
+        let err = String::from_utf8_lossy(&run.stderr);
+        if ok {
+            assert!(run.status.success(), "{model}: {err}");
+            let text = std::fs::read_to_string(out_dir.join("continue/config.yaml")).unwrap();
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v["models"][0]["model"], model);
+        } else {
+            assert_eq!(run.status.code(), Some(2), "{model}: {err}");
+            assert!(err.contains("${{"), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(!out_dir.exists(), "{model}: something was written");
         }
     }
 }
