@@ -4,7 +4,7 @@
 //! index: a list of `{sessionId, title, dateCreated, workspaceDirectory,
 //! messageCount}`, not read).
 //!
-//! The document (Continue 1.5.47, `src/session.ts`) is `{sessionId, title,
+//! The document (Continue 1.5.47, `package/src/session.ts`) is `{sessionId, title,
 //! workspaceDirectory, history, usage}`; each history item `{message,
 //! contextItems, toolCallStates?}` with an OpenAI-chat-shaped `message`
 //! `{role, content, toolCalls?: [{id, type, function {name, arguments (a

@@ -148,6 +148,23 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Only RUNNER_* names are assigned in `params` (a line that assigns no
+/// name is the body of a quoted RUNNER_SETUP: the key copy of a CLI whose
+/// key variable is not the API's default, e.g. Copilot CLI's
+/// COPILOT_PROVIDER_API_KEY).
+fn only_runner_names(params: &Path, ctx: &str) {
+    let text = std::fs::read_to_string(params).unwrap();
+    let is_name =
+        |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    for line in text.lines() {
+        let assigns = line
+            .split_once(['=', '['])
+            .is_some_and(|(name, _)| is_name(name));
+        assert!(!assigns || line.starts_with("RUNNER_"), "{ctx}: {line}");
+    }
+    assert!(text.starts_with("RUNNER_"), "{ctx}");
+}
+
 #[test]
 fn every_profile_and_api_writes_params_config_and_capture() {
     let tmp = tempfile::tempdir().unwrap();
@@ -160,21 +177,7 @@ fn every_profile_and_api_writes_params_config_and_capture() {
                 let d = m.dir.display().to_string();
                 let vars = sourced(&m.dir.join("params.sh"));
                 let ctx = format!("{h} {api} {mode}");
-                // Only RUNNER_* names are assigned (a line that assigns no
-                // name is the body of a quoted RUNNER_SETUP: the key copy of
-                // a CLI whose key variable is not the API's default, e.g.
-                // Copilot CLI's COPILOT_PROVIDER_API_KEY).
-                let text = std::fs::read_to_string(m.dir.join("params.sh")).unwrap();
-                let is_name = |n: &str| {
-                    !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                };
-                for line in text.lines() {
-                    let assigns = line
-                        .split_once(['=', '['])
-                        .is_some_and(|(name, _)| is_name(name));
-                    assert!(!assigns || line.starts_with("RUNNER_"), "{ctx}: {line}");
-                }
-                assert!(text.starts_with("RUNNER_"), "{ctx}");
+                only_runner_names(&m.dir.join("params.sh"), &ctx);
                 let argv = var(&vars, "RUNNER_ARGV").unwrap();
                 assert_eq!(argv[0], "/opt/harness/bin/cli", "{ctx}");
                 assert!(
