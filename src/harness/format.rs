@@ -9,6 +9,7 @@
 //! | `opencode-json` | `{env:…}`, `{file:…}` anywhere in the text (OpenCode 1.17.11 `ConfigVariable.substitute`, Kilo 7.7.7) | every `{` in a string (keys too) as `\u007b`; `{{key_ref}}` = `{env:VAR}` |
 //! | `openclaw-json` | `${NAME}` (`[A-Z_][A-Z0-9_]*`) in string values; `$${NAME}` is literal (OpenClaw 2026.9.6) | `$` before each `${NAME}` in a value; `{{key_ref}}` = `${VAR}`, VAR upper-case |
 //! | `toml` | nothing (Codex) | TOML |
+//! | `continue-yaml` | `${{ NAME }}` in every value (Continue CLI 1.5.47 config.yaml: inputs, secrets), after YAML's escapes are decoded, no escape | JSON (a YAML 1.2 document); a string holding `${{` is refused (exit 2); `{{key_ref}}` = `${{ secrets.VAR }}` |
 
 use std::str::FromStr;
 
@@ -37,6 +38,9 @@ pub enum Format {
     OpenclawJson,
     /// TOML (Codex's config.toml).
     Toml,
+    /// Continue CLI's config.yaml, written as JSON (YAML 1.2 reads it): a
+    /// value holding `${{` refused, `${{ secrets.VAR }}` key reference.
+    ContinueYaml,
 }
 
 impl FromStr for Format {
@@ -47,9 +51,10 @@ impl FromStr for Format {
             "opencode-json" => Format::OpencodeJson,
             "openclaw-json" => Format::OpenclawJson,
             "toml" => Format::Toml,
+            "continue-yaml" => Format::ContinueYaml,
             _ => {
                 return Err(format!(
-                    "{s:?} is not a format (known: json, opencode-json, openclaw-json, toml)"
+                    "{s:?} is not a format (known: json, opencode-json, openclaw-json, toml, continue-yaml)"
                 ));
             }
         })
@@ -115,7 +120,10 @@ impl Format {
     }
 
     fn has_key_ref(self) -> bool {
-        matches!(self, Format::OpencodeJson | Format::OpenclawJson)
+        matches!(
+            self,
+            Format::OpencodeJson | Format::OpenclawJson | Format::ContinueYaml
+        )
     }
 
     /// Call `f` on every string (keys too) of `content`, parsed.
@@ -208,6 +216,27 @@ impl Format {
                         let reference = format!("\"{{env:{}}}\"", vals.key_env);
                         text.replace(&sentinel, &reference)
                     }
+                    Format::ContinueYaml => {
+                        // Continue expands `${{ NAME }}` in the parsed
+                        // values, after YAML's own escapes are decoded
+                        // (checked with cn 1.5.47: a model `m\u0024{{
+                        // secrets.K }}` was sent as `m` + the key), and has
+                        // no escape for it: a value holding `${{` is refused.
+                        // JSON escapes neither `$` nor `{`, so any string
+                        // (key or value) holding it shows in the text.
+                        let mut text = serde_json::to_string_pretty(&filled)
+                            .expect("JSON values always serialize");
+                        if text.contains("${{") {
+                            return Err(HarnessError::Invalid {
+                                what: "--model",
+                                why: "Continue CLI expands `${{ … }}` in its config and has no escape for it: a value holding `${{` would reach it as a template".into(),
+                            });
+                        }
+                        text.push('\n');
+                        let sentinel = serde_json::to_string(KEY_SENTINEL).expect("a string");
+                        let reference = format!("\"${{{{ secrets.{} }}}}\"", vals.key_env);
+                        text.replace(&sentinel, &reference)
+                    }
                     _ => {
                         let mut text = serde_json::to_string_pretty(&filled)
                             .expect("JSON values always serialize");
@@ -253,7 +282,7 @@ impl Format {
         let t = Template::parse(s).expect("checked at load");
         if t.is_key_ref() {
             return match self {
-                Format::OpencodeJson => Ok(KEY_SENTINEL.into()),
+                Format::OpencodeJson | Format::ContinueYaml => Ok(KEY_SENTINEL.into()),
                 Format::OpenclawJson => {
                     if !openclaw_substitutes(vals.key_env) {
                         return Err(HarnessError::Invalid {

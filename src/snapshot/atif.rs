@@ -552,6 +552,8 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
         Kind::QwenCode => &data["model"],
         Kind::GeminiCli => &data["model"],
         Kind::Cline => &data["modelInfo"]["id"],
+        Kind::ContinueCli => &data["message"]["usage"]["model"],
+        Kind::CopilotCli => &data["data"]["model"],
         // Added by Stirrup's boot.py (NOOA's: to its last answer only).
         Kind::Stirrup | Kind::Nooa => &data["model"],
         // Hermes names the model on the session only (agent.model).

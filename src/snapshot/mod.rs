@@ -24,6 +24,8 @@ pub mod atif;
 mod claude;
 mod cline;
 mod codex;
+mod continue_cli;
+mod copilot_cli;
 mod gemini;
 mod hermes;
 mod jsonl;
@@ -71,6 +73,11 @@ pub enum Kind {
     Stirrup,
     /// NOOA: `nooa-state/transcript.json` (written by its boot.py).
     Nooa,
+    /// Continue CLI: `sessions/<id>.json` under `CONTINUE_GLOBAL_DIR`.
+    ContinueCli,
+    /// GitHub Copilot CLI: `session-state/<id>/events.jsonl` under
+    /// `COPILOT_HOME`.
+    CopilotCli,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -94,7 +101,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 13] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -106,6 +113,8 @@ impl Kind {
         Kind::Hermes,
         Kind::Stirrup,
         Kind::Nooa,
+        Kind::ContinueCli,
+        Kind::CopilotCli,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -122,6 +131,8 @@ impl Kind {
             Kind::Hermes => "hermes",
             Kind::Stirrup => "stirrup",
             Kind::Nooa => "nooa",
+            Kind::ContinueCli => "continue-cli",
+            Kind::CopilotCli => "copilot-cli",
         }
     }
 
@@ -136,6 +147,7 @@ impl Kind {
             | Kind::GeminiCli
             | Kind::Cline => SourceKind::Dir,
             Kind::Hermes | Kind::Stirrup | Kind::Nooa => SourceKind::Dir,
+            Kind::ContinueCli | Kind::CopilotCli => SourceKind::Dir,
         }
     }
 }
@@ -514,6 +526,13 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
             jsonl::read_with(dir, &stirrup::LAYOUT, jsonl::read_document, stirrup::parse)?
         }
         Kind::Nooa => jsonl::read_with(dir, &nooa::LAYOUT, jsonl::read_document, nooa::parse)?,
+        Kind::ContinueCli => jsonl::read_with(
+            dir,
+            &continue_cli::LAYOUT,
+            jsonl::read_document,
+            continue_cli::parse,
+        )?,
+        Kind::CopilotCli => jsonl::read(dir, &copilot_cli::LAYOUT, copilot_cli::parse)?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

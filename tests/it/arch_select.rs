@@ -52,6 +52,9 @@ fn expected(name: &str, musl: bool) -> Option<(&'static str, Vec<&'static str>)>
         // A static-pie binary: one row for both libcs.
         "codex" => ("image", vec!["openai-codex-0.171.0-linux-arm64.tgz"]),
         "gemini-cli" => node_cli("google-gemini-cli-0.61.0.tgz"),
+        "continue-cli" => node_cli("continuedev-cli-1.5.47.tgz"),
+        "copilot-cli" if musl => ("image", vec!["github-copilot-linuxmusl-arm64-1.0.102.tgz"]),
+        "copilot-cli" => ("image", vec!["github-copilot-linux-arm64-1.0.102.tgz"]),
         "qwen-code" => node_cli("qwen-code-qwen-code-0.24.4.tgz"),
         "pi" => node_cli("pi-bundle-0.73.1-linux-arm64.tar.gz"),
         "openclaw" => node_cli("openclaw-bundle-2026.9.6-linux-arm64.tar.gz"),

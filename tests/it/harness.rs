@@ -148,6 +148,23 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Only RUNNER_* names are assigned in `params` (a line that assigns no
+/// name is the body of a quoted RUNNER_SETUP: the key copy of a CLI whose
+/// key variable is not the API's default, e.g. Copilot CLI's
+/// COPILOT_PROVIDER_API_KEY).
+fn only_runner_names(params: &Path, ctx: &str) {
+    let text = std::fs::read_to_string(params).unwrap();
+    let is_name =
+        |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    for line in text.lines() {
+        let assigns = line
+            .split_once(['=', '['])
+            .is_some_and(|(name, _)| is_name(name));
+        assert!(!assigns || line.starts_with("RUNNER_"), "{ctx}: {line}");
+    }
+    assert!(text.starts_with("RUNNER_"), "{ctx}");
+}
+
 #[test]
 fn every_profile_and_api_writes_params_config_and_capture() {
     let tmp = tempfile::tempdir().unwrap();
@@ -160,11 +177,7 @@ fn every_profile_and_api_writes_params_config_and_capture() {
                 let d = m.dir.display().to_string();
                 let vars = sourced(&m.dir.join("params.sh"));
                 let ctx = format!("{h} {api} {mode}");
-                // Only RUNNER_* names are assigned.
-                let text = std::fs::read_to_string(m.dir.join("params.sh")).unwrap();
-                for line in text.lines() {
-                    assert!(line.starts_with("RUNNER_"), "{ctx}: {line}");
-                }
+                only_runner_names(&m.dir.join("params.sh"), &ctx);
                 let argv = var(&vars, "RUNNER_ARGV").unwrap();
                 assert_eq!(argv[0], "/opt/harness/bin/cli", "{ctx}");
                 assert!(
@@ -360,8 +373,80 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
             let state = ("nooa-state", "nooa".into());
             check_boot_py(&d, argv, vars, &capture, ctx, state);
         }
+        Harness::ContinueCli => check_continue_cli(api, dir, vars, &capture, ctx),
+        Harness::CopilotCli => check_copilot_cli(api, dir, vars, &capture, ctx),
     }
     no_secret_written(dir, ctx);
+}
+
+/// Continue CLI's part of [`check_profile`]: `cn -p` with its config.yaml
+/// (JSON, which YAML reads), the key a `${{ secrets.VAR }}` reference.
+fn check_continue_cli(
+    api: Api,
+    dir: &Path,
+    vars: &[(String, Vec<String>)],
+    capture: &Value,
+    ctx: &str,
+) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let config = format!("{d}/continue/config.yaml");
+    let want = ["-p", "--auto", "--format=json", "--config", config.as_str()];
+    assert_eq!(&argv[1..], want, "{ctx}");
+    let home = format!("{d}/continue");
+    assert_eq!(env_of(vars, "CONTINUE_GLOBAL_DIR").unwrap(), home);
+    assert_eq!(env_of(vars, "CONTINUE_METRICS_ENABLED").unwrap(), "0");
+    // Set, so that a task's .env cannot set it (dotenv keeps what is set).
+    assert_eq!(env_of(vars, "OTEL_EXPORTER_OTLP_ENDPOINT").unwrap(), "");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let model = &serde_json::from_str::<Value>(&text).unwrap()["models"][0];
+    assert_eq!(model["provider"], "openai", "{ctx}");
+    assert_eq!(model["apiBase"], "http://127.0.0.1:4321/v1", "{ctx}");
+    let reference = format!("${{{{ secrets.{} }}}}", api.default_key_env());
+    assert_eq!(model["apiKey"], reference, "{ctx}");
+    assert_eq!(capture["kind"], "continue-cli");
+    assert_eq!(capture["dir"], home);
+}
+
+/// Copilot CLI's part of [`check_profile`]: BYOK through its environment,
+/// offline, the key in `COPILOT_PROVIDER_API_KEY`.
+fn check_copilot_cli(
+    api: Api,
+    dir: &Path,
+    vars: &[(String, Vec<String>)],
+    capture: &Value,
+    ctx: &str,
+) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    let has = |flags: &[&str]| argv.windows(flags.len()).any(|w| w == flags);
+    assert!(has(&["--yolo", "--output-format=json"]), "{ctx}");
+    assert!(has(&["--no-custom-instructions"]), "{ctx}");
+    assert!(has(&["--model=fake-model"]), "{ctx}");
+    assert!(
+        !argv.iter().any(|a| a == "-p"),
+        "{ctx}: the prompt is stdin"
+    );
+    let home = format!("{d}/copilot");
+    assert_eq!(env_of(vars, "COPILOT_HOME").unwrap(), home);
+    assert_eq!(env_of(vars, "COPILOT_OFFLINE").unwrap(), "true");
+    assert_eq!(
+        env_of(vars, "COPILOT_PROVIDER_BASE_URL").unwrap(),
+        "http://127.0.0.1:4321/v1"
+    );
+    let wire = if api == Api::Responses {
+        "responses"
+    } else {
+        "completions"
+    };
+    assert_eq!(env_of(vars, "COPILOT_PROVIDER_WIRE_API").unwrap(), wire);
+    assert_eq!(
+        env_of(vars, "COPILOT_PROVIDER_API_KEY_COMMAND").unwrap(),
+        ""
+    );
+    assert_eq!(env_of(vars, "COPILOT_CLI_DIST_DIR").unwrap(), "");
+    assert_eq!(capture["kind"], "copilot-cli");
+    assert_eq!(capture["dir"], home);
 }
 
 /// Claude Code's part of [`check_profile`].
@@ -865,6 +950,35 @@ fn openclaw_refuses_a_lower_case_key_variable() {
             );
             assert_eq!(err.lines().count(), 1, "{err}");
             assert!(!out_dir.exists(), "{h} {var}: something was written");
+        }
+    }
+}
+
+/// Continue CLI expands `${{ NAME }}` in every config value, YAML escapes
+/// decoded first, with no escape of its own: a model holding `${{` is
+/// refused with one line and nothing written; `${` alone passes.
+#[test]
+fn continue_cli_refuses_a_model_its_templates_would_expand() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (model, ok) in [
+        ("m${{ secrets.OPENAI_API_KEY }}", false),
+        ("${{x}}", false),
+        ("m${SECRET}$${X}{{y}}", true),
+    ] {
+        let out_dir = tmp.path().join(format!("continue-{ok}-{}", model.len()));
+        let args = harness_args("continue-cli", &out_dir, &[("--model", model)]);
+        let run = shforge_harness(&args, &[]);
+        let err = String::from_utf8_lossy(&run.stderr);
+        if ok {
+            assert!(run.status.success(), "{model}: {err}");
+            let text = std::fs::read_to_string(out_dir.join("continue/config.yaml")).unwrap();
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v["models"][0]["model"], model);
+        } else {
+            assert_eq!(run.status.code(), Some(2), "{model}: {err}");
+            assert!(err.contains("${{"), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(!out_dir.exists(), "{model}: something was written");
         }
     }
 }

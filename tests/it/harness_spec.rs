@@ -163,7 +163,9 @@ fn shipped_harnesses_write_the_golden_session_dirs() {
     // 6 harnesses × 3 APIs + 6 × 1, × 2 modes, + one hostile case each
     // (Gemini CLI's were written from its spec: it never had a hand-coded
     // profile).
-    assert_eq!(cases.len(), (6 * 3 + 6) * 2 + 12);
+    // Then Continue CLI (chat) and Copilot CLI (chat, responses), from
+    // their specs too.
+    assert_eq!(cases.len(), (6 * 3 + 6) * 2 + 12 + (1 + 2) * 2 + 2);
     let mut differ = Vec::new();
     for case in &cases {
         let got = written(case, false);

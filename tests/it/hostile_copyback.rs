@@ -102,15 +102,33 @@ fn shforge(args: &[&str], what: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("shforge starts");
+    // Drained while it runs: a snapshot larger than a pipe's buffer (Copilot
+    // CLI's, with its system prompt) would otherwise block on its write.
+    let drain = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            r.read_to_end(&mut b).unwrap();
+            b
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if start.elapsed() > HANG {
             child.kill().unwrap();
             panic!("{what}: still running after {HANG:?}: it waits on its input");
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     }
-    child.wait_with_output().unwrap()
 }
 
 /// Exit 2, nothing on stdout, one line on stderr naming `named` and
@@ -408,6 +426,8 @@ fn snapshot_refuses_a_data_dir_reached_through_a_link() {
         "hermes",
         "stirrup",
         "nooa",
+        "continue-cli",
+        "copilot-cli",
     ];
     for kind in kinds {
         let data = host.dir.join(format!("data-{kind}"));

@@ -227,7 +227,14 @@ fn hostile_tool_variables_change_no_install() {
 // ---------------------------------------------------------------- the harness's environment
 
 /// The catalog by runtime (harnesses/*.toml `run.runtime`).
-const NODE: [&str; 4] = ["gemini-cli", "openclaw", "pi", "qwen-code"];
+const NODE: [&str; 6] = [
+    "continue-cli",
+    "copilot-cli",
+    "gemini-cli",
+    "openclaw",
+    "pi",
+    "qwen-code",
+];
 const BUN: [&str; 4] = ["claude-code", "cline", "kilo", "opencode"];
 const PYTHON: [&str; 3] = ["hermes", "nooa", "stirrup"];
 const NATIVE: [&str; 1] = ["codex"];

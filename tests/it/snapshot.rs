@@ -2055,3 +2055,84 @@ fn nooa_transcript_from_the_real_cli() {
         assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
     }
 }
+
+/// Continue CLI 1.5.47's real session (tests/fixtures/snapshot/README.md):
+/// the tool results kept in the assistant item's `toolCallStates` become a
+/// `tool` message, so the call is completed and answered.
+#[test]
+fn continue_cli_on_its_real_fixture() {
+    let before = state(&fixture("continue-cli"));
+    let snap = take(Kind::ContinueCli, &fixture("continue-cli")).unwrap();
+    assert_eq!(state(&fixture("continue-cli")), before, "fixture changed");
+    assert_eq!(snap.harness, "continue-cli");
+    assert_eq!(snap.summary.sessions, 1);
+    let session = &snap.sessions[0];
+    let roles: Vec<&str> = session.messages.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert_eq!(tools(&snap), [("Write".to_owned(), ToolStatus::Completed)]);
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    let t = snap.summary.tokens;
+    assert_eq!((t.input, t.output, t.total), (4088, 26, 4114), "{t:?}");
+    assert_eq!(
+        session.directory.as_deref(),
+        Some("/tmp/snap-run/continue-cli/work")
+    );
+    assert_eq!(session.agent.model.as_deref(), Some("fake-model"));
+    // The index beside the sessions is not a session.
+    assert!(fixture("continue-cli/sessions/sessions.json").is_file());
+    // The sessions directory itself is accepted too.
+    let inner = take(Kind::ContinueCli, &fixture("continue-cli").join("sessions")).unwrap();
+    assert_eq!(inner, snap);
+    // Another harness's data is refused.
+    let o = shforge(&["continue-cli", "--dir", fixture("cline").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// Copilot CLI 1.0.102's real sessions: the finished run, and the run
+/// KILLed while its `bash` tool blocked writing to a FIFO.
+#[test]
+fn copilot_cli_on_its_real_fixtures() {
+    for (name, status, final_text, tokens, roles) in [
+        (
+            "copilot-cli",
+            ToolStatus::Completed,
+            Some("done"),
+            (24128, 26),
+            &["user", "system", "assistant", "tool", "assistant"][..],
+        ),
+        (
+            "copilot-cli-midtool",
+            ToolStatus::Running,
+            None,
+            (12022, 42),
+            &["user", "system", "assistant"][..],
+        ),
+    ] {
+        let before = state(&fixture(name));
+        let snap = take(Kind::CopilotCli, &fixture(name)).unwrap();
+        assert_eq!(state(&fixture(name)), before, "{name}: fixture changed");
+        assert_eq!(snap.harness, "copilot-cli");
+        let session = &snap.sessions[0];
+        let got: Vec<&str> = session.messages.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(got, roles, "{name}");
+        assert_eq!(tools(&snap).len(), 1, "{name}");
+        assert_eq!(tools(&snap)[0].1, status, "{name}");
+        assert_eq!(
+            snap.summary.tool_calls[0].unfinished,
+            status == ToolStatus::Running,
+            "{name}"
+        );
+        assert_eq!(snap.summary.final_text.as_deref(), final_text, "{name}");
+        let t = snap.summary.tokens;
+        assert_eq!((t.input, t.output), tokens, "{name}: {t:?}");
+        assert_eq!(session.agent.version.as_deref(), Some("1.0.102"), "{name}");
+        assert_eq!(session.agent.model.as_deref(), Some("fake-model"), "{name}");
+        assert_eq!(
+            session.directory.as_deref(),
+            Some(format!("/tmp/snap-run/{name}/work").as_str()),
+            "{name}"
+        );
+    }
+    let o = shforge(&["copilot-cli", "--dir", fixture("codex").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
