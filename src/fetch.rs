@@ -96,6 +96,18 @@ const SCRIPT_FILES: &[(&str, &str)] = &[
         include_str!("../installers/bundles/nooa/leave-out"),
     ),
     (
+        "bundles/mini-swe-agent/requirements.txt",
+        include_str!("../installers/bundles/mini-swe-agent/requirements.txt"),
+    ),
+    (
+        "bundles/mini-swe-agent/boot.py",
+        include_str!("../installers/bundles/mini-swe-agent/boot.py"),
+    ),
+    (
+        "bundles/mini-swe-agent/leave-out",
+        include_str!("../installers/bundles/mini-swe-agent/leave-out"),
+    ),
+    (
         "bash-static/build.sh",
         include_str!("../installers/bash-static/build.sh"),
     ),

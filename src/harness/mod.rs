@@ -137,11 +137,14 @@ pub enum Harness {
     /// NOOA (its bundle's boot.py: one headless CodingAgent turn), on the
     /// portable Python 3.13 runtime.
     Nooa,
+    /// mini-swe-agent (its bundle's boot.py: `mini -y --exit-immediately`
+    /// with the task from a file), on the portable Python runtime.
+    MiniSweAgent,
 }
 
 /// The shipped harnesses and their spec files: the one table that names
 /// them (the enum is only a typed handle on a row).
-pub const SHIPPED: [(Harness, &str); 12] = [
+pub const SHIPPED: [(Harness, &str); 13] = [
     (
         Harness::ClaudeCode,
         include_str!("../../harnesses/claude-code.toml"),
@@ -172,6 +175,10 @@ pub const SHIPPED: [(Harness, &str); 12] = [
         include_str!("../../harnesses/stirrup.toml"),
     ),
     (Harness::Nooa, include_str!("../../harnesses/nooa.toml")),
+    (
+        Harness::MiniSweAgent,
+        include_str!("../../harnesses/mini-swe-agent.toml"),
+    ),
 ];
 
 /// The shipped specs, parsed once (a unit test proves each parses).
@@ -190,7 +197,7 @@ fn shipped() -> &'static [HarnessDef] {
 
 impl Harness {
     /// Every harness, in a fixed order (the order of [`SHIPPED`]).
-    pub const ALL: [Harness; 12] = [
+    pub const ALL: [Harness; 13] = [
         Harness::ClaudeCode,
         Harness::OpenCode,
         Harness::Kilo,
@@ -203,6 +210,7 @@ impl Harness {
         Harness::Hermes,
         Harness::Stirrup,
         Harness::Nooa,
+        Harness::MiniSweAgent,
     ];
 
     /// Its spec, parsed.

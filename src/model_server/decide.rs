@@ -6,7 +6,11 @@
 //!    argument: Stirrup's, whose agent loop ends only through it; or named
 //!    `return_result`, with a `result` argument: NOOA's), one call of it
 //!    with the reason `done` (a `result` object gets its required fields:
-//!    enums their first value, strings `done`).
+//!    enums their first value, strings `done`). Without one, when the user
+//!    text names a submit sentinel ([`SUBMIT_SENTINEL`]: mini-swe-agent's
+//!    loop ends only when a command prints it) and a shell-style tool is
+//!    offered, one call of that tool running `echo SENTINEL; echo done`
+//!    (what follows the sentinel's line is the agent's submission).
 //! 2. No tools were offered (a title request, a plain chat) → a short text.
 //! 3. Otherwise exactly one tool call that writes the token to the target,
 //!    through a write-style tool (`path` + `content`) or a shell-style tool
@@ -31,6 +35,11 @@ pub const DEFAULT_TOKEN: &str = "shforge-fake-model-token";
 /// The file written when neither names one: a relative path, so it lands in
 /// the working directory of the CLI that runs the tool.
 pub const DEFAULT_TARGET: &str = "shforge-fake-model-token.txt";
+
+/// The line whose output ends a bash-only agent's task: mini-swe-agent
+/// (and the SWE-agent family) tell the model to run `echo` of it, and
+/// stop when a command's output starts with it.
+pub const SUBMIT_SENTINEL: &str = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT";
 
 /// Which kind of tool writes the file when both kinds are offered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +176,9 @@ pub fn decide(conv: &Conversation, defaults: &Directives) -> Decision {
         if let Some(call) = conv.tools.iter().find_map(finish_call) {
             return Decision::Tool(call);
         }
+        if let Some(call) = submit_call(conv) {
+            return Decision::Tool(call);
+        }
         return Decision::Done {
             reason: "the conversation holds a tool result".into(),
         };
@@ -260,6 +272,32 @@ fn finish_call(tool: &Tool) -> Option<ToolCall> {
     fill_required(&tool.schema, &mut args);
     Some(ToolCall {
         name: tool.name.clone(),
+        arguments: args,
+    })
+}
+
+/// A shell call running `echo SENTINEL; echo done` (the submission is
+/// the output after the sentinel's line: `done`, as other harnesses'
+/// final text), when the user text names
+/// [`SUBMIT_SENTINEL`] and a shell-style tool taking one command string is
+/// offered (mini-swe-agent's `bash`).
+fn submit_call(conv: &Conversation) -> Option<ToolCall> {
+    if !conv.user_texts.iter().any(|t| t.contains(SUBMIT_SENTINEL)) {
+        return None;
+    }
+    let shell = conv
+        .tools
+        .iter()
+        .filter_map(ShellTool::of)
+        .find(|s| !s.argv && !s.list)?;
+    let mut args = Map::new();
+    args.insert(
+        shell.command.into(),
+        json!(format!("echo {SUBMIT_SENTINEL}; echo {DONE_TEXT}")),
+    );
+    fill_required(&shell.tool.schema, &mut args);
+    Some(ToolCall {
+        name: shell.tool.name.clone(),
         arguments: args,
     })
 }
@@ -641,6 +679,35 @@ mod tests {
         assert_eq!(call.name, "finish");
         assert_eq!(call.arguments["reason"], json!("done"));
         assert_eq!(call.arguments["paths"], json!([]));
+    }
+
+    #[test]
+    fn mini_swe_agent_runs_bash_then_echoes_the_sentinel() {
+        let bash = tool(
+            "bash",
+            json!({"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}),
+        );
+        let text = format!(
+            "Please solve this issue: shforge-token=T shforge-target=/o/d.txt\n`echo {SUBMIT_SENTINEL}`"
+        );
+        let mut c = conv(vec![bash.clone()], &text);
+        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
+            panic!("expected a tool call");
+        };
+        assert_eq!(call.arguments["command"], json!("printf '%s' T > /o/d.txt"));
+        c.has_tool_result = true;
+        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
+            panic!("expected the submit call");
+        };
+        assert_eq!(call.name, "bash");
+        assert_eq!(
+            call.arguments["command"],
+            json!(format!("echo {SUBMIT_SENTINEL}; echo done"))
+        );
+        // Without the sentinel in the user text: `done`, as before.
+        let mut c = conv(vec![bash], "shforge-token=T");
+        c.has_tool_result = true;
+        assert_eq!(decide(&c, &Directives::default()).label(), "done");
     }
 
     #[test]

@@ -369,6 +369,9 @@ fn capture_records(h: Harness, path: &Path, found: &mut Found) -> Result<(), Out
         // NOOA's transcript.json has a reader (`shforge snapshot nooa`),
         // not scanned for outcome causes yet: its outputs are read instead.
         Harness::Nooa => return Ok(()),
+        // Its trajectory's records: an API error ends the run with an
+        // `exit` message naming the exception.
+        Harness::MiniSweAgent => Kind::MiniSweAgent,
     };
     // No session yet: the CLI never ran, or died before writing one. The
     // snapshot readers refuse such a dir as foreign input (it has no

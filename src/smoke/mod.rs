@@ -45,7 +45,7 @@ use sandbox::Sandbox;
 pub use subject::Subject;
 
 /// The harnesses `shforge smoke` runs when none is named.
-pub const DEFAULT: [Harness; 12] = Harness::ALL;
+pub const DEFAULT: [Harness; 13] = Harness::ALL;
 
 /// The runner modes each harness is rolled out in, in row order.
 const MODES: [Mode; 2] = [Mode::Events, Mode::Direct];

@@ -27,6 +27,7 @@ mod codex;
 mod gemini;
 mod hermes;
 mod jsonl;
+mod messages;
 mod nooa;
 mod pi;
 mod qwen;
@@ -71,6 +72,9 @@ pub enum Kind {
     Stirrup,
     /// NOOA: `nooa-state/transcript.json` (written by its boot.py).
     Nooa,
+    /// mini-swe-agent: `mini-swe-agent-state/trajectory.json` (the
+    /// chat-messages reader family, `messages.rs`).
+    MiniSweAgent,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -94,7 +98,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -106,6 +110,7 @@ impl Kind {
         Kind::Hermes,
         Kind::Stirrup,
         Kind::Nooa,
+        Kind::MiniSweAgent,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -122,6 +127,7 @@ impl Kind {
             Kind::Hermes => "hermes",
             Kind::Stirrup => "stirrup",
             Kind::Nooa => "nooa",
+            Kind::MiniSweAgent => "mini-swe-agent",
         }
     }
 
@@ -136,6 +142,7 @@ impl Kind {
             | Kind::GeminiCli
             | Kind::Cline => SourceKind::Dir,
             Kind::Hermes | Kind::Stirrup | Kind::Nooa => SourceKind::Dir,
+            Kind::MiniSweAgent => SourceKind::Dir,
         }
     }
 }
@@ -514,6 +521,12 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
             jsonl::read_with(dir, &stirrup::LAYOUT, jsonl::read_document, stirrup::parse)?
         }
         Kind::Nooa => jsonl::read_with(dir, &nooa::LAYOUT, jsonl::read_document, nooa::parse)?,
+        Kind::MiniSweAgent => jsonl::read_with(
+            dir,
+            &messages::MINI_SWE_AGENT.layout,
+            jsonl::read_document,
+            messages::parse_mini_swe_agent,
+        )?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

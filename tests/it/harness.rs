@@ -208,7 +208,11 @@ fn every_profile_and_api_writes_params_config_and_capture() {
                     );
                 } else if matches!(
                     h,
-                    Harness::OpenClaw | Harness::Hermes | Harness::Stirrup | Harness::Nooa
+                    Harness::OpenClaw
+                        | Harness::Hermes
+                        | Harness::Stirrup
+                        | Harness::Nooa
+                        | Harness::MiniSweAgent
                 ) {
                     assert!(var(&vars, "RUNNER_STDIN").is_none(), "{ctx}");
                     let flag = ["--message-file", "--prompt-file"];
@@ -358,6 +362,10 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
         }
         Harness::Nooa => {
             let state = ("nooa-state", "nooa".into());
+            check_boot_py(&d, argv, vars, &capture, ctx, state);
+        }
+        Harness::MiniSweAgent => {
+            let state = ("mini-swe-agent-state", "mini-swe-agent".into());
             check_boot_py(&d, argv, vars, &capture, ctx, state);
         }
     }

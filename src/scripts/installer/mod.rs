@@ -38,6 +38,10 @@ pub const HARNESS_SPECS: &[(&str, &str)] = &[
     ),
     ("hermes", include_str!("../../../installers/hermes.toml")),
     ("kilo", include_str!("../../../installers/kilo.toml")),
+    (
+        "mini-swe-agent",
+        include_str!("../../../installers/mini-swe-agent.toml"),
+    ),
     ("nooa", include_str!("../../../installers/nooa.toml")),
     (
         "openclaw",
