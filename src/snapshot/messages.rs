@@ -53,6 +53,14 @@ pub(super) struct ChatDoc {
     pub answer: Option<&'static str>,
     /// A role that marks the run's end (kept as an `Other` part named so).
     pub end_role: Option<&'static str>,
+    /// In the end message, where the run's status is and the value that
+    /// means the agent finished by its own choice.
+    pub end_ok: Option<(&'static str, &'static str)>,
+    /// In a tool message, where and what marks a result the harness padded
+    /// in for a call it stopped at: when the end message says finished
+    /// ([`ChatDoc::end_ok`]), such results right before it are the ending
+    /// call's, completed, with the end message's content as output.
+    pub unrun: Option<(&'static str, &'static str)>,
 }
 
 /// mini-swe-agent's `trajectory.json` (see the module doc).
@@ -72,6 +80,8 @@ pub(super) const MINI_SWE_AGENT: ChatDoc = ChatDoc {
     returncode: Some("/extra/returncode"),
     answer: Some("/info/submission"),
     end_role: Some("exit"),
+    end_ok: Some(("/extra/exit_status", "Submitted")),
+    unrun: Some(("/extra/exception_info", "action was not executed")),
 };
 
 /// The parser of mini-swe-agent's rows (a [`jsonl::Parser`]).
@@ -134,6 +144,7 @@ fn parse(doc: &ChatDoc, path: &Path, lines: &[Line]) -> Parsed {
         }
         messages.push(m);
     }
+    ended(doc, &mut messages);
     if let Some(text) = at(doc.answer)
         && let Some(last) = messages.iter_mut().rev().find(|m| m.role == "assistant")
     {
@@ -143,6 +154,43 @@ fn parse(doc: &ChatDoc, path: &Path, lines: &[Line]) -> Parsed {
         ));
     }
     head.finish(path, tokens, messages)
+}
+
+/// The results padded in before a finished run's end message are the
+/// ending call's (see [`ChatDoc::unrun`]).
+fn ended(doc: &ChatDoc, messages: &mut [Message]) {
+    let (Some(role), Some((status, ok)), Some((mark, unrun))) =
+        (doc.end_role, doc.end_ok, doc.unrun)
+    else {
+        return;
+    };
+    let Some(end) = messages.iter().rposition(|m| m.role == role) else {
+        return;
+    };
+    if messages[end].data.pointer(status).and_then(Value::as_str) != Some(ok) {
+        return;
+    }
+    let output = messages[end]
+        .data
+        .get("content")
+        .cloned()
+        .unwrap_or(Value::Null);
+    for m in messages[..end].iter_mut().rev() {
+        if m.role != "tool" || m.data.pointer(mark).and_then(Value::as_str) != Some(unrun) {
+            break;
+        }
+        for p in &mut m.parts {
+            if let PartKind::ToolResult {
+                is_error,
+                output: o,
+                ..
+            } = &mut p.kind
+            {
+                *is_error = false;
+                *o = output.clone();
+            }
+        }
+    }
 }
 
 fn message(doc: &ChatDoc, v: &Value, i: usize) -> Message {

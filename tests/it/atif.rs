@@ -198,6 +198,7 @@ fn steps_are_numbered_and_every_result_answers_a_call_of_its_step() {
             Kind::Codex => "0.171.0",
             Kind::QwenCode => "0.24.4",
             Kind::Cline => "3.0.65",
+            Kind::MiniSweAgent => "2.4.6",
             _ => "unknown",
         };
         assert_eq!(t["agent"]["version"], version, "{name}");
@@ -237,7 +238,9 @@ fn a_run_killed_mid_tool_exports_its_last_call_unfinished() {
         // Cline goes on through TERM (its tool's own 30 s timeout ends
         // it, then it answers): that run is cline-toolerror.
         let ends: &[&str] = match kind {
-            Kind::QwenCode | Kind::Cline => &["midtool"],
+            // mini-swe-agent is KILLed only: boot.py's save after each
+            // answer is all a TERM would leave too (no handler of its own).
+            Kind::QwenCode | Kind::Cline | Kind::MiniSweAgent => &["midtool"],
             _ => &["midtool", "killed"],
         };
         for end in ends {
@@ -305,6 +308,8 @@ fn a_finished_run_has_every_call_answered_and_per_step_metrics() {
             (Kind::Stirrup, _) => (1055, 34),
             // NOOA's boot.py records no token counts.
             (Kind::Nooa, _) => (0, 0),
+            // litellm's usage of the fake server's two answers.
+            (Kind::MiniSweAgent, _) => (1775, 39),
             _ => (240, 14),
         };
         // Hermes records its tokens per session only: no step has metrics.

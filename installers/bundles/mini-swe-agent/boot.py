@@ -48,9 +48,11 @@ What is pinned here, and why:
   and api_key): OPENAI_BASE_URL and OPENAI_API_BASE are never read.
 * The trajectory (mini-swe-agent's own format: `messages` in OpenAI chat
   form with an `extra` each, `info.exit_status`, `info.model_stats`) is
-  STATE/trajectory.json, written by the agent after every step; each write
-  here is atomic (a temporary file renamed over it), so a run killed mid-
-  step leaves the last whole one: the capture.
+  STATE/trajectory.json, written by the agent after every step and here
+  also after every model response (so a run killed mid-command leaves its
+  last call without a result; the agent alone saves only once the step's
+  commands have ended); each write is atomic (a temporary file renamed
+  over it): the capture.
 * A CA bundle variable (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE)
   naming no file is dropped (httpx refuses one); the pinned certifi is used.
 """
@@ -187,6 +189,11 @@ def run(opts, prompt, state):
             data = self.serialize(*extra_dicts)
             save_atomic(out, data)
             return data
+
+        def query(self):
+            message = super().query()
+            self.save(out)
+            return message
 
     model = LitellmModel(**config.get("model", {}))
     env = LocalEnvironment(**config.get("environment", {}))
