@@ -49,7 +49,8 @@ pub(super) struct ChatDoc {
     /// A tool message's exit code, from the message: non-zero is an error.
     pub returncode: Option<&'static str>,
     /// The final answer in the document, added as text to the last
-    /// assistant message when it is not empty.
+    /// assistant message when it is not empty (its trailing newlines
+    /// dropped: mini-swe-agent's is a command's output).
     pub answer: Option<&'static str>,
     /// A role that marks the run's end (kept as an `Other` part named so).
     pub end_role: Option<&'static str>,
@@ -145,7 +146,8 @@ fn parse(doc: &ChatDoc, path: &Path, lines: &[Line]) -> Parsed {
         messages.push(m);
     }
     ended(doc, &mut messages);
-    if let Some(text) = at(doc.answer)
+    if let Some(text) = at(doc.answer).map(|t| t.trim_end_matches(['\n', '\r']).to_owned())
+        && !text.is_empty()
         && let Some(last) = messages.iter_mut().rev().find(|m| m.role == "assistant")
     {
         last.parts.push(jsonl::part(

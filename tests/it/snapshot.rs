@@ -2097,7 +2097,7 @@ fn mini_swe_agent_trajectory_from_the_real_cli() {
             ("bash".to_owned(), completed)
         ]
     );
-    assert_eq!(snap.summary.final_text.as_deref(), Some("done\n"));
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
     assert_eq!(
         snap.sessions[0].agent.model.as_deref(),
         Some("openai/fake-model")
