@@ -15,7 +15,7 @@ site-packages comes after the standard library.
                           `mini-swe-agent VERSION`
 
 The model is litellm's `openai/MODEL` (OpenAI chat completions, one `bash`
-tool) at URL with the key from OPENAI_API_KEY. The agent's only tool runs
+tool) at URL with the key from OPENAI_API_KEY (the environment's). The agent's only tool runs
 `bash -c` in the working directory (the task's); it ends when a command's
 output starts with the line COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT. Prints
 the submission (that output's other lines) on stdout, and only that:
@@ -44,8 +44,10 @@ What is pinned here, and why:
   in its default DEV mode: LITELLM_MODE=PRODUCTION, and dotenv's
   find_dotenv is replaced), cost tracking ignores unknown models (a local
   model has no price: the run would stop at the first answer).
-* The base URL and key are arguments to the client (model_kwargs api_base
-  and api_key): OPENAI_BASE_URL and OPENAI_API_BASE are never read.
+* The base URL is an argument to the client (model_kwargs api_base):
+  OPENAI_BASE_URL and OPENAI_API_BASE are never read. The key is litellm's
+  openai provider's OPENAI_API_KEY, read from the environment, never put
+  in the config (mini saves the model's config in the trajectory).
 * The trajectory (mini-swe-agent's own format: `messages` in OpenAI chat
   form with an `extra` each, `info.exit_status`, `info.model_stats`) is
   STATE/trajectory.json, written by the agent after every step and here
@@ -173,10 +175,10 @@ def run(opts, prompt, state):
             "model": {
                 "model_name": "openai/" + opts["--model"],
                 "cost_tracking": "ignore_errors",
-                "model_kwargs": {
-                    "api_base": opts["--base-url"],
-                    "api_key": os.environ.get("OPENAI_API_KEY", ""),
-                },
+                # The key stays in the environment (litellm's openai
+                # provider reads OPENAI_API_KEY): in model_kwargs it would
+                # be saved in the trajectory's info.config.model.
+                "model_kwargs": {"api_base": opts["--base-url"]},
             },
         },
     )
