@@ -56,12 +56,7 @@ pub(super) fn run(command: Command) -> Result<u8> {
             stdout,
         } => outcome(crate::outcome::Inputs {
             receipt,
-            harness: match (harness, spec) {
-                // An adapter's spec: a bad file or spec is exit 2 naming it.
-                (_, Some(file)) => crate::harness::read_spec_file(&file).map_err(Usage)?.into(),
-                (Some(h), None) => h.into(),
-                (None, None) => unreachable!("clap requires --harness or --spec"),
-            },
+            harness: harness_or_spec(harness, spec.as_deref())?,
             capture,
             events,
             stderr,
@@ -363,6 +358,19 @@ fn receipt(file: &Path) -> Result<u8> {
     let receipt = crate::host::CleanupReceipt::from_json(&text)
         .map_err(|e| Usage(format!("{}: {e}", file.display())))?;
     print_json(&receipt)
+}
+
+/// `--harness NAME` or `--spec FILE` (an adapter's spec: a bad file or
+/// spec is exit 2 naming it).
+fn harness_or_spec(
+    harness: Option<crate::harness::Harness>,
+    spec: Option<&Path>,
+) -> Result<crate::harness::HarnessRef> {
+    Ok(match (harness, spec) {
+        (_, Some(file)) => crate::harness::read_spec_file(file).map_err(Usage)?.into(),
+        (Some(h), None) => h.into(),
+        (None, None) => unreachable!("clap requires --harness or --spec"),
+    })
 }
 
 /// `shforge outcome`: the rollout's outcome as one JSON object.

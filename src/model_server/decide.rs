@@ -6,7 +6,11 @@
 //!    argument: Stirrup's, whose agent loop ends only through it; or named
 //!    `return_result`, with a `result` argument: NOOA's), one call of it
 //!    with the reason `done` (a `result` object gets its required fields:
-//!    enums their first value, strings `done`).
+//!    enums their first value, strings `done`). Without one, when the user
+//!    text names a submit sentinel ([`SUBMIT_SENTINEL`]: mini-swe-agent's
+//!    loop ends only when a command prints it) and a shell-style tool is
+//!    offered, one call of that tool running `echo SENTINEL; echo done`
+//!    (what follows the sentinel's line is the agent's submission).
 //! 2. No tools were offered (a title request, a plain chat) → a short text.
 //! 3. Otherwise exactly one tool call that writes the token to the target,
 //!    through a write-style tool (`path` + `content`) or a shell-style tool
@@ -31,6 +35,11 @@ pub const DEFAULT_TOKEN: &str = "shforge-fake-model-token";
 /// The file written when neither names one: a relative path, so it lands in
 /// the working directory of the CLI that runs the tool.
 pub const DEFAULT_TARGET: &str = "shforge-fake-model-token.txt";
+
+/// The line whose output ends a bash-only agent's task: mini-swe-agent
+/// (and the SWE-agent family) tell the model to run `echo` of it, and
+/// stop when a command's output starts with it.
+pub const SUBMIT_SENTINEL: &str = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT";
 
 /// Which kind of tool writes the file when both kinds are offered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +176,9 @@ pub fn decide(conv: &Conversation, defaults: &Directives) -> Decision {
         if let Some(call) = conv.tools.iter().find_map(finish_call) {
             return Decision::Tool(call);
         }
+        if let Some(call) = submit_call(conv) {
+            return Decision::Tool(call);
+        }
         return Decision::Done {
             reason: "the conversation holds a tool result".into(),
         };
@@ -260,6 +272,32 @@ fn finish_call(tool: &Tool) -> Option<ToolCall> {
     fill_required(&tool.schema, &mut args);
     Some(ToolCall {
         name: tool.name.clone(),
+        arguments: args,
+    })
+}
+
+/// A shell call running `echo SENTINEL; echo done` (the submission is
+/// the output after the sentinel's line: `done`, as other harnesses'
+/// final text), when the user text names
+/// [`SUBMIT_SENTINEL`] and a shell-style tool taking one command string is
+/// offered (mini-swe-agent's `bash`).
+fn submit_call(conv: &Conversation) -> Option<ToolCall> {
+    if !conv.user_texts.iter().any(|t| t.contains(SUBMIT_SENTINEL)) {
+        return None;
+    }
+    let shell = conv
+        .tools
+        .iter()
+        .filter_map(ShellTool::of)
+        .find(|s| !s.argv && !s.list)?;
+    let mut args = Map::new();
+    args.insert(
+        shell.command.into(),
+        json!(format!("echo {SUBMIT_SENTINEL}; echo {DONE_TEXT}")),
+    );
+    fill_required(&shell.tool.schema, &mut args);
+    Some(ToolCall {
+        name: shell.tool.name.clone(),
         arguments: args,
     })
 }
@@ -490,249 +528,5 @@ fn placeholder(name: &str, prop: &Value) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tool(name: &str, schema: Value) -> Tool {
-        Tool {
-            name: name.into(),
-            schema,
-        }
-    }
-
-    fn conv(tools: Vec<Tool>, text: &str) -> Conversation {
-        Conversation {
-            model: "m".into(),
-            tools,
-            user_texts: vec![text.into()],
-            ..Conversation::default()
-        }
-    }
-
-    fn pi_tools() -> Vec<Tool> {
-        vec![
-            tool(
-                "bash",
-                json!({"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"number"}},"required":["command"]}),
-            ),
-            tool(
-                "write",
-                json!({"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}),
-            ),
-        ]
-    }
-
-    #[test]
-    fn directives_later_words_win_and_bad_prefer_is_ignored() {
-        let d = Directives::default().overridden_by([
-            "\"shforge-token=a shforge-prefer=shell\"",
-            "x shforge-token=b\tshforge-target=/t shforge-prefer=nope",
-        ]);
-        assert_eq!(d.token.as_deref(), Some("b"));
-        assert_eq!(d.target.as_deref(), Some("/t"));
-        assert_eq!(d.prefer, Some(Prefer::Shell));
-        let d = d.overridden_by(["shforge-target="]);
-        assert_eq!(d.target, None, "an empty target is no target");
-    }
-
-    #[test]
-    fn write_preferred_by_default_shell_on_request() {
-        let c = conv(pi_tools(), "shforge-token=T shforge-target=/o");
-        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
-            panic!()
-        };
-        assert_eq!(call.name, "write");
-        assert_eq!(
-            call.arguments,
-            *json!({"path":"/o","content":"T"}).as_object().unwrap()
-        );
-        let c = conv(
-            pi_tools(),
-            "shforge-token=T shforge-target=/o shforge-prefer=shell",
-        );
-        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
-            panic!()
-        };
-        assert_eq!(call.name, "bash");
-        assert_eq!(call.arguments["command"], json!("printf '%s' T > /o"));
-    }
-
-    #[test]
-    fn required_unknowns_are_filled() {
-        let t = tool(
-            "Bash",
-            json!({"properties":{"command":{"type":"string"},"description":{"type":"string"},"mode":{"enum":["a","b"]},"n":{"type":"integer","minimum":100}},"required":["command","description","mode","n"]}),
-        );
-        let d = Directives {
-            token: Some("t".into()),
-            target: Some("f".into()),
-            prefer: None,
-        };
-        let Decision::Tool(call) = decide(&conv(vec![t], ""), &d) else {
-            panic!()
-        };
-        assert_eq!(
-            call.arguments["description"],
-            json!("Write the shforge token to the target file")
-        );
-        assert_eq!(call.arguments["mode"], json!("a"));
-        assert_eq!(call.arguments["n"], json!(100));
-    }
-
-    #[test]
-    fn a_commands_list_gets_one_whole_command() {
-        // Cline's run_commands: each string of `commands` is run by a shell.
-        let t = tool(
-            "run_commands",
-            json!({"properties":{"commands":{"type":"array","items":{"type":"string"}}},
-                   "required":["commands"]}),
-        );
-        let c = conv(vec![t], "shforge-token=x shforge-target=y");
-        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
-            panic!()
-        };
-        assert_eq!(call.arguments["commands"], json!(["printf '%s' x > y"]));
-    }
-
-    #[test]
-    fn array_command_is_an_argv() {
-        let t = tool(
-            "shell",
-            json!({"properties":{"command":{"type":"array","items":{"type":"string"}}}}),
-        );
-        let c = conv(vec![t], "shforge-token=x shforge-target=y");
-        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
-            panic!()
-        };
-        assert_eq!(
-            call.arguments["command"],
-            json!(["sh", "-c", "printf '%s' x > y"])
-        );
-    }
-
-    fn stirrup_tools() -> Vec<Tool> {
-        vec![
-            tool(
-                "code_exec",
-                json!({"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}),
-            ),
-            tool(
-                "finish",
-                json!({"type": "object", "properties": {
-                    "reason": {"type": "string"},
-                    "paths": {"type": "array", "items": {"type": "string"}}
-                }, "required": ["reason", "paths"]}),
-            ),
-        ]
-    }
-
-    #[test]
-    fn stirrup_runs_code_exec_then_calls_finish() {
-        let mut c = conv(stirrup_tools(), "shforge-token=T shforge-target=/o/d.txt");
-        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
-            panic!("expected a tool call");
-        };
-        assert_eq!(call.name, "code_exec");
-        assert_eq!(call.arguments["cmd"], json!("printf '%s' T > /o/d.txt"));
-        c.has_tool_result = true;
-        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
-            panic!("expected the finish call");
-        };
-        assert_eq!(call.name, "finish");
-        assert_eq!(call.arguments["reason"], json!("done"));
-        assert_eq!(call.arguments["paths"], json!([]));
-    }
-
-    #[test]
-    fn nooa_writes_in_python_then_returns_its_result() {
-        let tools = vec![
-            tool(
-                "execute_python",
-                json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}),
-            ),
-            tool(
-                "return_result",
-                json!({"$defs": {
-                    "RespondReason": {"enum": ["DONE", "NEED_INPUT"], "type": "string"},
-                    "RespondResult": {"type": "object", "properties": {
-                        "kind": {"$ref": "#/$defs/RespondReason"},
-                        "explanation": {"type": "string", "minLength": 1}
-                    }, "required": ["kind", "explanation"]}},
-                    "type": "object",
-                    "properties": {"result": {"$ref": "#/$defs/RespondResult"}},
-                    "required": ["result"]}),
-            ),
-        ];
-        let mut c = conv(tools, "shforge-token=a\"b shforge-target=/o/d.txt");
-        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
-            panic!("expected a tool call");
-        };
-        assert_eq!(call.name, "execute_python");
-        assert_eq!(
-            call.arguments["code"],
-            json!(
-                "with open(\"/o/d.txt\", \"w\", encoding=\"utf-8\", newline=\"\") as f:\n    f.write(\"a\\\"b\")\n"
-            )
-        );
-        c.has_tool_result = true;
-        let Decision::Tool(call) = decide(&c, &Directives::default()) else {
-            panic!("expected the return_result call");
-        };
-        assert_eq!(call.name, "return_result");
-        assert_eq!(
-            call.arguments["result"],
-            json!({"kind": "DONE", "explanation": "done"})
-        );
-    }
-
-    #[test]
-    fn a_finish_without_reason_is_not_a_finish_tool() {
-        let mut c = conv(
-            vec![tool(
-                "finish",
-                json!({"type": "object", "properties": {"x": {"type": "string"}}}),
-            )],
-            "",
-        );
-        c.has_tool_result = true;
-        assert_eq!(decide(&c, &Directives::default()).label(), "done");
-    }
-
-    #[test]
-    fn done_and_text_cases() {
-        let mut c = conv(pi_tools(), "shforge-token=T shforge-target=/o");
-        c.has_tool_result = true;
-        assert_eq!(decide(&c, &Directives::default()).label(), "done");
-        assert_eq!(
-            decide(
-                &conv(vec![], "shforge-token=T shforge-target=/o"),
-                &Directives::default()
-            ),
-            Decision::Text
-        );
-        // No token or target anywhere: the built-in ones.
-        let Decision::Tool(call) =
-            decide(&conv(pi_tools(), "no directives"), &Directives::default())
-        else {
-            panic!("a tool call with the default token and target");
-        };
-        assert_eq!(call.arguments["path"], json!(DEFAULT_TARGET));
-        assert_eq!(call.arguments["content"], json!(DEFAULT_TOKEN));
-        let other = vec![tool("read", json!({"properties":{"path":{}}}))];
-        assert_eq!(
-            decide(
-                &conv(other, "shforge-token=T shforge-target=/o"),
-                &Directives::default()
-            )
-            .label(),
-            "done"
-        );
-    }
-
-    #[test]
-    fn hostile_values_stay_data() {
-        let raw = write_command("-n'$(id)\"", "a b/'c'").unwrap();
-        assert_eq!(raw.as_str(), r#"printf '%s' "-n'\$(id)\"" > "a b/'c'""#);
-        assert!(write_command("a\0b", "x").is_err());
-    }
-}
+#[path = "decide_tests.rs"]
+mod tests;

@@ -556,6 +556,8 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
         Kind::CopilotCli => &data["data"]["model"],
         // Added by Stirrup's boot.py (NOOA's: to its last answer only).
         Kind::Stirrup | Kind::Nooa => &data["model"],
+        // litellm's response, kept in the answer's `extra`.
+        Kind::MiniSweAgent => &data["extra"]["response"]["model"],
         // Hermes names the model on the session only (agent.model).
         Kind::Codex | Kind::Hermes => return None,
     };
@@ -571,6 +573,10 @@ fn timestamp(kind: Option<Kind>, data: &Value) -> Option<String> {
         Kind::Cline => data["ts"].as_u64().and_then(iso_from_ms),
         // Seconds since the epoch, a float.
         Kind::Hermes => data["timestamp"]
+            .as_f64()
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .and_then(|t| iso_from_ms((t * 1000.0) as u64)),
+        Kind::MiniSweAgent => data["extra"]["timestamp"]
             .as_f64()
             .filter(|t| t.is_finite() && *t >= 0.0)
             .and_then(|t| iso_from_ms((t * 1000.0) as u64)),

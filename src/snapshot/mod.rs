@@ -29,6 +29,7 @@ mod copilot_cli;
 mod gemini;
 mod hermes;
 mod jsonl;
+mod messages;
 mod nooa;
 mod pi;
 mod qwen;
@@ -78,6 +79,9 @@ pub enum Kind {
     /// GitHub Copilot CLI: `session-state/<id>/events.jsonl` under
     /// `COPILOT_HOME`.
     CopilotCli,
+    /// mini-swe-agent: `mini-swe-agent-state/trajectory.json` (the
+    /// chat-messages reader family, `messages.rs`).
+    MiniSweAgent,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -101,7 +105,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 14] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -115,6 +119,7 @@ impl Kind {
         Kind::Nooa,
         Kind::ContinueCli,
         Kind::CopilotCli,
+        Kind::MiniSweAgent,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -133,6 +138,7 @@ impl Kind {
             Kind::Nooa => "nooa",
             Kind::ContinueCli => "continue-cli",
             Kind::CopilotCli => "copilot-cli",
+            Kind::MiniSweAgent => "mini-swe-agent",
         }
     }
 
@@ -148,6 +154,7 @@ impl Kind {
             | Kind::Cline => SourceKind::Dir,
             Kind::Hermes | Kind::Stirrup | Kind::Nooa => SourceKind::Dir,
             Kind::ContinueCli | Kind::CopilotCli => SourceKind::Dir,
+            Kind::MiniSweAgent => SourceKind::Dir,
         }
     }
 }
@@ -533,6 +540,12 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
             continue_cli::parse,
         )?,
         Kind::CopilotCli => jsonl::read(dir, &copilot_cli::LAYOUT, copilot_cli::parse)?,
+        Kind::MiniSweAgent => jsonl::read_with(
+            dir,
+            &messages::MINI_SWE_AGENT.layout,
+            jsonl::read_document,
+            messages::parse_mini_swe_agent,
+        )?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

@@ -199,6 +199,7 @@ fn steps_are_numbered_and_every_result_answers_a_call_of_its_step() {
             Kind::QwenCode => "0.24.4",
             Kind::Cline => "3.0.65",
             Kind::CopilotCli => "1.0.102",
+            Kind::MiniSweAgent => "2.4.6",
             _ => "unknown",
         };
         assert_eq!(t["agent"]["version"], version, "{name}");
@@ -241,9 +242,11 @@ fn a_run_killed_mid_tool_exports_its_last_call_unfinished() {
         // Cline goes on through TERM (its tool's own 30 s timeout ends
         // it, then it answers): that run is cline-toolerror.
         let ends: &[&str] = match kind {
-            Kind::QwenCode | Kind::Cline => &["midtool"],
             // Only a KILLed run was captured (no TERM fixture yet).
             Kind::CopilotCli => &["midtool"],
+            // mini-swe-agent is KILLed only: boot.py's save after each
+            // answer is all a TERM would leave too (no handler of its own).
+            Kind::QwenCode | Kind::Cline | Kind::MiniSweAgent => &["midtool"],
             _ => &["midtool", "killed"],
         };
         for end in ends {
@@ -313,6 +316,8 @@ fn a_finished_run_has_every_call_answered_and_per_step_metrics() {
             (Kind::Nooa, _) => (0, 0),
             (Kind::ContinueCli, _) => (4088, 26),
             (Kind::CopilotCli, _) => (24128, 26),
+            // litellm's usage of the fake server's two answers.
+            (Kind::MiniSweAgent, _) => (1775, 39),
             _ => (240, 14),
         };
         // Hermes records its tokens per session only: no step has metrics.

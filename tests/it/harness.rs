@@ -221,7 +221,11 @@ fn every_profile_and_api_writes_params_config_and_capture() {
                     );
                 } else if matches!(
                     h,
-                    Harness::OpenClaw | Harness::Hermes | Harness::Stirrup | Harness::Nooa
+                    Harness::OpenClaw
+                        | Harness::Hermes
+                        | Harness::Stirrup
+                        | Harness::Nooa
+                        | Harness::MiniSweAgent
                 ) {
                     assert!(var(&vars, "RUNNER_STDIN").is_none(), "{ctx}");
                     let flag = ["--message-file", "--prompt-file"];
@@ -375,6 +379,10 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
         }
         Harness::ContinueCli => check_continue_cli(api, dir, vars, &capture, ctx),
         Harness::CopilotCli => check_copilot_cli(api, dir, vars, &capture, ctx),
+        Harness::MiniSweAgent => {
+            let state = ("mini-swe-agent-state", "mini-swe-agent".into());
+            check_boot_py(&d, argv, vars, &capture, ctx, state);
+        }
     }
     no_secret_written(dir, ctx);
 }

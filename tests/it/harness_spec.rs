@@ -160,12 +160,12 @@ fn written(case: &Case, via_spec: bool) -> Vec<u8> {
 fn shipped_harnesses_write_the_golden_session_dirs() {
     let bless = std::env::var_os("SHFORGE_BLESS_GOLDEN").is_some();
     let cases = cases();
-    // 6 harnesses × 3 APIs + 6 × 1, × 2 modes, + one hostile case each
+    // 6 harnesses × 3 APIs + 7 × 1, × 2 modes, + one hostile case each
     // (Gemini CLI's were written from its spec: it never had a hand-coded
     // profile).
     // Then Continue CLI (chat) and Copilot CLI (chat, responses), from
     // their specs too.
-    assert_eq!(cases.len(), (6 * 3 + 6) * 2 + 12 + (1 + 2) * 2 + 2);
+    assert_eq!(cases.len(), (6 * 3 + 7) * 2 + 13 + (1 + 2) * 2 + 2);
     let mut differ = Vec::new();
     for case in &cases {
         let got = written(case, false);

@@ -1,4 +1,5 @@
-//! The task's Python never reaches a Python harness (Hermes, Stirrup, NOOA), and
+//! The task's Python never reaches a Python harness (Hermes, Stirrup, NOOA,
+//! mini-swe-agent), and
 //! the harness's Python never reaches the task (issue 22, part 4): the real
 //! harness, installed from its pinned artifacts, runs a real rollout (generated supervisor + runner,
 //! `shforge fake-model-server` on 127.0.0.1) with a hostile Python world
@@ -22,6 +23,12 @@
 //! shell tool, when a model uses it, is `/bin/bash --norc --noprofile` by
 //! absolute path with boot.py's environment (PATH the task's), which no
 //! PATH probe can stand in front of. Said loudly in each NOOA rollout.
+//!
+//! "During" for mini-swe-agent: not probed either. Its bash tool runs the
+//! command with Python's `subprocess` `shell=True`, i.e. `/bin/sh -c` by
+//! absolute path, so no PATH probe stands in front of it. Its own
+//! settings (MSWEA_* and litellm's variables, a `mini.yaml` and `.env` in
+//! the workdir) are all at the decoy. Said loudly in each rollout.
 //!
 //! "During" for Hermes: its terminal tool captures a login-shell snapshot
 //! (`bash -l`, HOME the session's own `home/`) that the tool's command
@@ -119,6 +126,23 @@ const NOOA: Py = Py {
         "ssl.py",
     ],
     title: "NOOA",
+};
+
+const MINI_SWE_AGENT: Py = Py {
+    harness: Harness::MiniSweAgent,
+    name: "mini-swe-agent",
+    version: "3.11",
+    shadows: &[
+        "sitecustomize.py",
+        "usercustomize.py",
+        "minisweagent.py",
+        "minisweagent/__init__.py",
+        "litellm.py",
+        "dotenv.py",
+        "yaml.py",
+        "ssl.py",
+    ],
+    title: "mini-swe-agent",
 };
 
 /// The hostile things of one rollout.
@@ -668,6 +692,51 @@ fn nooa_hostile_env(w: &World, decoy: &Server, env: &mut Vec<(String, String)>) 
     env.extend(vars.into_iter().map(|(k, v)| (k.to_owned(), v)));
 }
 
+/// mini-swe-agent's and litellm's own settings, all at the decoy: the
+/// provider variables, its model name and config file (MSWEA_MINI_CONFIG_PATH
+/// naming a mini.yaml whose model is the decoy's), its global config dir
+/// (whose `.env` it loads), a cost limit that would stop it at once,
+/// litellm's cost-map URL and .env mode.
+fn mini_hostile_env(w: &World, decoy: &Server, env: &mut Vec<(String, String)>) {
+    let config = w.t.join("hostile-mini.yaml");
+    write(
+        &config,
+        &format!(
+            "model:\n  model_name: openai/evil-model\n  model_kwargs:\n    api_base: {}/v1\n",
+            decoy.url
+        ),
+    );
+    let trap = |s: &str| w.trap.join(s).display().to_string();
+    let url = |p: &str| format!("{}{p}", decoy.url);
+    let vars = [
+        ("OPENAI_BASE_URL", url("/v1")),
+        ("OPENAI_API_BASE", url("/v1")),
+        ("MSWEA_MODEL_NAME", "openai/evil-model".into()),
+        ("MSWEA_MINI_CONFIG_PATH", config.display().to_string()),
+        ("MSWEA_GLOBAL_CONFIG_DIR", trap("mswea-config")),
+        ("MSWEA_CONFIG_DIR", trap("mswea-configs")),
+        ("MSWEA_GLOBAL_COST_LIMIT", "0.000001".into()),
+        ("MSWEA_GLOBAL_CALL_LIMIT", "1".into()),
+        ("MSWEA_COST_TRACKING", "default".into()),
+        ("LITELLM_MODE", "DEV".into()),
+        ("LITELLM_LOCAL_MODEL_COST_MAP", "False".into()),
+        ("LITELLM_MODEL_COST_MAP_URL", url("/cost-map.json")),
+    ];
+    env.extend(vars.into_iter().map(|(k, v)| (k.to_owned(), v)));
+}
+
+/// A `mini.yaml` in the workdir: `-c mini.yaml` would read it before the
+/// builtin one. Its model is the decoy's.
+fn mini_files(w: &World, decoy: &Server) {
+    write(
+        &w.work.join("mini.yaml"),
+        &format!(
+            "agent:\n  system_template: evil\n  instance_template: evil\nmodel:\n  model_name: openai/evil-model\n  model_kwargs:\n    api_base: {}/v1\n",
+            decoy.url
+        ),
+    );
+}
+
 /// Install the harness, build the hostile world, run one events-mode rollout
 /// through the supervisor and runner (a clean environment but for `env`).
 fn run_rollout(py: &'static Py, case: &'static str, hostile: &Hostile) -> Option<Ran> {
@@ -682,6 +751,12 @@ fn run_rollout(py: &'static Py, case: &'static str, hostile: &Hostile) -> Option
     let mut env = task_env(&w, hostile, &decoy);
     if py.harness == Harness::Nooa && hostile.env {
         nooa_hostile_env(&w, &decoy, &mut env);
+    }
+    if py.harness == Harness::MiniSweAgent && hostile.env {
+        mini_hostile_env(&w, &decoy, &mut env);
+    }
+    if py.harness == Harness::MiniSweAgent && hostile.files {
+        mini_files(&w, &decoy);
     }
     if py.harness == Harness::Stirrup {
         let probe = bash_probe(&w);
@@ -772,7 +847,7 @@ fn check_outcome(r: &Ran, c: &mut Checks) {
         decoyed.is_empty(),
         || format!("{decoyed:?}"),
     );
-    if r.w.py.harness == Harness::Nooa {
+    if matches!(r.w.py.harness, Harness::Nooa | Harness::MiniSweAgent) {
         // Not even a trace, a cost map or a probe (logged as `other`).
         let log = std::fs::read_to_string(&r.decoy.log).unwrap_or_default();
         c.check("no request at all at the decoy", log.is_empty(), || log);
@@ -813,6 +888,14 @@ fn check_isolation(r: &Ran, c: &mut Checks) {
     });
     let during = std::fs::read_to_string(&w.probe).unwrap_or_default();
     let during = during.trim();
+    if w.py.harness == Harness::MiniSweAgent {
+        // /bin/sh by absolute path (the module doc says why).
+        support::loud(&format!(
+            "{}: python3 during not probed: mini-swe-agent's bash tool is /bin/sh -c",
+            r.case
+        ));
+        return;
+    }
     if w.py.harness == Harness::Nooa {
         // No shell runs (the module doc says why): nothing to probe.
         support::loud(&format!(
@@ -948,6 +1031,56 @@ fn stirrup_ignores_python_project_files_dotenv_and_shadows_in_workdir_and_parent
             ..Hostile::default()
         },
     );
+}
+
+#[test]
+fn mini_swe_agent_ignores_impostors_python_uv_pip_mswea_litellm_variables_and_customize_modules() {
+    // The impostors on PATH, the Python variables, and mini-swe-agent's
+    // and litellm's own settings of the environment, all at the decoy.
+    rollout(
+        &MINI_SWE_AGENT,
+        "environment",
+        Hostile {
+            impostors: true,
+            env: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+#[test]
+fn mini_swe_agent_ignores_project_files_mini_yaml_dotenv_and_shadows_in_workdir_and_parent() {
+    rollout(
+        &MINI_SWE_AGENT,
+        "files",
+        Hostile {
+            files: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+#[test]
+fn mini_swe_agent_boot_refuses_an_unusable_prompt_file_with_one_line() {
+    let rest = [
+        "--model",
+        "fake-model",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--state-dir",
+        "/nonexistent/mini-swe-agent-state",
+    ];
+    boot_refuses_an_unusable_prompt_file(&MINI_SWE_AGENT, &rest);
+}
+
+#[test]
+fn mini_swe_agent_reads_no_openssl_config_of_the_image() {
+    reads_no_openssl_config_of_the_image(&MINI_SWE_AGENT);
+}
+
+#[test]
+fn mini_swe_agent_python_looks_only_inside_the_install() {
+    python_looks_only_inside_the_install(&MINI_SWE_AGENT);
 }
 
 /// The installed harness's entry, or None (said loudly) without the

@@ -2136,3 +2136,95 @@ fn copilot_cli_on_its_real_fixtures() {
     let o = shforge(&["copilot-cli", "--dir", fixture("codex").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// mini-swe-agent's `mini-swe-agent-state/trajectory.json` (the agent's
+/// own trajectory, saved by boot.py after each answer and each step), from
+/// the real CLI through the chat-messages reader family (fixtures
+/// `mini-swe-agent/`: the fake model's `bash` call writing the token, then
+/// `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT; echo done`, which mini
+/// answers with a padded "action was not executed" result and its `exit`
+/// message; `mini-swe-agent-midtool/` (KILL) while the command blocked
+/// opening a FIFO). A foreign or empty dir is exit 2.
+#[test]
+fn mini_swe_agent_trajectory_from_the_real_cli() {
+    let kind = Kind::MiniSweAgent;
+    let before = state(&fixture("mini-swe-agent"));
+    let snap = take(kind, &fixture("mini-swe-agent")).unwrap();
+    assert_eq!(state(&fixture("mini-swe-agent")), before, "fixture changed");
+    assert_eq!(snap.harness, "mini-swe-agent");
+    let roles: Vec<&str> = snap.sessions[0]
+        .messages
+        .iter()
+        .map(|m| m.role.as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "exit"
+        ]
+    );
+    let completed = ToolStatus::Completed;
+    // The submit call's padded result is the submission, not an error.
+    assert_eq!(
+        tools(&snap),
+        [
+            ("bash".to_owned(), completed),
+            ("bash".to_owned(), completed)
+        ]
+    );
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    assert_eq!(
+        snap.sessions[0].agent.model.as_deref(),
+        Some("openai/fake-model")
+    );
+    assert_eq!(snap.sessions[0].agent.version.as_deref(), Some("2.4.6"));
+    assert_eq!(
+        (snap.summary.tokens.input, snap.summary.tokens.output),
+        (1775, 39)
+    );
+    let inner = take(
+        kind,
+        &fixture("mini-swe-agent").join("mini-swe-agent-state"),
+    )
+    .unwrap();
+    assert_eq!(inner.summary, snap.summary);
+
+    let cut = take(kind, &fixture("mini-swe-agent-midtool")).unwrap();
+    assert_eq!(cut.summary.messages, 3);
+    assert_eq!(cut.summary.final_text, None);
+    assert!(cut.summary.tool_calls.last().unwrap().unfinished);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let foreign = tmp.path().join("foreign");
+    fs::create_dir_all(foreign.join("mini-swe-agent-state")).unwrap();
+    // Stirrup's transcript (a list, no `messages`) where mini's would be.
+    fs::copy(
+        fixture("stirrup/stirrup-state/transcript.json"),
+        foreign.join("mini-swe-agent-state/trajectory.json"),
+    )
+    .unwrap();
+    for (dir, wanted) in [
+        (empty.clone(), "mini-swe-agent-state/trajectory.json"),
+        (fixture("stirrup"), "mini-swe-agent-state"),
+        (foreign.clone(), "/messages"),
+    ] {
+        let o = shforge(&["mini-swe-agent", "--dir", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+        assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
+    }
+}

@@ -1,0 +1,306 @@
+//! A reader family for one JSON document holding an OpenAI chat-messages
+//! list, the shape most Python agent loops keep (litellm's and the OpenAI
+//! SDK's `messages`): `{role: "system"|"user", content}`, `{role:
+//! "assistant", content, tool_calls: [{id, function: {name, arguments (a
+//! JSON string)}}]}`, `{role: "tool", tool_call_id, content}`, where
+//! `content` is a string or a list of `{type: "text", text}` blocks.
+//!
+//! A harness of this shape is one [`ChatDoc`] row: where its document is
+//! (a [`Layout`]), where the list is in it, and the few places it records
+//! what the list does not (the model, the CLI's version, per-answer token
+//! usage, a tool's exit code, the run's end). The reader itself is shared.
+//!
+//! Rows:
+//! * mini-swe-agent ([`MINI_SWE_AGENT`]): `mini-swe-agent-state/
+//!   trajectory.json`, written by the agent after every step (atomically,
+//!   by the bundle's boot.py): `{info: {mini_version, exit_status,
+//!   submission, model_stats, config: {model: {model_name}}}, messages,
+//!   trajectory_format}`. Each message has an `extra`: an answer's
+//!   `response` (litellm's, with `usage` and `model`) and `timestamp`
+//!   (seconds since the epoch), a `tool` message's `returncode` (non-zero,
+//!   or -1 for a timeout: an error) and `raw_output`; the run ends with a
+//!   `{role: "exit", content, extra: {exit_status, submission}}` message,
+//!   kept with an `exit` part (no text: it is not a user turn). A run cut
+//!   off mid-command leaves its last call without a result.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::jsonl::{self, Foreign, Head, Layout, Line, Parsed, count_at, str_at};
+use super::{Message, Part, PartKind, Tokens, ToolStatus};
+
+/// One harness of the family: where its document is and what it records
+/// beyond the messages. Pointers are JSON pointers (RFC 6901).
+pub(super) struct ChatDoc {
+    /// Where the document is below the data dir.
+    pub layout: Layout,
+    /// The messages list in the document.
+    pub messages: &'static str,
+    /// The model name in the document, when it records one there.
+    pub model: Option<&'static str>,
+    /// The CLI's version in the document.
+    pub version: Option<&'static str>,
+    /// An assistant message's token usage (OpenAI's `usage` object:
+    /// `prompt_tokens`, `completion_tokens`, `total_tokens`,
+    /// `prompt_tokens_details.cached_tokens`,
+    /// `completion_tokens_details.reasoning_tokens`), from the message.
+    pub usage: Option<&'static str>,
+    /// A tool message's exit code, from the message: non-zero is an error.
+    pub returncode: Option<&'static str>,
+    /// The final answer in the document, added as text to the last
+    /// assistant message when it is not empty (its trailing newlines
+    /// dropped: mini-swe-agent's is a command's output).
+    pub answer: Option<&'static str>,
+    /// A role that marks the run's end (kept as an `Other` part named so).
+    pub end_role: Option<&'static str>,
+    /// In the end message, where the run's status is and the value that
+    /// means the agent finished by its own choice.
+    pub end_ok: Option<(&'static str, &'static str)>,
+    /// In a tool message, where and what marks a result the harness padded
+    /// in for a call it stopped at: when the end message says finished
+    /// ([`ChatDoc::end_ok`]), such results right before it are the ending
+    /// call's, completed, with the end message's content as output.
+    pub unrun: Option<(&'static str, &'static str)>,
+}
+
+/// mini-swe-agent's `trajectory.json` (see the module doc).
+pub(super) const MINI_SWE_AGENT: ChatDoc = ChatDoc {
+    layout: Layout {
+        harness: "mini-swe-agent",
+        sub: "mini-swe-agent-state",
+        pattern: "trajectory.json",
+        depth: 0,
+        is_transcript: |name| name == "trajectory.json",
+        recognize: recognize_mini_swe_agent,
+    },
+    messages: "/messages",
+    model: Some("/info/config/model/model_name"),
+    version: Some("/info/mini_version"),
+    usage: Some("/extra/response/usage"),
+    returncode: Some("/extra/returncode"),
+    answer: Some("/info/submission"),
+    end_role: Some("exit"),
+    end_ok: Some(("/extra/exit_status", "Submitted")),
+    unrun: Some(("/extra/exception_info", "action was not executed")),
+};
+
+/// The parser of mini-swe-agent's rows (a [`jsonl::Parser`]).
+pub(super) fn parse_mini_swe_agent(path: &Path, lines: &[Line]) -> Parsed {
+    parse(&MINI_SWE_AGENT, path, lines)
+}
+
+fn recognize_mini_swe_agent(lines: &[Line]) -> Result<(), Foreign> {
+    recognize(&MINI_SWE_AGENT, lines)
+}
+
+/// An object whose messages pointer is a list of objects with a `role`.
+fn recognize(doc: &ChatDoc, lines: &[Line]) -> Result<(), Foreign> {
+    let Some(first) = lines.first() else {
+        return Ok(());
+    };
+    let ok = first
+        .value
+        .pointer(doc.messages)
+        .and_then(Value::as_array)
+        .is_some_and(|ms| {
+            ms.iter()
+                .all(|m| m.get("role").is_some_and(Value::is_string))
+        });
+    if ok {
+        return Ok(());
+    }
+    Err((
+        first.no,
+        format!(
+            "not a document with a `{}` list of `{{\"role\":…}}` messages",
+            doc.messages
+        ),
+    ))
+}
+
+fn parse(doc: &ChatDoc, path: &Path, lines: &[Line]) -> Parsed {
+    let value = lines.first().map(|l| &l.value).unwrap_or(&Value::Null);
+    let at = |p: Option<&str>| {
+        p.and_then(|p| value.pointer(p))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let mut head = Head::default();
+    head.agent.model = at(doc.model);
+    head.agent.version = at(doc.version);
+    let raw = value.pointer(doc.messages).and_then(Value::as_array);
+    let mut tokens = Tokens::default();
+    let mut messages = Vec::new();
+    for (i, v) in raw
+        .into_iter()
+        .flatten()
+        .filter(|m| m.is_object())
+        .enumerate()
+    {
+        let m = message(doc, v, i);
+        if let Some(u) = m.usage {
+            tokens += u;
+        }
+        messages.push(m);
+    }
+    ended(doc, &mut messages);
+    if let Some(text) = at(doc.answer).map(|t| t.trim_end_matches(['\n', '\r']).to_owned())
+        && !text.is_empty()
+        && let Some(last) = messages.iter_mut().rev().find(|m| m.role == "assistant")
+    {
+        last.parts.push(jsonl::part(
+            &Value::String(text.clone()),
+            PartKind::Text { text },
+        ));
+    }
+    head.finish(path, tokens, messages)
+}
+
+/// The results padded in before a finished run's end message are the
+/// ending call's (see [`ChatDoc::unrun`]).
+fn ended(doc: &ChatDoc, messages: &mut [Message]) {
+    let (Some(role), Some((status, ok)), Some((mark, unrun))) =
+        (doc.end_role, doc.end_ok, doc.unrun)
+    else {
+        return;
+    };
+    let Some(end) = messages.iter().rposition(|m| m.role == role) else {
+        return;
+    };
+    if messages[end].data.pointer(status).and_then(Value::as_str) != Some(ok) {
+        return;
+    }
+    let output = messages[end]
+        .data
+        .get("content")
+        .cloned()
+        .unwrap_or(Value::Null);
+    for m in messages[..end].iter_mut().rev() {
+        if m.role != "tool" || m.data.pointer(mark).and_then(Value::as_str) != Some(unrun) {
+            break;
+        }
+        for p in &mut m.parts {
+            if let PartKind::ToolResult {
+                is_error,
+                output: o,
+                ..
+            } = &mut p.kind
+            {
+                *is_error = false;
+                *o = output.clone();
+            }
+        }
+    }
+}
+
+fn message(doc: &ChatDoc, v: &Value, i: usize) -> Message {
+    let role = str_at(v, "role").unwrap_or_default();
+    let mut usage = None;
+    let parts = match role.as_str() {
+        "assistant" => {
+            let mut parts = jsonl::content_parts(v.get("content"), content_block);
+            let calls = v.get("tool_calls").and_then(Value::as_array);
+            parts.extend(calls.into_iter().flatten().map(tool_call));
+            usage = doc
+                .usage
+                .and_then(|p| v.pointer(p))
+                .filter(|u| u.is_object())
+                .map(tokens_of);
+            parts
+        }
+        "tool" => vec![tool_result(doc, v)],
+        r if Some(r) == doc.end_role => vec![jsonl::part(
+            v,
+            PartKind::Other {
+                name: Some(r.to_owned()),
+            },
+        )],
+        _ => jsonl::content_parts(v.get("content"), content_block),
+    };
+    Message {
+        id: format!("message-{i}"),
+        role,
+        parts,
+        data: v.clone(),
+        usage,
+    }
+}
+
+/// OpenAI's `usage` object as [`Tokens`] (its `prompt_tokens` include the
+/// cached ones).
+fn tokens_of(u: &Value) -> Tokens {
+    Tokens {
+        input: count_at(u, "prompt_tokens"),
+        output: count_at(u, "completion_tokens"),
+        reasoning: u
+            .pointer("/completion_tokens_details/reasoning_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        cache_read: u
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        cache_write: 0,
+        total: count_at(u, "total_tokens"),
+    }
+}
+
+/// A `{type: "text", text}` block (any other is kept by its type).
+fn content_block(b: &Value) -> Part {
+    match b.get("type").and_then(Value::as_str) {
+        Some("text") => jsonl::part(
+            b,
+            PartKind::Text {
+                text: str_at(b, "text").unwrap_or_default(),
+            },
+        ),
+        other => jsonl::part(
+            b,
+            PartKind::Other {
+                name: other.map(str::to_owned),
+            },
+        ),
+    }
+}
+
+/// One `tool_calls` entry: its arguments are a JSON string as the model
+/// sent it, kept as text when it is not JSON.
+fn tool_call(c: &Value) -> Part {
+    let f = &c["function"];
+    let input = match f.get("arguments") {
+        Some(Value::String(s)) => {
+            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+        }
+        other => other.cloned().unwrap_or(Value::Null),
+    };
+    jsonl::part(
+        c,
+        PartKind::ToolCall {
+            tool: str_at(f, "name").unwrap_or_default(),
+            call_id: str_at(c, "id"),
+            status: ToolStatus::Running,
+            input,
+            output: None,
+        },
+    )
+}
+
+/// A `tool` message: its content is the output; an error when the row's
+/// exit code is there and not 0.
+fn tool_result(doc: &ChatDoc, v: &Value) -> Part {
+    let is_error = doc
+        .returncode
+        .and_then(|p| v.pointer(p))
+        .and_then(Value::as_i64)
+        .is_some_and(|rc| rc != 0);
+    jsonl::part(
+        v,
+        PartKind::ToolResult {
+            call_id: str_at(v, "tool_call_id"),
+            is_error,
+            output: v.get("content").cloned().unwrap_or(Value::Null),
+        },
+    )
+}
