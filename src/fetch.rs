@@ -124,6 +124,18 @@ const SCRIPT_FILES: &[(&str, &str)] = &[
         include_str!("../installers/python-runtime/packages-trixie.txt"),
     ),
     (
+        "python-runtime/packages-aarch64.txt",
+        include_str!("../installers/python-runtime/packages-aarch64.txt"),
+    ),
+    (
+        "python-runtime/packages-trixie-aarch64.txt",
+        include_str!("../installers/python-runtime/packages-trixie-aarch64.txt"),
+    ),
+    (
+        "glibc-runtime/packages-trixie-aarch64.txt",
+        include_str!("../installers/glibc-runtime/packages-trixie-aarch64.txt"),
+    ),
+    (
         "glibc-runtime/build.sh",
         include_str!("../installers/glibc-runtime/build.sh"),
     ),
