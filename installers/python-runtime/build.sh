@@ -30,21 +30,27 @@
 #   named *-aarch64.tar.gz, else x86_64 (so the spec's `source` line alone
 #   says which), as glibc-runtime/build.sh. aarch64 reads
 #   packages-aarch64.txt or packages-trixie-aarch64.txt (the same versions'
-#   arm64 .debs, fetched with a private arm64 apt state by installers/debs.sh)
-#   and compiles the standard library with the arm64 interpreter itself,
-#   run under qemu-aarch64-static through the release's arm64 loader
-#   (glibc-runtime/packages[-trixie]-aarch64.txt); its relocation table names
-#   interpreter = "glibc/ld-linux-aarch64.so.1".
+#   arm64 .debs, fetched with a private arm64 apt state by installers/debs.sh);
+#   its relocation table names interpreter = "glibc/ld-linux-aarch64.so.1".
+#   Its standard library is compiled by the x86_64 interpreter of the same
+#   Debian version (the amd64 .debs of packages[-trixie].txt, run as for
+#   x86_64): bytecode does not depend on the arch, and the arm64 interpreter
+#   under emulation is some 10x slower.
+#   --qemu (aarch64 only): compile with the arm64 interpreter itself instead,
+#   under qemu-aarch64-static through the release's arm64 loader
+#   (glibc-runtime/packages[-trixie]-aarch64.txt). It gives the same bytes
+#   (checked: the same archive sha256 both ways), so it is the check of the
+#   default, not another artifact.
 # Prints the [[artifact.relocate]] table for the spec, then the sha256.
 # needs: apt-get (unless --debs has them all), dpkg-deb, python3, readelf,
 # GNU tar, gzip, sha256sum, dd; an x86_64 glibc >= 2.35 host (the
 # interpreter runs once to compile the standard library: unpatched with
-# bookworm's, through trixie's own loader with trixie's); for aarch64,
-# qemu-aarch64-static (Debian's qemu-user-static) instead of the glibc.
+# bookworm's, through trixie's own loader with trixie's); for --qemu,
+# qemu-aarch64-static (Debian's qemu-user-static).
 set -eu
 
 usage() {
-    printf 'usage: sh installers/python-runtime/build.sh OUT.tar.gz [--debs DIR] [--release bookworm|trixie] [--arch x86_64|aarch64]\n' >&2
+    printf 'usage: sh installers/python-runtime/build.sh OUT.tar.gz [--debs DIR] [--release bookworm|trixie] [--arch x86_64|aarch64] [--qemu]\n' >&2
     exit 2
 }
 [ "$#" -ge 1 ] || usage
@@ -52,6 +58,7 @@ out=$1
 shift
 debs=
 release=bookworm
+qemu=0
 case $out in
     *-aarch64.tar.gz) arch=aarch64 ;;
     *) arch=x86_64 ;;
@@ -61,6 +68,7 @@ while [ "$#" -gt 0 ]; do
         --debs) [ "$#" -ge 2 ] || usage; debs=$2; shift 2 ;;
         --release) [ "$#" -ge 2 ] || usage; release=$2; shift 2 ;;
         --arch) [ "$#" -ge 2 ] || usage; arch=$2; shift 2 ;;
+        --qemu) qemu=1; shift ;;
         *) usage ;;
     esac
 done
@@ -102,18 +110,38 @@ abi=$(printf '%s' "$pyver" | tr -d .)
 py=python$pyver
 # The interpreter of a release newer than the host's glibc runs through
 # that release's own loader, here only.
+# The interpreter that compiles the standard library: its home, program
+# and library path (the runtime's own for x86_64).
+cc_home=$work/rt
+cc_bin=$work/rt/bin/$py
+cc_lib=$work/rt/lib
+[ "$qemu" = 0 ] || [ "$arch" = aarch64 ] || usage
 run_py=
-if [ "$arch" = aarch64 ]; then
+if [ "$arch" = aarch64 ] && [ "$qemu" = 1 ]; then
     # The arm64 interpreter, under user-mode emulation, through the arm64
     # loader of the same release.
     qemu=$(command -v qemu-aarch64-static) || die "no qemu-aarch64-static (apt-get install qemu-user-static)"
     debs_fetch "$here/../glibc-runtime/$glibc_list" "$debs" "$work/glibc" "$deb_arch"
     gl=$work/glibc/lib/$triple
     [ -f "$gl/$loader" ] || gl=$work/glibc/usr/lib/$triple
-    run_py="$qemu $gl/$loader --library-path $work/rt/lib:$gl"
-elif [ "$release" != bookworm ]; then
-    debs_fetch "$here/../glibc-runtime/packages-$release.txt" "$debs" "$work/glibc"
-    run_py="$work/glibc/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path $work/rt/lib:$work/glibc/usr/lib/x86_64-linux-gnu"
+    run_py="$qemu $gl/$loader --library-path $cc_lib:$gl"
+else
+    if [ "$arch" = aarch64 ]; then
+        # The x86_64 interpreter of the same Debian version, from its amd64
+        # .debs, with its own standard library and libraries.
+        case $release in
+            bookworm) debs_fetch "$here/packages.txt" "$debs" "$work/h" ;;
+            *) debs_fetch "$here/packages-$release.txt" "$debs" "$work/h" ;;
+        esac
+        rm -f "$work/h/usr/lib/$py/sitecustomize.py"
+        cc_home=$work/h/usr
+        cc_bin=$work/h/usr/bin/$py
+        cc_lib=$work/h/lib/x86_64-linux-gnu:$work/h/usr/lib/x86_64-linux-gnu
+    fi
+    if [ "$release" != bookworm ]; then
+        debs_fetch "$here/../glibc-runtime/packages-$release.txt" "$debs" "$work/glibc"
+        run_py="$work/glibc/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path $cc_lib:$work/glibc/usr/lib/x86_64-linux-gnu"
+    fi
 fi
 
 # ---- the files of the runtime ----------------------------------------------
@@ -184,7 +212,7 @@ done < "$list"
 # order of set constants, hence the bytes, the same each time; -B keeps the
 # modules compileall itself imports from leaving timestamp .pyc files.
 # shellcheck disable=SC2086 # $run_py: the loader and its options, split on purpose
-(cd "$work" && env -i PYTHONHASHSEED=0 LD_LIBRARY_PATH="$rt/lib" PYTHONHOME="$rt" $run_py "$rt/bin/$py" -s -B -m compileall -q -f -j 1 \
+(cd "$work" && env -i PYTHONHASHSEED=0 LD_LIBRARY_PATH="$cc_lib" PYTHONHOME="$cc_home" $run_py "$cc_bin" -s -B -m compileall -q -f -j 1 \
     --invalidation-mode unchecked-hash -s "$rt" -p /python "$std" >/dev/null) ||
     die "compiling the standard library failed"
 
