@@ -104,7 +104,11 @@ fn install(name: &str, root: &Path) -> Option<PathBuf> {
         .iter()
         .filter(|a| a.arch == "aarch64")
         .collect();
-    assert_eq!(rows.len(), 3, "{name}: glibc, python and bundle rows for aarch64");
+    assert_eq!(
+        rows.len(),
+        3,
+        "{name}: glibc, python and bundle rows for aarch64"
+    );
     let missing: Vec<String> = rows
         .iter()
         .map(|a| dir.join(&a.path))
@@ -122,7 +126,12 @@ fn install(name: &str, root: &Path) -> Option<PathBuf> {
     for a in &rows {
         let file = dir.join(&a.path);
         let bytes = fs::read(&file).unwrap();
-        assert_eq!(sha256_hex(&bytes), a.sha256, "{}: not the pinned file", a.path);
+        assert_eq!(
+            sha256_hex(&bytes),
+            a.sha256,
+            "{}: not the pinned file",
+            a.path
+        );
         let dest = root.join(a.dest.as_deref().expect("every row has a dest"));
         fs::create_dir_all(&dest).unwrap();
         let out = run({
@@ -137,8 +146,18 @@ fn install(name: &str, root: &Path) -> Option<PathBuf> {
             let (io, is) = (r.interp_offset as usize, r.interp_size as usize);
             let (ro, rs) = (r.rpath_offset as usize, r.rpath_size as usize);
             let text = |s: &[u8]| s.iter().copied().filter(|c| *c != 0).collect::<Vec<u8>>();
-            assert_eq!(text(&b[io..io + is]), marker("interp", r.interp_size), "{}: interp placeholder", r.file);
-            assert_eq!(text(&b[ro..ro + rs]), marker("rpath", r.rpath_size), "{}: rpath placeholder", r.file);
+            assert_eq!(
+                text(&b[io..io + is]),
+                marker("interp", r.interp_size),
+                "{}: interp placeholder",
+                r.file
+            );
+            assert_eq!(
+                text(&b[ro..ro + rs]),
+                marker("rpath", r.rpath_size),
+                "{}: rpath placeholder",
+                r.file
+            );
             b[io..io + is].fill(0);
             b[ro..ro + rs].fill(0);
             assert_eq!(sha256_hex(&b), r.zeroed_sha256, "{}: zeroed_sha256", r.file);
@@ -146,7 +165,11 @@ fn install(name: &str, root: &Path) -> Option<PathBuf> {
                 .interpreter
                 .clone()
                 .unwrap_or_else(|| "glibc/ld-linux-x86-64.so.2".to_owned());
-            assert_eq!(interp, "glibc/ld-linux-aarch64.so.1", "{}: the aarch64 loader", r.file);
+            assert_eq!(
+                interp, "glibc/ld-linux-aarch64.so.1",
+                "{}: the aarch64 loader",
+                r.file
+            );
             let interp = format!("{}/{interp}", root.display());
             let rpath = r
                 .rpath
@@ -156,7 +179,10 @@ fn install(name: &str, root: &Path) -> Option<PathBuf> {
                 .map(|d| format!("{}/{d}", root.display()))
                 .collect::<Vec<_>>()
                 .join(":");
-            assert!(interp.len() < is && rpath.len() < rs, "the temp dir is too long a prefix");
+            assert!(
+                interp.len() < is && rpath.len() < rs,
+                "the temp dir is too long a prefix"
+            );
             b[io..io + interp.len()].copy_from_slice(interp.as_bytes());
             b[ro..ro + rpath.len()].copy_from_slice(rpath.as_bytes());
             fs::write(&f, &b).unwrap();
@@ -187,7 +213,11 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
     let qrun = |args: &[&str]| {
         run({
             let mut c = Command::new(&qemu);
-            c.arg(&py).args(args).env_clear().env("PATH", "/usr/bin:/bin").current_dir(tmp.path());
+            c.arg(&py)
+                .args(args)
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin")
+                .current_dir(tmp.path());
             c
         })
     };
@@ -218,7 +248,13 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
     // --version, with PYTHON a wrapper that starts the arm64 one under qemu.
     let wrapper = tmp.path().join("py");
     let mut w = fs::File::create(&wrapper).unwrap();
-    writeln!(w, "#!/bin/sh\nexec {:?} {:?} \"$@\"", qemu.display().to_string(), py.display().to_string()).unwrap();
+    writeln!(
+        w,
+        "#!/bin/sh\nexec {:?} {:?} \"$@\"",
+        qemu.display().to_string(),
+        py.display().to_string()
+    )
+    .unwrap();
     drop(w);
     support::output::run({
         let mut c = Command::new("chmod");
@@ -242,14 +278,26 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
         c
     });
     assert!(o.status.success(), "{name} --version: {}", text(&o));
-    assert!(text(&o).contains(&expect), "{name} --version: want {expect:?}: {}", text(&o));
+    assert!(
+        text(&o).contains(&expect),
+        "{name} --version: want {expect:?}: {}",
+        text(&o)
+    );
     // Nothing was written into the install (-B, unchecked-hash .pyc).
     let out = run({
         let mut c = Command::new("find");
-        c.arg(&root).arg("-newer").arg(&wrapper).arg("-type").arg("f");
+        c.arg(&root)
+            .arg("-newer")
+            .arg(&wrapper)
+            .arg("-type")
+            .arg("f");
         c
     });
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{name}: files written into the install");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "",
+        "{name}: files written into the install"
+    );
     support::loud(&format!("{name} aarch64 under qemu: {}", text(&o).trim()));
 }
 
