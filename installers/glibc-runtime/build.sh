@@ -15,9 +15,10 @@
 # usage: sh installers/glibc-runtime/build.sh OUT.tar.gz [--debs DIR] [--arch ARCH] [--release R]
 #   --debs DIR: take the .debs from DIR (fetched there with apt-get download
 #   when absent; default: a temporary directory).
-#   --release R: bookworm (default; glibc 2.36) or trixie (x86_64 only:
-#   packages-trixie.txt, glibc 2.41, for programs needing more than 2.36:
-#   the portable CPython 3.13). installers/debs.sh fetches the .debs.
+#   --release R: bookworm (default; glibc 2.36) or trixie
+#   (packages-trixie.txt, or packages-trixie-aarch64.txt for aarch64; glibc
+#   2.41, for programs needing more than 2.36: the portable CPython 3.13).
+#   installers/debs.sh fetches the .debs.
 #   --arch x86_64|aarch64: the runtime's arch; default aarch64 for an OUT
 #   named *-aarch64.tar.gz, else x86_64 (so the spec's `source` line alone
 #   says which). x86_64 reads packages.txt (amd64 .debs), aarch64
@@ -59,7 +60,8 @@ esac
 case $release/$arch in
     bookworm/*) ;;
     trixie/x86_64) list=packages-trixie.txt ;;
-    *) printf 'build.sh: no %s runtime for %s (trixie is pinned for x86_64 only)\n' "$release" "$arch" >&2; exit 2 ;;
+    trixie/aarch64) list=packages-trixie-aarch64.txt ;;
+    *) printf 'build.sh: no %s runtime for %s (no packages list pinned)\n' "$release" "$arch" >&2; exit 2 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd -P)
 work=$(mktemp -d)

@@ -30,6 +30,14 @@
 # installers/bundles/NAME/leave-out lists files of site-packages left out
 # (globs, one a line, `#` comments): the NOTICE names them.
 #
+# An OUT named *-aarch64.tar.gz is the aarch64 bundle: uv picks the
+# aarch64 wheels (--python-platform aarch64-manylinux_2_28; their sha256 are
+# in the same requirements.txt). The .pyc files are compiled by the same
+# x86_64 interpreter of the same CPython X.Y as for x86_64: bytecode does
+# not depend on the arch (checked: the arm64 interpreter under
+# qemu-aarch64-static writes the same bytes), and nothing of a package is
+# imported or run while compiling.
+#
 # usage: sh installers/python-runtime/bundle.sh NAME OUT.tar.gz
 # needs: uv 0.13.9 ($SHFORGE_UV, default /var/cache/shforge/venv-uv/bin/uv:
 # `python3 -m venv /var/cache/shforge/venv-uv && /var/cache/shforge/venv-uv/bin/pip
@@ -82,6 +90,11 @@ if [ -f "$src/python" ]; then
     esac
 fi
 
+platform=x86_64-manylinux_2_28
+case $out in
+    *-aarch64.tar.gz) platform=aarch64-manylinux_2_28 ;;
+esac
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The interpreter that compiles the .pyc files: the host's 3.11, or the
@@ -112,7 +125,7 @@ done
 env -i "$@" PATH=/usr/bin:/bin HOME="$work/home" UV_CACHE_DIR="$work/cache" \
     UV_PYTHON_DOWNLOADS=never UV_NO_CONFIG=1 \
     "$uv" pip install --no-config --python "$py" --python-version "$pyver" \
-    --python-platform x86_64-manylinux_2_28 --target "$b/site-packages" \
+    --python-platform "$platform" --target "$b/site-packages" \
     --require-hashes --no-deps --only-binary :all: --no-compile \
     --index-url https://pypi.org/simple --link-mode copy \
     -r "$src/requirements.txt" >&2 || die "uv pip install failed"

