@@ -691,7 +691,10 @@ fn aarch64_program_runs(name: &str) {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_eq!(code(&o), 0, "{name} aarch64 {args:?}: {out}");
-    assert!(out.contains(&expect), "{name} aarch64: {out:?} lacks {expect:?}");
+    assert!(
+        out.contains(&expect),
+        "{name} aarch64: {out:?} lacks {expect:?}"
+    );
 }
 
 #[test]
