@@ -17,7 +17,7 @@ use crate::support;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use shforge::installer::HARNESS_SPECS;
@@ -87,9 +87,12 @@ fn expected(name: &str, musl: bool) -> Option<(&'static str, Vec<&'static str>)>
                 "nooa-bundle-0.0.10-r1-aarch64.tar.gz",
             ],
         ),
-        // Not published for arm64 at the pinned version (kilo, opencode,
-        // cline: npm answers 404).
-        "kilo" | "opencode" | "cline" => return None,
+        // Native musl build for arm64 from 1.18.18 (issue 41).
+        "opencode" if musl => ("image", vec!["opencode-linux-arm64-musl-1.18.18.tgz"]),
+        "opencode" => ("image", vec!["opencode-linux-arm64-1.18.18.tgz"]),
+        // Not published for arm64 in any release on npm (kilo, cline:
+        // their arm64 platform packages answer 404).
+        "kilo" | "cline" => return None,
         other => panic!("{other}: a shipped harness this table does not know: add its row"),
     })
 }
@@ -638,4 +641,94 @@ fn prepare_refuses_a_program_of_another_arch() {
     assert_eq!(code(&o), 2, "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown --arch sparc64"));
     assert!(!out.exists() && !runtime_out.exists());
+}
+
+/// The aarch64 glibc program of `name`'s spec runs: its artifact (from
+/// SHFORGE_SMOKE_ARTIFACTS, default /var/cache/shforge/artifacts, fetched
+/// there with `shforge fetch NAME --arch aarch64` when missing, digest
+/// checked) unpacked, and its entry run with the spec's check args under
+/// `qemu-aarch64-static -L /usr/aarch64-linux-gnu` (Debian's
+/// libc6-arm64-cross), natively on an aarch64 host. Its output must hold the
+/// spec's `check.expect`. Skipped loudly without qemu or the arm64 libc, a
+/// failure under SHFORGE_REQUIRE_SHELLS=1 (CI installs both).
+fn aarch64_program_runs(name: &str) {
+    let test = format!("{name}_aarch64_program_runs_under_qemu");
+    let native = std::env::consts::ARCH == "aarch64";
+    let sysroot = Path::new("/usr/aarch64-linux-gnu");
+    if !native
+        && (!support::require_tool(&test, "qemu-aarch64-static")
+            || !support::require(
+                &test,
+                sysroot.join("lib/ld-linux-aarch64.so.1").is_file(),
+                "the arm64 glibc of libc6-arm64-cross (/usr/aarch64-linux-gnu)",
+            ))
+    {
+        return;
+    }
+    let (_, text) = HARNESS_SPECS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .expect("a shipped harness");
+    let spec = shforge::installer::InstallerSpec::from_toml(text).unwrap();
+    let row = spec
+        .artifacts
+        .iter()
+        .find(|a| a.arch == "aarch64" && a.libc.as_str() == "glibc")
+        .unwrap_or_else(|| panic!("{name}: no aarch64 glibc row"));
+    let artifacts = std::env::var_os("SHFORGE_SMOKE_ARTIFACTS")
+        .map_or_else(|| "/var/cache/shforge/artifacts".into(), PathBuf::from);
+    let file = artifacts.join(&row.path);
+    if !file.is_file() {
+        let o = run({
+            let mut c = Command::new(shforge());
+            c.args(["fetch", name, "--arch", "aarch64", "--into"])
+                .arg(&artifacts);
+            c
+        });
+        assert_eq!(code(&o), 0, "fetch {name} --arch aarch64: {o:?}");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let tar = run({
+        let mut c = Command::new("tar");
+        c.arg("-xzf").arg(&file).arg("-C").arg(d.path());
+        c
+    });
+    assert_eq!(code(&tar), 0, "{tar:?}");
+    let entry = d.path().join(&spec.entry);
+    let check = spec.check.as_ref();
+    let args = check
+        .and_then(|c| c.args.clone())
+        .unwrap_or_else(|| vec!["--version".to_owned()]);
+    let expect = check
+        .and_then(|c| c.expect.clone())
+        .unwrap_or_else(|| spec.version.clone());
+    let mut c = if native {
+        Command::new(&entry)
+    } else {
+        let mut c = Command::new("qemu-aarch64-static");
+        c.arg("-L").arg(sysroot).arg(&entry);
+        c
+    };
+    c.args(&args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", d.path())
+        .env("TMPDIR", d.path())
+        .current_dir(d.path());
+    let o = run(c);
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(code(&o), 0, "{name} aarch64 {args:?}: {out}");
+    assert!(
+        out.contains(&expect),
+        "{name} aarch64: {out:?} lacks {expect:?}"
+    );
+}
+
+#[test]
+fn opencode_aarch64_program_runs_under_qemu() {
+    aarch64_program_runs("opencode");
 }
