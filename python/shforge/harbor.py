@@ -58,9 +58,12 @@ __all__ = [
     "ClaudeCode",
     "Cline",
     "Codex",
+    "ContinueCli",
+    "CopilotCli",
     "GeminiCli",
     "Hermes",
     "Kilo",
+    "MiniSweAgent",
     "Nooa",
     "OpenClaw",
     "OpenCode",
@@ -593,9 +596,12 @@ def _one(harness: str, cls_name: str) -> type:
 ClaudeCode = _one("claude-code", "ClaudeCode")
 Cline = _one("cline", "Cline")
 Codex = _one("codex", "Codex")
+ContinueCli = _one("continue-cli", "ContinueCli")
+CopilotCli = _one("copilot-cli", "CopilotCli")
 GeminiCli = _one("gemini-cli", "GeminiCli")
 Hermes = _one("hermes", "Hermes")
 Kilo = _one("kilo", "Kilo")
+MiniSweAgent = _one("mini-swe-agent", "MiniSweAgent")
 Nooa = _one("nooa", "Nooa")
 OpenClaw = _one("openclaw", "OpenClaw")
 OpenCode = _one("opencode", "OpenCode")

@@ -11,14 +11,21 @@ from . import _cli
 from ._files import StrPath
 from .errors import UsageError
 
-#: The shipped harness profiles.
-HarnessName = Literal["claude-code", "opencode", "kilo", "pi", "openclaw", "codex"]
+#: The shipped harness profiles (``harnesses/*.toml``;
+#: tests/python/test_api.py checks this list against them).
+HarnessName = Literal[
+    "claude-code", "cline", "codex", "continue-cli", "copilot-cli", "gemini-cli", "hermes", "kilo",
+    "mini-swe-agent", "nooa", "openclaw", "opencode", "pi", "qwen-code", "stirrup",
+]
 #: The model APIs a profile may speak.
-Api = Literal["chat", "responses", "anthropic"]
+Api = Literal["chat", "responses", "anthropic", "gemini"]
 #: ``events``: timestamped stdout and stderr in events.log; ``direct``: stdout.log.
 Mode = Literal["direct", "events"]
 #: What ``shforge snapshot`` reads.
-SnapshotKind = Literal["opencode", "kilo", "claude-code", "pi", "codex"]
+SnapshotKind = Literal[
+    "claude-code", "cline", "codex", "continue-cli", "copilot-cli", "gemini-cli", "hermes", "kilo",
+    "mini-swe-agent", "nooa", "opencode", "pi", "qwen-code", "stirrup",
+]
 
 
 @dataclass(frozen=True)

@@ -270,3 +270,19 @@ def test_pin_writes_the_specs_it_names(tmp_path: Path) -> None:
     assert got.harness == tmp_path / "out" / "harnesses" / "gemini-cli.toml"
     assert 'version = "0.60.0"' in got.installer.read_text()
     assert 'installer = "installers/gemini-cli.toml"' in got.harness.read_text()
+
+
+def test_the_literal_names_are_the_shipped_specs() -> None:
+    """``HarnessName``, ``SnapshotKind`` and ``Api`` list what the checkout's
+    harness specs name (a harness added there is added here)."""
+    import typing
+
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    specs = {p.stem: tomllib.loads(p.read_text()) for p in (root / "harnesses").glob("*.toml")}
+    assert set(typing.get_args(shforge.HarnessName)) == set(specs)
+    readers = {s["capture"]["reader"] for s in specs.values() if "reader" in s["capture"]}
+    assert set(typing.get_args(shforge.SnapshotKind)) == readers
+    apis = {a for s in specs.values() for a in s["apis"]}
+    assert set(typing.get_args(shforge.Api)) == apis
