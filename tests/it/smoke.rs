@@ -178,7 +178,7 @@ fn smoke_spec_refuses_a_broken_spec_naming_its_field() {
             "installer names no file",
             good.replace("mine-installer.toml", "gone.toml"),
             installer.clone(),
-            "harness spec: installer: \"gone.toml\" (relative to this file)",
+            "harness spec: installer: \"gone.toml\" (read as ",
         ),
         (
             "bad installer spec",
