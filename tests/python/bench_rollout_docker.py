@@ -71,10 +71,10 @@ def removal_stamped(script: str) -> str:
     return script.replace(anchor, anchor + STAMP.format("remove"))
 
 
-RO._FAST_LAUNCH_SCRIPT = removal_stamped(stamped(RO._FAST_LAUNCH_SCRIPT, [
+setattr(RO, "_FAST_LAUNCH_SCRIPT", removal_stamped(stamped(getattr(RO, "_FAST_LAUNCH_SCRIPT"), [
     ('mkdir -p "$d" && cd "$d"', "start"), ('sh "$d/bootstrap.sh"', "unpack"), ("b=$(command -v bash", "bootstrap"),
-    ('echo "shforge-fast-reused', "reuse-check"), *TAIL_MARKS]))  # fmt: skip
-RO._LAUNCH_SCRIPT = removal_stamped(stamped(RO._LAUNCH_SCRIPT, [('mkdir -p "$s"', "start"), *TAIL_MARKS]))
+    ('echo "shforge-fast-reused', "reuse-check"), *TAIL_MARKS])))  # fmt: skip
+setattr(RO, "_LAUNCH_SCRIPT", removal_stamped(stamped(getattr(RO, "_LAUNCH_SCRIPT"), [('mkdir -p "$s"', "start"), *TAIL_MARKS])))
 
 _run = _cli.run
 
@@ -87,7 +87,7 @@ def timed_cli(args: Sequence[str], *a: Any, **kw: Any) -> bytes:
         PHASES[f"host: shforge {args[0]}"] += time.monotonic() - t
 
 
-_cli.run = timed_cli  # type: ignore[assignment]
+setattr(_cli, "run", timed_cli)
 
 
 def sh(*argv: str, **kw: object) -> bytes:
