@@ -156,6 +156,8 @@ fn is_error(obj: &Map<String, Value>) -> bool {
         || last_message(obj).is_some_and(|m| str_of(m, "stopReason") == Some("error"))
         || obj.get("error").is_some_and(|e| !e.is_null())
         || obj.get("errorMessage").is_some_and(Value::is_string)
+        // Continue CLI's `--format json` failure: {"status":"error","message":…}.
+        || str_of(obj, "status") == Some("error")
 }
 
 /// The message a record carries (`message`, or the last of `messages`).

@@ -410,6 +410,16 @@ cases! {
     cline_model_not_found: Cline, Fail("model:times=1000"), 60 => "failed" "model_not_found";
     cline_cli_not_found: Cline, MissingEntry, 60 => "failed" "cli_not_found";
     cline_cli_not_executable: Cline, NotExecutable, 60 => "failed" "cli_not_executable";
+    // The issue-41 harnesses: the causes each reports at once.
+    mini_swe_agent_auth: MiniSweAgent, Fail("401:times=1000"), 60 => "failed" "auth";
+    mini_swe_agent_model_not_found: MiniSweAgent, Fail("model:times=1000"), 60 => "failed" "model_not_found";
+    mini_swe_agent_cli_not_found: MiniSweAgent, MissingEntry, 60 => "failed" "cli_not_found";
+    continue_cli_auth: ContinueCli, Fail("401:times=1000"), 60 => "failed" "auth";
+    continue_cli_model_not_found: ContinueCli, Fail("model:times=1000"), 60 => "failed" "model_not_found";
+    continue_cli_cli_not_found: ContinueCli, MissingEntry, 60 => "failed" "cli_not_found";
+    copilot_cli_auth: CopilotCli, Fail("401:times=1000"), 60 => "failed" "auth";
+    copilot_cli_model_not_found: CopilotCli, Fail("model:times=1000"), 60 => "failed" "model_not_found";
+    copilot_cli_cli_not_found: CopilotCli, MissingEntry, 60 => "failed" "cli_not_found";
 }
 
 #[test]

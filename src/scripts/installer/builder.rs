@@ -3,13 +3,13 @@
 //! ```
 //! use shforge::installer::{Artifact, Installer, Libc};
 //!
-//! let opencode = Installer::builder("opencode", "1.17.11")
+//! let opencode = Installer::builder("opencode", "1.18.18")
 //!     .entry("package/bin/opencode")
 //!     .musl_lib("libstdc++")
 //!     .musl_lib("libgcc")
 //!     .artifact(
 //!         Artifact::tar_gz(
-//!             "opencode-linux-x64-1.17.11.tgz",
+//!             "opencode-linux-x64-1.18.18.tgz",
 //!             "465b40d7195b8dd0b52d8830f13cbe800858a2ee82fba4ce3c1832cd9727062b",
 //!         )
 //!             .arch("x86_64")

@@ -3,16 +3,16 @@
 //!
 //! ```toml
 //! name = "opencode"                  # install dir is PREFIX/NAME-VERSION
-//! version = "1.17.11"
+//! version = "1.18.18"
 //! entry = "package/bin/opencode"     # the program, relative to the install dir
 //! musl_libs = ["libstdc++", "libgcc"] # needed on musl systems only
 //!
 //! [check]                            # optional; default: --version printing the version
 //! args = ["--version"]
-//! expect = "1.17.11"
+//! expect = "1.18.18"
 //!
 //! [[artifact]]                       # one or more
-//! path = "opencode-linux-x64-1.17.11.tgz"   # relative to --source-dir / --base-url
+//! path = "opencode-linux-x64-1.18.18.tgz"   # relative to --source-dir / --base-url
 //! sha256 = "..."                     # 64 hex digits of the real file
 //! unpack = "tar.gz"                  # file | tar.gz | tar.xz
 //! arch = "x86_64"                    # uname -m, or any
