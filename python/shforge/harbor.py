@@ -476,12 +476,12 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
             inst = await package_install(
                 sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
             )
+            from .scripts import RUNNER, SUPERVISOR
+
             if self._mount is not None:
                 # Harbor's agent logs dir is bind-mounted: the two scripts
                 # the launch runs are host copies there (no Harbor call), and
                 # run()'s session dir too.
-                from .scripts import RUNNER, SUPERVISOR
-
                 here = self.logs_dir / "shforge" / "scripts"
                 here.mkdir(parents=True, exist_ok=True)
                 for name in (SUPERVISOR, RUNNER):
@@ -495,8 +495,12 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
                 # (Harbor's `compose cp SRC/. main:RUNDIR` makes it); run()
                 # then needs no mkdir of its own.
                 scripts = f"{self._rundir}/scripts"
+                # Only the two scripts the launch runs (150 KB, not the
+                # 1.7 MB of every installer).
                 with tempfile.TemporaryDirectory(prefix="shforge-stage-") as stage:
-                    shutil.copytree(scripts_dir(), Path(stage) / "scripts")
+                    (Path(stage) / "scripts").mkdir()
+                    for name in (SUPERVISOR, RUNNER):
+                        shutil.copy2(scripts_dir() / name, Path(stage) / "scripts" / name)
                     (Path(stage) / "runs").mkdir()
                     os.chmod(stage, 0o755)
                     await sandbox.upload(stage, self._rundir)
