@@ -180,8 +180,12 @@ class Rollout:
 class _Run:
     """One started rollout: what stop and collect need."""
 
-    def __init__(self, sandbox: AsyncSandbox, session_dir: str, harness: str, spec: Optional[str]) -> None:
+    def __init__(self, sandbox: AsyncSandbox, session_dir: str, harness: str, spec: Optional[str],
+                 mounted: bool = False) -> None:
         self.sandbox = sandbox
+        #: The session dir is the host's ``out`` through a bind mount:
+        #: nothing to download.
+        self.mounted = mounted
         self.sd = session_dir
         self.harness = harness
         self.spec = spec
@@ -202,7 +206,9 @@ class _Run:
         errors: List[str] = []
         out = host / "out"
         try:
-            if getattr(self.sandbox, "download_knows_dirs", False):
+            if self.mounted:
+                pass
+            elif getattr(self.sandbox, "download_knows_dirs", False):
                 await self.sandbox.download(self.sd, out, is_dir=True)  # type: ignore[call-arg]
             else:
                 await self.sandbox.download(self.sd, out)
@@ -281,6 +287,7 @@ async def rollout_async(
     host_dir: Optional[Path] = None,
     on_start: Any = None,
     dirs_made: bool = False,
+    mounted: Optional[str] = None,
 ) -> Rollout:
     """One supervised rollout. On an exception or cancellation the started
     rollout is stopped inside the sandbox before the exception goes on; the
@@ -288,17 +295,23 @@ async def rollout_async(
 
     ``dirs_made``: the runs' dir (beside the scripts) exists: no exec to
     make it (the launch wrapper makes ``workdir``). The key (if any) goes up inside
-    the session dir, in the one upload."""
+    the session dir, in the one upload.
+
+    ``mounted``: ``host_dir``'s path in the sandbox (a bind mount, as
+    Harbor's agent logs dir): the session dir is written straight into
+    ``host_dir/out``, which the sandbox sees as ``MOUNTED/out``: no upload,
+    no download, and the key file, read and removed by the launch wrapper,
+    is removed on the host after the launch in any case."""
     timings: Dict[str, float] = {}
     t0 = time.monotonic()
     run_id = f"{int(time.time())}-{os.getpid()}-{os.urandom(3).hex()}"
     runs = installed.scripts.rsplit("/", 1)[0] + "/runs"  # beside the scripts
-    sd = f"{runs}/{run_id}"
+    sd = f"{runs}/{run_id}" if mounted is None else f"{mounted.rstrip('/')}/out"
     host = Path(host_dir) if host_dir is not None else Path(tempfile.mkdtemp(prefix="shforge-harbor-"))
     host.mkdir(parents=True, exist_ok=True)
     session = write_session(
         None if spec is not None else harness,  # type: ignore[arg-type]
-        host / "session",
+        host / ("session" if mounted is None else "out"),
         session_dir=sd,
         workdir=workdir,
         entry=installed.entry,
@@ -311,7 +324,7 @@ async def rollout_async(
         spec=spec,
     )
     q = shlex.quote
-    if not dirs_made:
+    if not dirs_made and mounted is None:
         await _must(sandbox, "upload", f"mkdir -p {q(runs)} {q(workdir)}")
     key_file = f"{sd}/.key"
     local_key = Path(session.path) / ".key"
@@ -321,11 +334,12 @@ async def rollout_async(
         fd = os.open(local_key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(api_key)
-    try:
-        await sandbox.upload(session.path, sd)
-    finally:
-        if local_key.exists():
-            local_key.unlink()
+    if mounted is None:
+        try:
+            await sandbox.upload(session.path, sd)
+        finally:
+            if local_key.exists():
+                local_key.unlink()
     if api_key is not None and api_key_env:
         key_setup = (
             f'K=$(cat {q(key_file)}) && rm -f {q(key_file)} && {api_key_env}=$K && export {api_key_env} && unset K || exit 125; '
@@ -346,7 +360,7 @@ async def rollout_async(
     )
     wrapper = f'{key_setup}mkdir -p {q(workdir)} && cd {q(workdir)} || exit 125; echo $$ > {q(sd + "/launch.pid")}; exec "$@" > {q(sd + "/launch.out")} 2>&1 < /dev/null'
     command = "sh -c " + q(wrapper) + " sh " + " ".join(q(a) for a in argv)
-    run = _Run(sandbox, sd, harness, str(spec) if spec else None)
+    run = _Run(sandbox, sd, harness, str(spec) if spec else None, mounted=mounted is not None)
     timings["prepare"] = time.monotonic() - t0
     if on_start is not None:
         on_start(run)
@@ -354,6 +368,7 @@ async def rollout_async(
     try:
         r = await sandbox.exec(command, timeout=None)
     except BaseException as exc:
+        local_key.unlink(missing_ok=True)
         # Harbor's timeout (CancelledError) or anything else: stop inside the
         # sandbox first, then let the exception through.
         timings["run"] = time.monotonic() - t1
@@ -368,6 +383,7 @@ async def rollout_async(
                 note(f"shforge: stopping the rollout failed: {stop_exc!r}")
         setattr(exc, "shforge_rollout", partial)
         raise
+    local_key.unlink(missing_ok=True)
     timings["run"] = time.monotonic() - t1
     t2 = time.monotonic()
     result = await run.collect(host, r.exit_code, timings)

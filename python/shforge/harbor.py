@@ -113,9 +113,10 @@ class HarborSandbox:
     download_knows_dirs = True
 
     def __init__(self, environment: BaseEnvironment, user: Optional[str] = None,
-                 ops: Optional[Dict[str, float]] = None) -> None:
+                 ops: Optional[Dict[str, float]] = None, mount: Optional["tuple[Path, str]"] = None) -> None:
         self.environment = environment
         self.user = user
+        self.mount = mount
         #: Harbor calls made and the seconds they took (``exec``,
         #: ``exec_s``, ``upload``, ...): each is a ``docker compose`` run.
         self.ops: Dict[str, float] = ops if ops is not None else {}
@@ -135,10 +136,15 @@ class HarborSandbox:
         stdin: Optional[bytes] = None,
     ) -> ExecResult:
         text = command if isinstance(command, str) else " ".join(shlex.quote(a) for a in command)
+        # Files written into the mount for this exec: removed on the host
+        # after it, had the command not removed them (it never started).
+        written: "list[Path]" = []
         if stdin is not None:
-            text = await self._stdin_wrapper(stdin, text)
+            text = await self._stdin_wrapper(stdin, text, written)
         if env:
-            text = await self._env_wrapper(dict(env), text)
+            text = await self._env_wrapper(dict(env), text, written)
+        sep = f"shforge-stderr-{os.urandom(8).hex()}"
+        text = _stderr_apart(text, sep)
         started = time.monotonic()
         try:
             r = await self.environment.exec(
@@ -153,13 +159,31 @@ class HarborSandbox:
             raise SandboxError(f"shforge: Harbor exec failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from e
         finally:
             self._count("exec", started)
-        return ExecResult(r.return_code, (r.stdout or "").encode(), (r.stderr or "").encode())
+            for f in written:
+                f.unlink(missing_ok=True)
+        out, err = _split_stderr(r.stdout or "", sep)
+        return ExecResult(r.return_code, out.encode(), (err + (r.stderr or "")).encode())
 
-    async def _stdin_wrapper(self, data: bytes, command: str) -> str:
+    def _host_file(self, prefix: str, mode: int, written: "list[Path]") -> "tuple[Path, str]":
+        """A new file in the mount: (host path, sandbox path)."""
+        assert self.mount is not None
+        name = f".{prefix}-{os.urandom(8).hex()}"
+        local = self.mount[0] / name
+        fd = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        os.close(fd)
+        written.append(local)
+        return local, f"{self.mount[1]}/{name}"
+
+    async def _stdin_wrapper(self, data: bytes, command: str, written: "list[Path]") -> str:
         """Harbor's exec has no stdin: ``data`` is uploaded as a file in
         the sandbox's /tmp (readable by the command's user: what goes in
         here is scripts and session files, never a key), the command reads
         it as its stdin, and the file is removed after."""
+        if self.mount is not None:
+            host, remote = self._host_file("shforge-stdin", 0o644, written)
+            host.write_bytes(data)
+            q = shlex.quote(remote)
+            return f"{{ {command}\n}} < {q}; rc=$?; rm -f {q}; exit $rc"
         remote = f"/tmp/.shforge-stdin-{os.urandom(8).hex()}"
         fd, local = tempfile.mkstemp(prefix="shforge-stdin-")
         try:
@@ -172,11 +196,16 @@ class HarborSandbox:
         q = shlex.quote(remote)
         return f"{{ {command}\n}} < {q}; rc=$?; rm -f {q}; exit $rc"
 
-    async def _env_wrapper(self, env: Dict[str, str], command: str) -> str:
+    async def _env_wrapper(self, env: Dict[str, str], command: str, written: "list[Path]") -> str:
         for name in env:
             if not name.replace("_", "a").isalnum() or name[0].isdigit():
                 raise SandboxError(f"shforge: {name!r} is not a variable name")
         body = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+        if self.mount is not None:
+            host, remote = self._host_file("shforge-env", 0o600, written)
+            host.write_text(body)
+            q = shlex.quote(remote)
+            return f". {q}; rm -f {q}; " + command
         remote = f"/tmp/.shforge-env-{os.urandom(8).hex()}"
         fd, local = tempfile.mkstemp(prefix="shforge-env-")
         try:
@@ -217,6 +246,48 @@ class HarborSandbox:
             raise SandboxError(f"shforge: download of {src} failed: {e}") from e
         finally:
             self._count("download", started)
+
+
+def _stderr_apart(command: str, sep: str) -> str:
+    """``command`` (in a subshell: its ``exit`` ends only that) with its
+    stderr into a file of the sandbox's /tmp, printed after ``sep`` on a
+    line of its own, then removed; when /tmp takes no file, merged as
+    Harbor does."""
+    e = f"/tmp/.{sep}"
+    return (f"if ( : > {e} ) 2>/dev/null; then ( {command}\n) 2> {e}; else ( {command}\n); fi; rc=$?; "
+            f"printf '\\n%s\\n' {sep}; cat {e} 2>/dev/null; rm -f {e}; exit $rc")
+
+
+def _split_stderr(text: str, sep: str) -> "tuple[str, str]":
+    """(stdout, stderr) of an exec wrapped by :func:`_stderr_apart`. No
+    separator (the shell died first): all of it as stdout."""
+    at = text.rfind("\n" + sep)
+    if at < 0:
+        # Empty stdout, the leading newline stripped by the transport.
+        return ("", text[len(sep) + 1:]) if text.startswith(sep) else (text, "")
+    err = text[at + 1 + len(sep):]
+    return text[:at], err[1:] if err.startswith("\n") else err
+
+
+def _mounted_logs(environment: BaseEnvironment, logs_dir: Path) -> "tuple[Optional[str], str]":
+    """The agent logs dir's path in the sandbox when Harbor bind-mounts it
+    there (docker): files written on the host are then in the sandbox, and
+    back, with no ``docker compose cp``. Only for a root host process (a
+    sandbox's files may be 0600 and owned by its user until Harbor's
+    closing chown). None: uploads and downloads. With it, why (or why not)."""
+    if os.environ.get("SHFORGE_HARBOR_MOUNT", "1") == "0":
+        return None, "SHFORGE_HARBOR_MOUNT=0"
+    if os.geteuid() != 0:
+        return None, "the host process is not root"
+    try:
+        from harbor.models.trial.paths import EnvironmentPaths  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+        agent_dir = EnvironmentPaths.for_os(environment.os).agent_dir
+        if environment.is_path_mounted(agent_dir, logs_dir):
+            return str(agent_dir), f"{logs_dir} is bind-mounted at {agent_dir}"
+        return None, f"{logs_dir} is not bind-mounted at {agent_dir}"
+    except Exception as e:  # noqa: BLE001 - another Harbor: no mount
+        return None, f"{type(e).__name__}: {e}"
 
 
 def _opt_float(name: str, value: Any) -> Optional[float]:
@@ -351,8 +422,14 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         self._rollout: Optional[Rollout] = None
         #: setup() made RUNDIR/runs and the workdir.
         self._dirs_made = False
+        #: The agent logs dir's path in the sandbox when bind-mounted
+        #: (setup() finds out), else None.
+        self._mount: Optional[str] = None
         #: Harbor calls per phase (HarborSandbox.ops), in context.metadata.
         self._ops: Dict[str, Dict[str, float]] = {"setup": {}, "run": {}}
+
+    def _host_mount(self) -> "Optional[tuple[Path, str]]":
+        return (self.logs_dir, self._mount) if self._mount is not None else None
 
     @staticmethod
     def name() -> str:
@@ -382,7 +459,8 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         if not self._url:
             raise ValueError("shforge: no model server: give --base-url URL")
         self._model_id()
-        sandbox = HarborSandbox(environment, ops=self._ops["setup"])
+        self._mount, mount_why = _mounted_logs(environment, self.logs_dir)
+        sandbox = HarborSandbox(environment, ops=self._ops["setup"], mount=self._host_mount())
         if self._engine == "shim":
             self._installed = await install_async(
                 sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
@@ -398,18 +476,34 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
             inst = await package_install(
                 sandbox, self.harness, prefix=self._prefix, artifacts=self._artifacts, installer=self._installer
             )
-            # The scripts and the runs' session dirs go to the run dir, apart
-            # from the prefix, which may be a shared read-only mount.
-            scripts = f"{self._rundir}/scripts"
-            # One upload and no exec: RUNDIR/scripts and an empty
-            # RUNDIR/runs staged on the host, copied in as RUNDIR (Harbor's
-            # `compose cp SRC/. main:RUNDIR` makes it); run() then needs no
-            # mkdir of its own.
-            with tempfile.TemporaryDirectory(prefix="shforge-stage-") as stage:
-                shutil.copytree(scripts_dir(), Path(stage) / "scripts")
-                (Path(stage) / "runs").mkdir()
-                os.chmod(stage, 0o755)
-                await sandbox.upload(stage, self._rundir)
+            from .scripts import RUNNER, SUPERVISOR
+
+            if self._mount is not None:
+                # Harbor's agent logs dir is bind-mounted: the two scripts
+                # the launch runs are host copies there (no Harbor call), and
+                # run()'s session dir too.
+                here = self.logs_dir / "shforge" / "scripts"
+                here.mkdir(parents=True, exist_ok=True)
+                for name in (SUPERVISOR, RUNNER):
+                    shutil.copy2(scripts_dir() / name, here / name)
+                scripts = f"{self._mount}/shforge/scripts"
+            else:
+                # The scripts and the runs' session dirs go to the run dir,
+                # apart from the prefix, which may be a shared read-only
+                # mount. One upload and no exec: RUNDIR/scripts and an empty
+                # RUNDIR/runs staged on the host, copied in as RUNDIR
+                # (Harbor's `compose cp SRC/. main:RUNDIR` makes it); run()
+                # then needs no mkdir of its own.
+                scripts = f"{self._rundir}/scripts"
+                # Only the two scripts the launch runs (150 KB, not the
+                # 1.7 MB of every installer).
+                with tempfile.TemporaryDirectory(prefix="shforge-stage-") as stage:
+                    (Path(stage) / "scripts").mkdir()
+                    for name in (SUPERVISOR, RUNNER):
+                        shutil.copy2(scripts_dir() / name, Path(stage) / "scripts" / name)
+                    (Path(stage) / "runs").mkdir()
+                    os.chmod(stage, 0o755)
+                    await sandbox.upload(stage, self._rundir)
             self._dirs_made = True
             self._installed = Installed(self.harness, inst.entry, self._prefix, scripts,
                                         time.monotonic() - t, bash=inst.bash, reused=inst.reused)
@@ -417,6 +511,7 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
             json.dumps({"harness": self.harness, "version": self._pinned, "entry": self._installed.entry,
                         "reused": self._installed.reused, "engine": self._engine,
                         "seconds": round(self._installed.seconds, 3),
+                        "mount": self._mount, "mount_why": mount_why,
                         "harbor_calls": self._ops["setup"]}) + "\n"
         )
 
@@ -424,8 +519,12 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
         if self._installed is None:
             raise RuntimeError("shforge: run() before setup()")
         self._instruction = instruction
-        sandbox = HarborSandbox(environment, ops=self._ops["run"])
+        sandbox = HarborSandbox(environment, ops=self._ops["run"], mount=self._host_mount())
         workdir = self._workdir
+        if workdir is None:
+            # The task's [environment] workdir, which Harbor's exec uses too.
+            task_env = getattr(environment, "task_env_config", None)
+            workdir = getattr(task_env, "workdir", None) or None
         if workdir is None:
             # The container's working directory; "/" (an image without a
             # WORKDIR) would contain the session dir: the user's HOME then.
@@ -453,6 +552,7 @@ class ShforgeAgent(BaseAgent):  # type: ignore[misc,unused-ignore]
                 spec=self._spec,
                 host_dir=self.logs_dir / "shforge",
                 dirs_made=self._dirs_made,
+                mounted=f"{self._mount}/shforge" if self._mount is not None and self._engine != "shim" else None,
             )
         except BaseException as exc:
             partial = getattr(exc, "shforge_rollout", None)

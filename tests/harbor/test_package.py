@@ -96,8 +96,54 @@ def test_the_key_is_on_no_argv_and_in_no_env(tmp_path: Path) -> None:
     r = asyncio.run(HarborSandbox(FakeEnvironment()).exec(["echo", "x y"], env={"MY_KEY": key}))
     assert r.exit_code == 0 and r.stdout == b"/app"
     (cmd, env), = seen
-    assert env == {} and key not in cmd and cmd.endswith("echo 'x y'") and "rm -f" in cmd
+    assert env == {} and key not in cmd and "; echo 'x y'\n)" in cmd and "rm -f" in cmd
     assert uploads[0][1] == 0o600 and uploads[0][2] == f"export MY_KEY={key}\n"
+
+    # With a mount (Harbor's bind-mounted logs dir) the env file is a host
+    # write there, 0600, not an upload, and gone from the host after.
+    seen.clear()
+    uploads.clear()
+    mount = tmp_path / "mount"
+    mount.mkdir()
+    r = asyncio.run(HarborSandbox(FakeEnvironment(), mount=(mount, "/logs/agent")).exec(["true"], env={"MY_KEY": key}))
+    (cmd, env), = seen
+    assert not uploads and env == {} and key not in cmd and ". /logs/agent/.shforge-env-" in cmd
+    assert list(mount.iterdir()) == []
+
+
+def test_exec_gives_stderr_apart(tmp_path: Path) -> None:
+    """Harbor merges stderr into stdout; HarborSandbox's wrapper gives them
+    back apart (run here by a real bash -c, as Harbor's docker exec does),
+    exit code kept, stdout byte for byte, also when the transport strips the
+    output."""
+    import asyncio
+
+    pytest.importorskip("harbor")
+    from shforge.harbor import HarborSandbox
+
+    class Result:
+        def __init__(self, rc: int, out: str, strip: bool) -> None:
+            self.return_code, self.stdout, self.stderr = rc, out.strip() if strip else out, ""
+
+    class BashEnvironment:
+        def __init__(self, strip: bool) -> None:
+            self.strip = strip
+
+        async def exec(self, command, cwd=None, env=None, timeout_sec=None, user=None):  # noqa: ANN001
+            p = subprocess.run(["bash", "-c", command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            return Result(p.returncode, p.stdout, self.strip)
+
+    for strip in (False, True):
+        sb = HarborSandbox(BashEnvironment(strip))
+        r = asyncio.run(sb.exec("printf 'out 1\\nout 2'; echo err >&2; exit 3"))
+        assert (r.exit_code, r.stdout, r.stderr.strip()) == (3, b"out 1\nout 2", b"err")
+        r = asyncio.run(sb.exec("echo only-err >&2"))
+        assert (r.exit_code, r.stdout, r.stderr.strip()) == (0, b"", b"only-err")
+        r = asyncio.run(sb.exec(["sh", "-c", "exit 7"]))
+        assert r.exit_code == 7
+    # An `exit` inside the command (the stdin wrapper's) ends only its subshell.
+    r = asyncio.run(HarborSandbox(BashEnvironment(False)).exec("echo a; exit 4"))
+    assert (r.exit_code, r.stdout) == (4, b"a\n")
 
 
 def test_openclaw_atif_from_its_json_result(tmp_path: Path) -> None:
