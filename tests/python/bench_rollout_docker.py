@@ -36,7 +36,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, DefaultDict, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, DefaultDict, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import shforge
 from shforge import _cli
@@ -127,8 +127,30 @@ class Counting(DockerSandbox):
         name = exec_name(command)
         t = time.monotonic()
         r = super().exec(command, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin)
-        wall = time.monotonic() - t
-        PHASES[f"exec: {name} (wall)"] += wall
+        PHASES[f"exec: {name} (wall)"] += time.monotonic() - t
+        return self.split_phases(name, time.monotonic() - t, r)
+
+    def exec_split(self, command: Union[str, Sequence[str]], *, complete: Callable[[bytes], bool],
+                   env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None, user: Optional[str] = None,
+                   timeout: Optional[float] = None, stdin: Optional[bytes] = None,
+                   ) -> Tuple[bytes, Callable[[], shforge.ExecResult]]:  # fmt: skip
+        Counting.calls += 1
+        name = exec_name(command)
+        t = time.monotonic()
+        out, end = super().exec_split(command, complete=complete, env=env, cwd=cwd, user=user, timeout=timeout,
+                                      stdin=stdin)  # fmt: skip
+        PHASES[f"exec: {name} (to the whole result)"] += time.monotonic() - t
+
+        def finish() -> shforge.ExecResult:
+            w = time.monotonic()
+            r = end()
+            PHASES[f"exec: {name} (its tail, awaited after the host read the result)"] += time.monotonic() - w
+            return self.split_phases(name, time.monotonic() - t, r)
+
+        return out, finish
+
+    def split_phases(self, name: str, wall: float, r: shforge.ExecResult) -> shforge.ExecResult:
+        """``r`` after recording its exec's phases (the script's stamps)."""
         stamps = [ln.split()[1:] for ln in r.stderr.decode().splitlines() if ln.startswith("shforge-bench-ts ")]
         if stamps:
             inside = 0.0
