@@ -84,7 +84,7 @@ def test_codex_as_root(container: Start, model: shforge.FakeModelServer, api_key
     tok2 = token()
     r2 = run(DockerSandbox(cid), tok2, model.base_url)
     good(cid, r2, tok2, f"{WORK}/out.txt", api_key)
-    assert r2.installed.reused and r2.installed.bash == "/bin/bash"
+    assert r2.installed.reused and r2.installed.bash.endswith("/bash")  # the image's, told after the launch
     # The fast launch's result came back before its tail removed the
     # scratch dir; the rollout awaited that tail before returning.
     assert scratch_left(cid) == ""
