@@ -235,6 +235,7 @@ def main(n: int) -> None:
                 shforge.install(Counting(c), "codex")
                 fresh.append(time.monotonic() - t)
                 fresh_calls = Counting.calls
+                installed = c
                 t = time.monotonic()
                 sh("docker", "cp", str(ART), f"{c}:/tmp/a.tgz")
                 sh("docker", "exec", c, "sh", "-c", "mkdir /tmp/x && tar -xzf /tmp/a.tgz -C /tmp/x")
@@ -246,7 +247,7 @@ def main(n: int) -> None:
                     shforge.install(DockerSandbox(o), "codex", installer=OTHER_INSTALLER)
                     other_inst.append(time.monotonic() - t)
                     sh("docker", "rm", "-f", o)
-            c = made[-1]
+            c = installed  # the last container the shipped installer installed into
             sh("docker", "exec", c, "sh", "-c", "mkdir -p /work && chown 1000:1000 /work")
             # Reused install: one call vs the bare CLI (a fresh session dir
             # each run; a warm one), interleaved.
