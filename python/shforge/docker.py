@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, List, Mapping, Optional, Sequence, Union
+from typing import IO, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._files import StrPath, extract_untrusted
 from .errors import SandboxError, SandboxTimeoutError
@@ -65,99 +65,15 @@ class DockerSandbox:
         container sends back is hostile data: past ``max_output`` bytes on
         either stream the client is killed and :class:`SandboxError` raised
         (a container printing without end cannot fill the host's memory)."""
-        import subprocess
-        import threading
-
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=None if not env else {**os.environ, **env},
-            )
-        except OSError as e:
-            raise SandboxError(f"cannot run {argv[0]}: {e.strerror}", argv=argv) from e
-        over: List[str] = []
-        got: dict[str, List[bytes]] = {"stdout": [], "stderr": []}
-
-        def pump(name: str, stream: IO[bytes]) -> None:
-            total = 0
-            while True:
-                chunk = stream.read(65536)
-                if not chunk:
-                    return
-                total += len(chunk)
-                if total > self.max_output:
-                    over.append(name)
-                    proc.kill()
-                    return
-                got[name].append(chunk)
-
-        def feed(stream: IO[bytes], data: bytes) -> None:
-            try:
-                stream.write(data)
-                stream.close()
-            except OSError:
-                pass  # the client is gone (killed, or it exited first)
-
-        assert proc.stdout is not None and proc.stderr is not None
-        threads = [threading.Thread(target=pump, args=("stdout", proc.stdout), daemon=True),
-                   threading.Thread(target=pump, args=("stderr", proc.stderr), daemon=True)]
-        if stdin is not None:
-            assert proc.stdin is not None
-            threads.append(threading.Thread(target=feed, args=(proc.stdin, stdin), daemon=True))
-        for t in threads:
-            t.start()
-        # A blocking wait, the timeout a timer that kills the client:
-        # Popen.wait(timeout=) polls with sleeps of up to 50 ms, which the
-        # end of every exec paid.
-        expired = threading.Event()
-
-        def expire() -> None:
-            expired.set()
-            proc.kill()
-
-        timer = None if timeout is None else threading.Timer(timeout, expire)
-        if timer is not None:
-            timer.daemon = True
-            timer.start()
-        try:
-            proc.wait()
-        finally:
-            if timer is not None:
-                timer.cancel()
-            for t in threads:
-                t.join()
-            for stream in (proc.stdout, proc.stderr):
-                stream.close()
-        if expired.is_set():
-            raise SandboxTimeoutError(
-                f"{' '.join(argv[:2])} in {self.container}: no exit within {timeout:g} s", argv=argv
-            )
-        if over:
-            raise SandboxError(
-                f"{' '.join(argv[:2])} in {self.container}: more than {self.max_output} bytes on {over[0]}",
-                argv=argv,
-            )
-        return proc.returncode, b"".join(got["stdout"]), b"".join(got["stderr"])
+        return _Client(self, argv, stdin=stdin, timeout=timeout, env=env).finish()
 
     def _transport(self, code: int, stderr: bytes, argv: Sequence[str]) -> None:
         text = stderr.decode("utf-8", "replace").strip()
         if code != 0 and any(s in text for s in _TRANSPORT_ERRORS):
             raise SandboxError(f"{argv[0]} {argv[1]}: {text.splitlines()[-1][:500]}", argv=argv)
 
-    def exec(
-        self,
-        command: Union[str, Sequence[str]],
-        *,
-        env: Optional[Mapping[str, str]] = None,
-        cwd: Optional[str] = None,
-        user: Optional[str] = None,
-        timeout: Optional[float] = None,
-        stdin: Optional[bytes] = None,
-    ) -> ExecResult:
-        """As :meth:`shforge.sandbox.Sandbox.exec`."""
+    def _exec_argv(self, command: Union[str, Sequence[str]], *, env: Optional[Mapping[str, str]],
+                   cwd: Optional[str], user: Optional[str], stdin: Optional[bytes]) -> List[str]:
         argv = [self.docker, "exec"]
         if stdin is not None:
             argv.append("-i")
@@ -170,9 +86,57 @@ class DockerSandbox:
             argv += ["-e", name]  # the value: in the client's environment only
         argv.append(self.container)
         argv += ["sh", "-c", command] if isinstance(command, str) else list(command)
+        return argv
+
+    def exec(
+        self,
+        command: Union[str, Sequence[str]],
+        *,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        user: Optional[str] = None,
+        timeout: Optional[float] = None,
+        stdin: Optional[bytes] = None,
+    ) -> ExecResult:
+        """As :meth:`shforge.sandbox.Sandbox.exec`."""
+        argv = self._exec_argv(command, env=env, cwd=cwd, user=user, stdin=stdin)
         code, out, err = self._client(argv, stdin=stdin, timeout=timeout, env=env)
         self._transport(code, err, argv)
         return ExecResult(code, out, err)
+
+    def exec_split(
+        self,
+        command: Union[str, Sequence[str]],
+        *,
+        complete: Callable[[bytes], bool],
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        user: Optional[str] = None,
+        timeout: Optional[float] = None,
+        stdin: Optional[bytes] = None,
+    ) -> "Tuple[bytes, Callable[[], ExecResult]]":
+        """As :meth:`exec`, but back as soon as the stdout so far is
+        complete (``complete`` is called with each piece of stdout, in
+        order, and says whether all that came so far is), or at its end:
+        that stdout, and ``finish``, which
+        waits for the exec's end and gives its :class:`ExecResult` (raising
+        as :meth:`exec` does). The host works on the result while the
+        command's tail (a scratch dir's removal) runs; ``finish`` must be
+        called. A subclass that overrides :meth:`exec` but not this gets
+        its own :meth:`exec`, whole."""
+        if type(self).exec is not DockerSandbox.exec and type(self).exec_split is DockerSandbox.exec_split:
+            r = self.exec(command, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin)
+            return r.stdout, lambda: r
+        argv = self._exec_argv(command, env=env, cwd=cwd, user=user, stdin=stdin)
+        client = _Client(self, argv, stdin=stdin, timeout=timeout, env=env, complete=complete)
+        out = client.early()
+
+        def finish() -> ExecResult:
+            code, full, err = client.finish()
+            self._transport(code, err, argv)
+            return ExecResult(code, full, err)
+
+        return out, finish
 
     def upload(self, src: StrPath, dst: str, *, user: Optional[str] = None) -> None:
         """As :meth:`shforge.sandbox.Sandbox.upload`."""
@@ -285,6 +249,113 @@ class DockerSandbox:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+class _Client:
+    """One docker client run: its streams pumped by threads (each capped at
+    the sandbox's ``max_output``), its stdin fed by another, a timeout a
+    timer that kills it. ``complete``: fed each piece of stdout; once it
+    says the stdout so far is complete (or stdout ends), :meth:`early`
+    returns."""
+
+    def __init__(self, sb: DockerSandbox, argv: List[str], *, stdin: Optional[bytes], timeout: Optional[float],
+                 env: Optional[Mapping[str, str]], complete: Optional[Callable[[bytes], bool]] = None) -> None:  # fmt: skip
+        import subprocess
+        import threading
+
+        self.sb, self.argv, self.timeout = sb, argv, timeout
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=None if not env else {**os.environ, **env},
+            )
+        except OSError as e:
+            raise SandboxError(f"cannot run {argv[0]}: {e.strerror}", argv=argv) from e
+        self.over: List[str] = []
+        self.got: Dict[str, List[bytes]] = {"stdout": [], "stderr": []}
+        self.complete = complete
+        self.ready = threading.Event()
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self.threads = [threading.Thread(target=self._pump, args=("stdout", self.proc.stdout), daemon=True),
+                        threading.Thread(target=self._pump, args=("stderr", self.proc.stderr), daemon=True)]
+        if stdin is not None:
+            assert self.proc.stdin is not None
+            self.threads.append(threading.Thread(target=self._feed, args=(self.proc.stdin, stdin), daemon=True))
+        for t in self.threads:
+            t.start()
+        # A blocking wait, the timeout a timer that kills the client:
+        # Popen.wait(timeout=) polls with sleeps of up to 50 ms, which the
+        # end of every exec paid.
+        self.expired = threading.Event()
+        self.timer = None if timeout is None else threading.Timer(timeout, self._expire)
+        if self.timer is not None:
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _expire(self) -> None:
+        self.expired.set()
+        self.proc.kill()
+
+    def _pump(self, name: str, stream: IO[bytes]) -> None:
+        total = 0
+        try:
+            while True:
+                chunk = stream.read1(65536)  # type: ignore[attr-defined]
+                if not chunk:
+                    return
+                total += len(chunk)
+                if total > self.sb.max_output:
+                    self.over.append(name)
+                    self.proc.kill()
+                    return
+                self.got[name].append(chunk)
+                if name == "stdout" and self.complete is not None and not self.ready.is_set():
+                    if self.complete(chunk):
+                        self.ready.set()
+        finally:
+            if name == "stdout":
+                self.ready.set()
+
+    @staticmethod
+    def _feed(stream: IO[bytes], data: bytes) -> None:
+        try:
+            stream.write(data)
+            stream.close()
+        except OSError:
+            pass  # the client is gone (killed, or it exited first)
+
+    def early(self) -> bytes:
+        """The stdout once ``complete`` passed or stdout ended (a client
+        killed for its output or a timeout: at once)."""
+        self.ready.wait()
+        return b"".join(self.got["stdout"])
+
+    def finish(self) -> "tuple[int, bytes, bytes]":
+        """Wait for the client's end: its status, stdout and stderr."""
+        try:
+            self.proc.wait()
+        finally:
+            if self.timer is not None:
+                self.timer.cancel()
+            for t in self.threads:
+                t.join()
+            assert self.proc.stdout is not None and self.proc.stderr is not None
+            for stream in (self.proc.stdout, self.proc.stderr):
+                stream.close()
+        argv = self.argv
+        if self.expired.is_set():
+            raise SandboxTimeoutError(
+                f"{' '.join(argv[:2])} in {self.sb.container}: no exit within {self.timeout:g} s", argv=argv
+            )
+        if self.over:
+            raise SandboxError(
+                f"{' '.join(argv[:2])} in {self.sb.container}: more than {self.sb.max_output} bytes on {self.over[0]}",
+                argv=argv,
+            )
+        return self.proc.returncode, b"".join(self.got["stdout"]), b"".join(self.got["stderr"])
+
+
 class AsyncDockerSandbox:
     """The asyncio form of :class:`DockerSandbox` (each call in a worker
     thread: the docker client is a process either way)."""
@@ -312,6 +383,30 @@ class AsyncDockerSandbox:
         return await asyncio.to_thread(
             self.sync.exec, command, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin
         )
+
+    async def exec_split(
+        self,
+        command: Union[str, Sequence[str]],
+        *,
+        complete: Callable[[bytes], bool],
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        user: Optional[str] = None,
+        timeout: Optional[float] = None,
+        stdin: Optional[bytes] = None,
+    ) -> "Tuple[bytes, Callable[[], Awaitable[ExecResult]]]":
+        """As :meth:`DockerSandbox.exec_split`, ``finish`` awaitable."""
+        import asyncio
+
+        out, end = await asyncio.to_thread(
+            lambda: self.sync.exec_split(command, complete=complete, env=env, cwd=cwd, user=user,
+                                         timeout=timeout, stdin=stdin)  # fmt: skip
+        )
+
+        async def finish() -> ExecResult:
+            return await asyncio.to_thread(end)
+
+        return out, finish
 
     async def upload(self, src: StrPath, dst: str, *, user: Optional[str] = None) -> None:
         import asyncio

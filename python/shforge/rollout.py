@@ -15,7 +15,7 @@ import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ._files import StrPath, extract_untrusted
 from .errors import (
@@ -732,6 +732,33 @@ async def _install(run: _Run, harness: str, bash: str, prefix: str, artifacts: P
     return Installed(_line(r.stdout), prefix, False, bash, carried, iuser, time.monotonic() - t - uploaded)
 
 
+class _TarEnd:
+    """Fed a tar stream piece by piece: has its end (a zero header block)
+    come? The launch's result is whole then, while the exec's tail (the
+    scratch dir's removal) still runs."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.pos = 0  # the offset of the next header in ``data``
+
+    def __call__(self, chunk: bytes) -> bool:
+        self.data += chunk
+        while self.pos + 512 <= len(self.data):
+            head = bytes(self.data[self.pos : self.pos + 512])
+            if head == bytes(512):
+                return True
+            field = head[124:136]
+            if field[0] & 0x80:  # base-256 (GNU, large sizes)
+                size = int.from_bytes(field[1:], "big")
+            else:
+                try:
+                    size = int(field.rstrip(b"\0 ").strip() or b"0", 8)
+                except ValueError:
+                    return False  # not a tar: wait for the exec's end
+            self.pos += 512 + (size + 511) // 512 * 512
+        return False
+
+
 def _untar(data: bytes, into: Path) -> None:
     """Unpack the launch's tar stream (:func:`extract_untrusted`). A
     truncated stream keeps what came whole."""
@@ -859,6 +886,7 @@ async def rollout_async(
 ) -> Rollout:
     """As :func:`rollout`, over an :class:`~shforge.sandbox.AsyncSandbox`."""
     import datetime
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     from . import harness as harness_mod
     from .scripts import RUNNER, SUPERVISOR
@@ -918,16 +946,42 @@ async def rollout_async(
                     keep += [keep[-1] + "-wal", keep[-1] + "-shm"]
             return session, argv, ends, keep
 
+        def failed(e: SandboxError, limit: Optional[float]) -> RolloutError:
+            if isinstance(e, SandboxTimeoutError):
+                return RolloutError("launch", f"the supervisor did not return within {limit:g} s: {e.message}")
+            return RolloutError("launch", f"the sandbox failed: {e.message}")
+
         async def launch(argv: List[str], env: Dict[str, str], cwd: Optional[str], stdin: bytes,
-                         limit: Optional[float]) -> ExecResult:  # fmt: skip
+                         limit: Optional[float]) -> "Tuple[bytes, Callable[[], Awaitable[ExecResult]]]":  # fmt: skip
+            """The launch's stdout once its tar stream is whole (a sandbox
+            with ``exec_split``: the scratch dir's removal then runs while
+            the host reads the result), and its end, to await."""
+            split = getattr(sandbox, "exec_split", None)
+            end: Callable[[], Awaitable[ExecResult]]
             try:
-                return await sandbox.exec(argv, env=env, cwd=cwd, timeout=limit, stdin=stdin)
-            except SandboxTimeoutError as e:
-                raise RolloutError("launch", f"the supervisor did not return within {limit:g} s: {e.message}") from e
+                if split is not None:
+                    out, end = await split(argv, complete=_TarEnd(), env=env, cwd=cwd, timeout=limit, stdin=stdin)
+                else:
+                    r = await sandbox.exec(argv, env=env, cwd=cwd, timeout=limit, stdin=stdin)
+                    out = r.stdout
+
+                    async def end() -> ExecResult:
+                        return r
             except SandboxError as e:
-                raise RolloutError("launch", f"the sandbox failed: {e.message}") from e
+                raise failed(e, limit) from e
+
+            async def finish() -> ExecResult:
+                try:
+                    return await end()
+                except SandboxError as e:
+                    raise failed(e, limit) from e
+
+            return out, finish
 
         res: Optional[ExecResult] = None
+        out = b""
+        end: Optional[Callable[[], Awaitable[ExecResult]]] = None
+        fast = False
         want = _predicted_entry(up / "installers" / f"{harness}.sh", prefix)
         if want is not None:
             # The fast path, for a reused install and the image's bash: the
@@ -942,25 +996,20 @@ async def rollout_async(
             t = time.monotonic()
             run.made_scratch = True
             launched = True
-            res = await launch(
+            out, end = await launch(
                 ["sh", "-c", _FAST_LAUNCH_SCRIPT, "sh", run.scratch, prefix, f"installers/{harness}.sh", want,
                  ends, "\n".join(keep), workdir, *argv],
                 {**key_env, ROLLOUT_VAR: run.rid}, None, both, None if timeout is None else timeout + _STEP_TIMEOUT,
             )  # fmt: skip
             launch_s = time.monotonic() - t
-            told = res.stderr.decode("utf-8", "replace").splitlines()
-            reused = next((ln[20:] for ln in told if ln.startswith("shforge-fast-reused ")), None)
-            if reused is None and "shforge-fast-declined" in told:
-                res = None
-                launched = False
-                _rmtree(up / "session")
-            elif reused is not None:
-                inst = Installed(want, prefix, True, reused, False, None, 0.0)
-                install_s = 0.0
-            else:
-                inst = Installed(want, prefix, True, "", False, None, 0.0)
-                install_s = 0.0
-        if res is None:
+            fast, install_s = True, 0.0
+            inst = Installed(want, prefix, True, "", False, None, 0.0)
+            if not out:  # declined (nothing ran), or no result: the exec is over
+                res, end = await end(), None
+                if "shforge-fast-declined" in res.stderr.decode("utf-8", "replace").splitlines():
+                    res, fast, launched = None, False, False
+                    _rmtree(up / "session")
+        if not fast:
             # Step by step: upload + bootstrap + reuse check (+ the plan) in
             # one exec, the scripts a tar stream on its stdin, unpacked as
             # the rollout user; the install; the launch.
@@ -987,65 +1036,76 @@ async def rollout_async(
             shell = {"SHELL": bash} if inst.carried_bash else {}
             t = time.monotonic()
             launched = True
-            res = await launch(
+            out, end = await launch(
                 ["sh", "-c", _LAUNCH_SCRIPT, "sh", run.scratch, session_dir, ends, "\n".join(keep), *argv],
                 {**key_env, **shell, ROLLOUT_VAR: run.rid}, workdir, session_tar, timeout,
             )  # fmt: skip
             launch_s = time.monotonic() - t
         capture = session.capture
         cap_path = capture.db if capture.db is not None else capture.dir
+        # copy-back: the tar stream of the launch's stdout, read while the
+        # exec's tail removes the scratch dir (``end``: awaited below, on
+        # every way out).
+        t = time.monotonic()
+        try:
+            back = host / "back"
+            back.mkdir()
+            _untar(out, back)
+            got_receipt: Optional[Future[Receipt]] = None
+            if (back / "receipt.json").is_file():
+                (back / "session").mkdir(exist_ok=True)
+                local_capture: Optional[Path] = None
+                if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
+                    local_capture = back / "session" / os.path.relpath(cap_path, session_dir)
+                    if capture.db is None and capture.kind in _CAPTURE_SUBS:
+                        # Only its data subdir came back: the dir itself is there
+                        # (the session dir made it), as when it came back whole.
+                        local_capture.mkdir(parents=True, exist_ok=True)
+                have_capture = local_capture is not None and local_capture.exists()
+
+                def opt(name: str) -> Optional[Path]:
+                    p = back / "session" / name
+                    return p if p.is_file() else None
+
+                # The host-side readers (the receipt, the snapshot, ATIF, the
+                # outcome): independent CLI runs, at once.
+                from .snapshot import snapshot
+                from .tools import outcome
+
+                db = local_capture if capture.db is not None else None
+                dir_ = None if capture.db is not None else local_capture
+                with ThreadPoolExecutor(max_workers=4) as pool:
+                    got_receipt = pool.submit(read_receipt, back / "receipt.json")
+                    got_snap: Optional[Future[Dict[str, Any]]] = None
+                    got_atif: Optional[Future[Dict[str, Any]]] = None
+                    if capture.kind is not None and have_capture:
+                        got_snap = pool.submit(snapshot, capture.kind, db=db, dir=dir_)
+                        got_atif = pool.submit(snapshot, capture.kind, db=db, dir=dir_, format="atif")
+                    got_why = pool.submit(
+                        outcome, receipt=back / "receipt.json", harness=capture.harness,
+                        capture=local_capture if have_capture else None,
+                        events=opt("events.log"), stderr=opt("stderr.log"), stdout=opt("stdout.log"),
+                    )  # fmt: skip
+        finally:
+            if end is not None:
+                res, end = await end(), None
+        assert res is not None
+        if fast:
+            told = res.stderr.decode("utf-8", "replace").splitlines()
+            reused = next((ln[20:] for ln in told if ln.startswith("shforge-fast-reused ")), "")
+            inst = Installed(want or "", prefix, True, reused, False, None, 0.0)
         if b"shforge-removed" in res.stderr:
             run.made_scratch = False
         if b"shforge-unpack-failed" in res.stderr:
             what = "the session dir" if install_s else "the scripts and the session dir"
             raise RolloutError("upload", f"{what} into {run.scratch}: tar -x failed", 1)
-        # copy-back: the tar stream of the launch's stdout.
-        t = time.monotonic()
-        back = host / "back"
-        back.mkdir()
-        _untar(res.stdout, back)
-        if not (back / "receipt.json").is_file():
+        if got_receipt is None:
             said = _line((back / "launch.err").read_bytes()) if (back / "launch.err").is_file() else ""
             said = said or _line(res.stderr.replace(b"shforge-removed\n", b""))
             raise RolloutError(
                 "copy-back",
                 f"no receipt (the launch exited {res.exit_code}{': ' + said[:300] if said else ''})",
             )
-        (back / "session").mkdir(exist_ok=True)
-        local_capture: Optional[Path] = None
-        if cap_path is not None and (cap_path + "/").startswith(session_dir + "/"):
-            local_capture = back / "session" / os.path.relpath(cap_path, session_dir)
-            if capture.db is None and capture.kind in _CAPTURE_SUBS:
-                # Only its data subdir came back: the dir itself is there
-                # (the session dir made it), as when it came back whole.
-                local_capture.mkdir(parents=True, exist_ok=True)
-        have_capture = local_capture is not None and local_capture.exists()
-
-        def opt(name: str) -> Optional[Path]:
-            p = back / "session" / name
-            return p if p.is_file() else None
-
-        # The host-side readers (the receipt, the snapshot, ATIF, the
-        # outcome): independent CLI runs, at once.
-        from concurrent.futures import Future, ThreadPoolExecutor
-
-        from .snapshot import snapshot
-        from .tools import outcome
-
-        db = local_capture if capture.db is not None else None
-        dir_ = None if capture.db is not None else local_capture
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            got_receipt = pool.submit(read_receipt, back / "receipt.json")
-            got_snap: Optional[Future[Dict[str, Any]]] = None
-            got_atif: Optional[Future[Dict[str, Any]]] = None
-            if capture.kind is not None and have_capture:
-                got_snap = pool.submit(snapshot, capture.kind, db=db, dir=dir_)
-                got_atif = pool.submit(snapshot, capture.kind, db=db, dir=dir_, format="atif")
-            got_why = pool.submit(
-                outcome, receipt=back / "receipt.json", harness=capture.harness,
-                capture=local_capture if have_capture else None,
-                events=opt("events.log"), stderr=opt("stderr.log"), stdout=opt("stdout.log"),
-            )  # fmt: skip
         try:
             receipt = got_receipt.result()
         except ShforgeError as e:

@@ -14,11 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import (
     Any,
+    Awaitable,
+    Callable,
     Coroutine,
     Mapping,
     Optional,
     Protocol,
     Sequence,
+    Tuple,
     TypeVar,
     Union,
     runtime_checkable,
@@ -154,6 +157,33 @@ class SyncAsAsync:
         stdin: Optional[bytes] = None,
     ) -> ExecResult:
         return self._sandbox.exec(command, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin)
+
+    async def exec_split(
+        self,
+        command: Command,
+        *,
+        complete: Callable[[bytes], bool],
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        user: Optional[str] = None,
+        timeout: Optional[float] = None,
+        stdin: Optional[bytes] = None,
+    ) -> "Tuple[bytes, Callable[[], Awaitable[ExecResult]]]":
+        """The sandbox's own ``exec_split`` (``shforge.docker``'s: the
+        stdout back once ``complete``, the end awaited apart), else
+        :meth:`exec` whole."""
+        split = getattr(self._sandbox, "exec_split", None)
+        end: Callable[[], ExecResult]
+        if split is None:
+            r = self._sandbox.exec(command, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin)
+            out, end = r.stdout, lambda: r
+        else:
+            out, end = split(command, complete=complete, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin)
+
+        async def finish() -> ExecResult:
+            return end()
+
+        return out, finish
 
     async def upload(self, src: StrPath, dst: str, *, user: Optional[str] = None) -> None:
         self._sandbox.upload(src, dst, user=user)

@@ -5,8 +5,9 @@
 # (GNU or busybox) and no Python.
 #
 # An archive is decompressed once, to a plain tar in the stage (in the
-# background, as soon as its digest is checked: the next artifact is fetched,
-# checked and unpacked meanwhile), listed twice from it (names, then the
+# background, beside the check of its digest, which must match before
+# anything reads that tar; the next artifact is fetched, checked and
+# unpacked meanwhile), listed twice from it (names, then the
 # verbose listing for types and link targets) and
 # judged before anything is extracted; it is then unpacked from that tar
 # into a fresh directory beside the install root in the stage, walked with
@@ -43,7 +44,8 @@ unpack_refuse() {
 unpack_pid=()
 
 # unpack_start I KIND FILE: make artifact I's work directory and decompress
-# the verified FILE there (WORK/tar) in the background. Each is one process
+# FILE there (WORK/tar) in the background, while the caller checks its
+# digest (archive_judge, the first reader of WORK/tar, runs only after). Each is one process
 # (a simple command started with &: bash execs it in the child), so its pid
 # is all there is to stop.
 unpack_start() {

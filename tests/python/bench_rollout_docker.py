@@ -20,7 +20,11 @@ one rollout counted, and the rollout's time split into phases: on the host
 inside the launch exec (timestamps the benchmark adds to a copy of the
 script: unpack, bootstrap, reuse check, supervised run, end-services, pack,
 removal; what is left of the exec's wall time is the docker client and
-daemon). Use a release CLI (``SHFORGE_BIN=target/release/shforge``): the
+daemon). The launch goes through ``exec_split``: "to the whole result" is
+the exec until its tar stream's end came, "its tail" what the rollout still
+waited for its end (the removal) after the host read the result; the
+exec's round trip line then also holds the host's reading that overlapped
+the tail. Use a release CLI (``SHFORGE_BIN=target/release/shforge``): the
 host-side steps run it. Prints the load average at the start and the end.
 """
 
@@ -36,7 +40,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, DefaultDict, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, DefaultDict, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import shforge
 from shforge import _cli
@@ -46,6 +50,9 @@ IMAGE = "local/shforge-bookworm:test"
 ART = Path(os.environ.get("SHFORGE_ARTIFACTS", "/var/cache/shforge/artifacts")) / "openai-codex-0.171.0-linux-x64.tgz"
 ENTRY = "/opt/shforge/codex-0.171.0/codex/bin/codex"
 RO = importlib.import_module("shforge.rollout")
+#: Another installer for codex to time the fresh install with beside the
+#: shipped one (e.g. the previous commit's ``generated/installers/codex.sh``).
+OTHER_INSTALLER = os.environ.get("SHFORGE_BENCH_OTHER_INSTALLER", "")
 
 # Phases of the current rollout, name -> seconds (summed).
 PHASES: DefaultDict[str, float] = defaultdict(float)
@@ -127,8 +134,30 @@ class Counting(DockerSandbox):
         name = exec_name(command)
         t = time.monotonic()
         r = super().exec(command, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin)
-        wall = time.monotonic() - t
-        PHASES[f"exec: {name} (wall)"] += wall
+        PHASES[f"exec: {name} (wall)"] += time.monotonic() - t
+        return self.split_phases(name, time.monotonic() - t, r)
+
+    def exec_split(self, command: Union[str, Sequence[str]], *, complete: Callable[[bytes], bool],
+                   env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None, user: Optional[str] = None,
+                   timeout: Optional[float] = None, stdin: Optional[bytes] = None,
+                   ) -> Tuple[bytes, Callable[[], shforge.ExecResult]]:  # fmt: skip
+        Counting.calls += 1
+        name = exec_name(command)
+        t = time.monotonic()
+        out, end = super().exec_split(command, complete=complete, env=env, cwd=cwd, user=user, timeout=timeout,
+                                      stdin=stdin)  # fmt: skip
+        PHASES[f"exec: {name} (to the whole result)"] += time.monotonic() - t
+
+        def finish() -> shforge.ExecResult:
+            w = time.monotonic()
+            r = end()
+            PHASES[f"exec: {name} (its tail, awaited after the host read the result)"] += time.monotonic() - w
+            return self.split_phases(name, time.monotonic() - t, r)
+
+        return out, finish
+
+    def split_phases(self, name: str, wall: float, r: shforge.ExecResult) -> shforge.ExecResult:
+        """``r`` after recording its exec's phases (the script's stamps)."""
         stamps = [ln.split()[1:] for ln in r.stderr.decode().splitlines() if ln.startswith("shforge-bench-ts ")]
         if stamps:
             inside = 0.0
@@ -145,6 +174,16 @@ class Counting(DockerSandbox):
     def download(self, src: str, dst: "os.PathLike[str] | str") -> None:
         Counting.calls += 1
         super().download(src, dst)
+
+
+class Whole(DockerSandbox):
+    """Overrides ``exec`` only: ``exec_split`` then runs the exec whole,
+    as before the split launch (the same-run comparison)."""
+
+    def exec(self, command: Union[str, Sequence[str]], *, env: Optional[Mapping[str, str]] = None,
+             cwd: Optional[str] = None, user: Optional[str] = None, timeout: Optional[float] = None,
+             stdin: Optional[bytes] = None) -> shforge.ExecResult:  # fmt: skip
+        return super().exec(command, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin)
 
 
 def runner_params(session: Path) -> Tuple[List[str], List[str]]:
@@ -187,7 +226,7 @@ def main(n: int) -> None:
     try:
         with shforge.fake_model_server() as srv:
             # Fresh install vs cp + tar -x.
-            fresh, floor_inst = [], []
+            fresh, floor_inst, other_inst = [], [], []
             for _ in range(n):
                 c = container()
                 made.append(c)
@@ -196,15 +235,24 @@ def main(n: int) -> None:
                 shforge.install(Counting(c), "codex")
                 fresh.append(time.monotonic() - t)
                 fresh_calls = Counting.calls
+                installed = c
                 t = time.monotonic()
                 sh("docker", "cp", str(ART), f"{c}:/tmp/a.tgz")
                 sh("docker", "exec", c, "sh", "-c", "mkdir /tmp/x && tar -xzf /tmp/a.tgz -C /tmp/x")
                 floor_inst.append(time.monotonic() - t)
-            c = made[-1]
+                if OTHER_INSTALLER:
+                    o = container()
+                    made.append(o)
+                    t = time.monotonic()
+                    shforge.install(DockerSandbox(o), "codex", installer=OTHER_INSTALLER)
+                    other_inst.append(time.monotonic() - t)
+                    sh("docker", "rm", "-f", o)
+            c = installed  # the last container the shipped installer installed into
             sh("docker", "exec", c, "sh", "-c", "mkdir -p /work && chown 1000:1000 /work")
             # Reused install: one call vs the bare CLI (a fresh session dir
             # each run; a warm one), interleaved.
             one: List[float] = []
+            whole: List[float] = []
             floor_fresh: List[float] = []
             floor_warm: List[float] = []
             phases: List[Dict[str, float]] = []
@@ -225,6 +273,12 @@ def main(n: int) -> None:
                     counted = sum(v for k, v in PHASES.items() if not k.startswith("  "))
                     PHASES["host: the rest (Python: scripts, tar, untar, ...)"] = one[-1] - counted
                     phases.append(dict(PHASES))
+                    t = time.monotonic()
+                    r = shforge.rollout(Whole(c, user="1000:1000"), "codex", prompt=prompt(f"whole{i}"),
+                                        base_url=srv.base_url, model="fake-model", workdir="/work",
+                                        api_key_env="OPENAI_API_KEY", deadline=120)  # fmt: skip
+                    whole.append(time.monotonic() - t)
+                    assert r.receipt.is_clean and r.installed.reused, r.outcome
                     floor_fresh.append(bare(c, *fresh_dirs[i], f"fresh{i}"))
                     floor_warm.append(bare(c, argv, env, f"warm{i}"))
             # Shared read-only prefix: a new container's install step.
@@ -250,12 +304,17 @@ def main(n: int) -> None:
         print(f"  vs the bare CLI, fresh session dir (the floor): {med(floor_fresh):.3f} s: "
               f"{med(one) / med(floor_fresh):.2f}x (target <= 1.3x)")  # fmt: skip
         print(f"  vs the bare CLI, warm session dir: {med(floor_warm):.3f} s: {med(one) / med(floor_warm):.2f}x")
+        print(f"  the same rollout with the launch exec whole (no exec_split: the removal before the host reads):"
+              f" {med(whole):.3f} s: {med(whole) / med(floor_fresh):.2f}x the fresh floor")  # fmt: skip
         print("  rollout phases (medians of each; the lines indented: inside an exec's wall time; the readers"
               " (receipt, snapshot, outcome) run at once, so their times overlap and 'the rest' can be below 0):")
         for name in sorted({k for p in phases for k in p}, key=lambda k: (k.strip().split(":")[0], k)):
             print(f"    {med([p.get(name, 0.0) for p in phases]):.3f} s  {name}")
         print(f"fresh install: {med(fresh):.3f} s vs cp + tar -x {med(floor_inst):.3f} s: "
               f"{med(fresh) / med(floor_inst):.2f}x ({fresh_calls} docker calls; target <= 1.2x)")  # fmt: skip
+        if OTHER_INSTALLER:
+            print(f"  the install with {OTHER_INSTALLER} (a new container each): {med(other_inst):.3f} s: "
+                  f"{med(other_inst) / med(floor_inst):.2f}x")  # fmt: skip
         print(f"shared read-only prefix: install step {med(ro):.3f} s (whole install() call, {ro_calls} docker calls;"
               " target <= 0.5 s)")  # fmt: skip
     finally:

@@ -84,8 +84,68 @@ def test_codex_as_root(container: Start, model: shforge.FakeModelServer, api_key
     tok2 = token()
     r2 = run(DockerSandbox(cid), tok2, model.base_url)
     good(cid, r2, tok2, f"{WORK}/out.txt", api_key)
-    assert r2.installed.reused
+    assert r2.installed.reused and r2.installed.bash.endswith("/bash")  # the image's, told after the launch
+    # The fast launch's result came back before its tail removed the
+    # scratch dir; the rollout awaited that tail before returning.
+    assert scratch_left(cid) == ""
     print(f"\nroot: fresh {r.timings}\nroot: reused {r2.timings}")
+
+
+def test_exec_split_returns_before_the_tail(container: Start) -> None:
+    """``DockerSandbox.exec_split``: back once ``complete`` says so, while
+    the command's tail still runs (it waits for a file made only after);
+    ``finish`` then gives the whole result."""
+    cid = container(BOOKWORM)
+    sb = DockerSandbox(cid)
+    seen: List[bytes] = []
+
+    def complete(chunk: bytes) -> bool:
+        seen.append(chunk)
+        return b"done" in b"".join(seen)
+
+    out, finish = sb.exec_split(
+        "printf done; while [ ! -e /tmp/go ]; do sleep 0.05; done; printf ' tail'; echo err >&2; exit 3",
+        complete=complete, timeout=60,
+    )  # fmt: skip
+    assert out == b"done"
+    subprocess.run(["docker", "exec", cid, "touch", "/tmp/go"], check=True)
+    r = finish()
+    assert (r.exit_code, r.stdout, r.stderr) == (3, b"done tail", b"err\n")
+    # Never complete: back at the end of stdout, with all of it.
+    out, finish = sb.exec_split("printf abc; exit 4", complete=lambda c: False, timeout=60)
+    assert out == b"abc" and finish().exit_code == 4
+    # A timeout: the early part returns, finish raises as exec does.
+    out, finish = sb.exec_split("printf x; sleep 30", complete=lambda c: False, timeout=1)
+    with pytest.raises(shforge.SandboxTimeoutError):
+        finish()
+
+
+def test_tar_end_is_found_in_any_pieces(tmp_path: Path) -> None:
+    """The launch's result is whole when its tar stream's end came: never
+    before (a long name, a file of 512 bytes exactly, an empty one, a dir),
+    at once after, whatever the pieces."""
+    import io
+    import tarfile
+
+    from shforge.rollout import _TarEnd
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / ("n" * 150)).write_bytes(b"x" * 512)
+    (tmp_path / "d" / "empty").write_bytes(b"")
+    (tmp_path / "d" / "big").write_bytes(os.urandom(70_000))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        tar.add(str(tmp_path / "d"), arcname="d")
+    data = buf.getvalue()
+    last = data.rstrip(b"\0")
+    end = (len(last) + 511) // 512 * 512 + 512  # the first zero block's end
+    for size in (1, 511, 512, 4096, 65536, len(data)):
+        t = _TarEnd()
+        got = [t(data[i : i + size]) for i in range(0, len(data), size)]
+        first = got.index(True)
+        assert not any(got[:first])
+        assert first * size < end <= (first + 1) * size, (size, first)
+    assert not _TarEnd()(b"not a tar" * 100)
 
 
 def test_codex_as_uid_1000(container: Start, model: shforge.FakeModelServer, api_key: str) -> None:
