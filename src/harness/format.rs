@@ -9,6 +9,7 @@
 //! | `opencode-json` | `{env:…}`, `{file:…}` anywhere in the text (OpenCode 1.17.11 `ConfigVariable.substitute`, Kilo 7.7.7) | every `{` in a string (keys too) as `\u007b`; `{{key_ref}}` = `{env:VAR}` |
 //! | `openclaw-json` | `${NAME}` (`[A-Z_][A-Z0-9_]*`) in string values; `$${NAME}` is literal (OpenClaw 2026.9.6) | `$` before each `${NAME}` in a value; `{{key_ref}}` = `${VAR}`, VAR upper-case |
 //! | `toml` | nothing (Codex) | TOML |
+//! | `lines` | nothing of ours (Copilot CLI's PEM trust anchor) | a JSON array of strings, each written as one line |
 //! | `continue-yaml` | `${{ NAME }}` in every value (Continue CLI 1.5.47 config.yaml: inputs, secrets), after YAML's escapes are decoded, no escape | JSON (a YAML 1.2 document); a string holding `${{` is refused (exit 2); `{{key_ref}}` = `${{ secrets.VAR }}` |
 
 use std::str::FromStr;
@@ -41,6 +42,9 @@ pub enum Format {
     /// Continue CLI's config.yaml, written as JSON (YAML 1.2 reads it): a
     /// value holding `${{` refused, `${{ secrets.VAR }}` key reference.
     ContinueYaml,
+    /// Plain text: the content is a JSON array of strings, written one a
+    /// line (a PEM file). No key reference.
+    Lines,
 }
 
 impl FromStr for Format {
@@ -52,9 +56,10 @@ impl FromStr for Format {
             "openclaw-json" => Format::OpenclawJson,
             "toml" => Format::Toml,
             "continue-yaml" => Format::ContinueYaml,
+            "lines" => Format::Lines,
             _ => {
                 return Err(format!(
-                    "{s:?} is not a format (known: json, opencode-json, openclaw-json, toml, continue-yaml)"
+                    "{s:?} is not a format (known: json, opencode-json, openclaw-json, toml, continue-yaml, lines)"
                 ));
             }
         })
@@ -113,6 +118,13 @@ impl Format {
                 .parse::<toml::Table>()
                 .map(Content::Toml)
                 .map_err(|e| format!("not TOML: {}", e.message().trim())),
+            Format::Lines => match serde_json::from_str(text) {
+                Ok(serde_json::Value::Array(a)) if a.iter().all(|v| v.is_string()) => {
+                    Ok(Content::Json(serde_json::Value::Array(a)))
+                }
+                Ok(_) => Err("not a JSON array of strings (format lines)".into()),
+                Err(e) => Err(format!("not JSON: {e}")),
+            },
             _ => serde_json::from_str(text)
                 .map(Content::Json)
                 .map_err(|e| format!("not JSON: {e}")),
@@ -206,6 +218,14 @@ impl Format {
             (Format::Toml, Content::Toml(t)) => {
                 let t = fill_toml_table(t, vals)?;
                 Ok(toml::to_string(&t).expect("a TOML table serializes"))
+            }
+            (Format::Lines, Content::Json(serde_json::Value::Array(a))) => {
+                let mut text = String::new();
+                for line in a.iter().filter_map(|v| v.as_str()) {
+                    text.push_str(&self.fill_value(line, vals)?);
+                    text.push('\n');
+                }
+                Ok(text)
             }
             (_, Content::Json(v)) => {
                 let filled = self.fill_json(v, vals)?;
@@ -458,6 +478,22 @@ mod tests {
             prompt_file: "/s/prompt.txt".into(),
             api_values: &[],
         }
+    }
+
+    #[test]
+    fn lines_writes_each_string_as_a_line_and_refuses_anything_else() {
+        let f = Format::Lines;
+        let c = f
+            .parse_content(r#"["-----BEGIN X-----", "{{model}}", ""]"#)
+            .unwrap();
+        f.check_templates(&c).unwrap();
+        let text = f.render(&c, &vals("m", "K")).unwrap();
+        assert_eq!(text, "-----BEGIN X-----\nm\n\n");
+        for bad in [r#"{"a": "b"}"#, r#"["a", 1]"#, "[", r#""a""#] {
+            assert!(f.parse_content(bad).is_err(), "{bad}");
+        }
+        let c = f.parse_content(r#"["{{key_ref}}"]"#).unwrap();
+        assert!(f.check_templates(&c).is_err());
     }
 
     #[test]

@@ -90,10 +90,18 @@ fn expected(name: &str, musl: bool) -> Option<(&'static str, Vec<&'static str>)>
         // Native musl build for arm64 from 1.18.18 (issue 41).
         "opencode" if musl => ("image", vec!["opencode-linux-arm64-musl-1.18.18.tgz"]),
         "opencode" => ("image", vec!["opencode-linux-arm64-1.18.18.tgz"]),
+        // Hermes's two runtimes, its own bundle (issue 41).
+        "mini-swe-agent" => (
+            PY_PRIVATE,
+            vec![
+                RUNTIME,
+                "python-runtime-3.11.2-6+deb12u9-aarch64.tar.gz",
+                "mini-swe-agent-bundle-2.4.6-r3-aarch64.tar.gz",
+            ],
+        ),
         // Not published for arm64 in any release on npm (kilo, cline:
-        // their arm64 platform packages answer 404); mini-swe-agent's
-        // aarch64 bundle is not built yet (the recipe can: Hermes's is).
-        "kilo" | "cline" | "mini-swe-agent" => return None,
+        // their arm64 platform packages answer 404).
+        "kilo" | "cline" => return None,
         other => panic!("{other}: a shipped harness this table does not know: add its row"),
     })
 }

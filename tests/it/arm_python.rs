@@ -1,9 +1,10 @@
-//! The aarch64 Python runtimes of Hermes, Stirrup and NOOA (issue 41, item
-//! 2), run under `qemu-aarch64-static` user emulation on this x86_64 host.
+//! The aarch64 Python runtimes of Hermes, Stirrup, NOOA and mini-swe-agent
+//! (issue 41, item 2), run under `qemu-aarch64-static` user emulation on
+//! this x86_64 host.
 //!
 //! For each harness the spec's aarch64 rows (the private glibc runtime, the
 //! portable Python, the bundle) are taken from the artifacts dir
-//! (SHFORGE_SMOKE_ARTIFACTS; `shforge fetch hermes stirrup nooa --arch
+//! (SHFORGE_SMOKE_ARTIFACTS; `shforge fetch hermes stirrup nooa mini-swe-agent --arch
 //! aarch64 --into DIR` builds just these), their sha256 checked against the
 //! spec, unpacked as the installer lays them out (`dest`), and the
 //! interpreter relocated by the spec's `[[artifact.relocate]]` table as
@@ -43,6 +44,7 @@ const CASES: &[(&str, &str, &str)] = &[
     // out): the entry's --version below imports it; here its client library.
     ("stirrup", "openai", "pydantic_core"),
     ("nooa", "nooa", "pydantic_core"),
+    ("mini-swe-agent", "minisweagent", "pydantic_core"),
 ];
 
 const QEMU: &str = "qemu-aarch64-static";
@@ -219,6 +221,7 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
                 .args(args)
                 .env_clear()
                 .env("PATH", "/usr/bin:/bin")
+                .env("HOME", tmp.path())
                 .current_dir(tmp.path());
             c
         })
@@ -240,8 +243,12 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
     );
     let o = qrun(&["-I", "-B", "-c", &code]);
     assert!(o.status.success(), "{name}: import {module}: {}", text(&o));
+    // The last line: a package may print a banner on import (mini-swe-agent).
     assert!(
-        text(&o).starts_with(&format!("aarch64 {module} OpenSSL")),
+        text(&o)
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with(&format!("aarch64 {module} OpenSSL"))),
         "{name}: {}",
         text(&o)
     );
@@ -318,5 +325,11 @@ fn stirrup_aarch64_runtime_runs_under_qemu() {
 #[test]
 fn nooa_aarch64_runtime_runs_under_qemu() {
     let (n, m, x) = CASES[2];
+    runs_under_qemu(n, m, x);
+}
+
+#[test]
+fn mini_swe_agent_aarch64_runtime_runs_under_qemu() {
+    let (n, m, x) = CASES[3];
     runs_under_qemu(n, m, x);
 }
