@@ -76,6 +76,9 @@ pub(super) struct ChatDoc {
     pub internal: Option<&'static str>,
     /// Roles kept under another name (Kimi's `_system_prompt` → `system`).
     pub rename: &'static [(&'static str, &'static str)],
+    /// The session's id is the name of the file's directory (Kimi:
+    /// `<id>/context.jsonl`), not the file's stem.
+    pub id_from_dir: bool,
 }
 
 /// mini-swe-agent's `trajectory.json` (see the module doc).
@@ -100,6 +103,7 @@ pub(super) const MINI_SWE_AGENT: ChatDoc = ChatDoc {
     lines: false,
     internal: None,
     rename: &[],
+    id_from_dir: false,
 };
 
 /// Kimi CLI's `context.jsonl` (see the module doc).
@@ -124,6 +128,7 @@ pub(super) const KIMI_CLI: ChatDoc = ChatDoc {
     lines: true,
     internal: Some("_"),
     rename: &[("_system_prompt", "system")],
+    id_from_dir: true,
 };
 
 /// The parser of Kimi CLI's rows (a [`jsonl::Parser`]).
@@ -190,6 +195,12 @@ fn parse(doc: &ChatDoc, path: &Path, lines: &[Line]) -> Parsed {
     let mut head = Head::default();
     head.agent.model = at(doc.model);
     head.agent.version = at(doc.version);
+    if doc.id_from_dir {
+        head.id = path
+            .parent()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned());
+    }
     let raw: Vec<&Value> = if doc.lines {
         lines.iter().map(|l| &l.value).collect()
     } else {
