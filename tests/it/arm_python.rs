@@ -1,4 +1,4 @@
-//! The aarch64 Python runtimes of Hermes, Stirrup and NOOA (issue 41, item
+//! The aarch64 Python runtimes of Hermes, Stirrup, NOOA and Kimi CLI (issue 41, item
 //! 2), run under `qemu-aarch64-static` user emulation on this x86_64 host.
 //!
 //! For each harness the spec's aarch64 rows (the private glibc runtime, the
@@ -43,6 +43,9 @@ const CASES: &[(&str, &str, &str)] = &[
     // out): the entry's --version below imports it; here its client library.
     ("stirrup", "openai", "pydantic_core"),
     ("nooa", "nooa", "pydantic_core"),
+    // kimi_cli.cli: the Typer app, with the agent, tools and kosong's
+    // providers it imports.
+    ("kimi-cli", "kimi_cli.cli", "pydantic_core"),
 ];
 
 const QEMU: &str = "qemu-aarch64-static";
@@ -318,5 +321,11 @@ fn stirrup_aarch64_runtime_runs_under_qemu() {
 #[test]
 fn nooa_aarch64_runtime_runs_under_qemu() {
     let (n, m, x) = CASES[2];
+    runs_under_qemu(n, m, x);
+}
+
+#[test]
+fn kimi_cli_aarch64_runtime_runs_under_qemu() {
+    let (n, m, x) = CASES[3];
     runs_under_qemu(n, m, x);
 }
