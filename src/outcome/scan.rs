@@ -448,7 +448,11 @@ pub(super) fn words_cause(text: &str) -> Option<(Cause, &'static str)> {
 fn written_status(lower: &str) -> Option<(Cause, &'static str)> {
     if let Some(at) = lower.find("error code:") {
         let rest = lower[at + 11..].trim_start();
-        if let Some(c) = rest.get(..3).and_then(|s| s.parse().ok()).and_then(status_cause) {
+        if let Some(c) = rest
+            .get(..3)
+            .and_then(|s| s.parse().ok())
+            .and_then(status_cause)
+        {
             return Some((c, "a status written in the text"));
         }
     }

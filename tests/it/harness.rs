@@ -476,7 +476,11 @@ fn check_kimi_cli(dir: &Path, vars: &[(String, Vec<String>)], capture: &Value, c
         "http://127.0.0.1:4321/v1"
     );
     assert_eq!(env_of(vars, "KIMI_MODEL_NAME").unwrap(), "fake-model");
-    for v in ["KIMI_SCRIPTED_ECHO_SCRIPTS", "KIMI_CODE_BASE_URL", "KIMI_OAUTH_HOST"] {
+    for v in [
+        "KIMI_SCRIPTED_ECHO_SCRIPTS",
+        "KIMI_CODE_BASE_URL",
+        "KIMI_OAUTH_HOST",
+    ] {
         assert_eq!(env_of(vars, v).unwrap(), "", "{ctx}: {v}");
     }
     let config = std::fs::read_to_string(dir.join("kimi-share/config.toml")).unwrap();

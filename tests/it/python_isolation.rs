@@ -758,7 +758,10 @@ fn kimi_hostile_env(w: &World, decoy: &Server, env: &mut Vec<(String, String)>) 
         ("KIMI_SCRIPTED_ECHO_SCRIPTS", script.display().to_string()),
         ("KIMI_CODE_BASE_URL", url("/code")),
         ("KIMI_OAUTH_HOST", url("")),
-        ("KIMI_SHARE_DIR", w.trap.join("kimi-share").display().to_string()),
+        (
+            "KIMI_SHARE_DIR",
+            w.trap.join("kimi-share").display().to_string(),
+        ),
         ("OPENAI_BASE_URL", url("/v1")),
     ];
     env.extend(vars.into_iter().map(|(k, v)| (k.to_owned(), v)));
