@@ -2229,7 +2229,7 @@ fn mini_swe_agent_trajectory_from_the_real_cli() {
     }
 }
 
-/// Kimi CLI's `kimi-share/sessions/<md5(workdir)>/<id>/context.jsonl`
+/// Kimi CLI's `sessions/<md5(workdir)>/<id>/context.jsonl` (fixture: its share dir)
 /// (kimi --print against the fake model, from `shforge smoke kimi-cli`),
 /// through the chat-messages family's JSONL row: `_system_prompt` kept as
 /// the system message, `_checkpoint` and `_usage` lines left out, the
@@ -2238,7 +2238,7 @@ fn mini_swe_agent_trajectory_from_the_real_cli() {
 #[test]
 fn kimi_cli_context_jsonl_from_the_real_cli() {
     let kind = Kind::KimiCli;
-    let dir = fixture("kimi-cli").join("kimi-share");
+    let dir = fixture("kimi-cli");
     let before = state(&dir);
     let snap = take(kind, &dir).unwrap();
     assert_eq!(state(&dir), before, "fixture changed");
