@@ -444,8 +444,20 @@ pub(super) fn words_cause(text: &str) -> Option<(Cause, &'static str)> {
         .or_else(|| written_status(&lower))
 }
 
-/// A status in text: `status 429`, `status: 401`, `status code 404`.
+/// A status in text: `status 429`, `status: 401`, `status code 404`, or
+/// the OpenAI and Anthropic Python SDKs' `Error code: 401 - {...}` (their
+/// APIStatusError as printed, e.g. by Kimi CLI).
 fn written_status(lower: &str) -> Option<(Cause, &'static str)> {
+    if let Some(at) = lower.find("error code:") {
+        let rest = lower[at + 11..].trim_start();
+        if let Some(c) = rest
+            .get(..3)
+            .and_then(|s| s.parse().ok())
+            .and_then(status_cause)
+        {
+            return Some((c, "a status written in the text"));
+        }
+    }
     let at = lower.find("status")?;
     let rest = lower[at + 6..].trim_start_matches([' ', ':', '=']);
     let rest = rest.strip_prefix("code").unwrap_or(rest).trim_start();

@@ -185,3 +185,20 @@ fn gemini_cli_exit_codes_are_http_statuses_mod_256() {
     let other = run(&receipt(Some(145), false), "", "");
     assert_eq!((other.cause, other.signal), (Cause::CliCrashed, Some(17)));
 }
+
+/// Kimi CLI's print mode writes the OpenAI Python SDK's APIStatusError as
+/// `Error code: 401 - {...}` (wrapped by rich at 80 columns, so its
+/// message's words may be split across lines): the status names the cause.
+#[test]
+fn a_python_sdk_error_code_line_names_its_status() {
+    let line = "Error code: 401 - {'error': {'code': 'invalid_api_key', 'message': 'Incorrect AP";
+    assert_eq!(
+        scan::words_cause(line),
+        Some((Cause::Auth, "a status written in the text"))
+    );
+    assert_eq!(
+        scan::words_cause("Error code: 404 - {'error': {}}").map(|c| c.0),
+        Some(Cause::ModelNotFound)
+    );
+    assert_eq!(scan::words_cause("Error code: abc"), None);
+}

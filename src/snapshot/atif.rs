@@ -559,7 +559,9 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
         // litellm's response, kept in the answer's `extra`.
         Kind::MiniSweAgent => &data["extra"]["response"]["model"],
         // Hermes names the model on the session only (agent.model).
-        Kind::Codex | Kind::Hermes => return None,
+        // Kimi CLI's context.jsonl records no model (the session's is on
+        // the agent, from capture.json).
+        Kind::Codex | Kind::Hermes | Kind::KimiCli => return None,
     };
     v.as_str().filter(|s| !s.is_empty()).map(str::to_owned)
 }

@@ -22,6 +22,12 @@
 //!   `{role: "exit", content, extra: {exit_status, submission}}` message,
 //!   kept with an `exit` part (no text: it is not a user turn). A run cut
 //!   off mid-command leaves its last call without a result.
+//! * Kimi CLI ([`KIMI_CLI`]): `sessions/<md5(workdir)>/<id>/context.jsonl`
+//!   under its `KIMI_SHARE_DIR`, the messages one a line (kosong's
+//!   `Message`: `content` a list of `text`/`think` blocks), appended as the
+//!   run goes, with the CLI's own bookkeeping lines among them (roles
+//!   starting with `_`: `_system_prompt` is kept as the system message,
+//!   `_checkpoint` and `_usage` are left out).
 
 use std::path::Path;
 
@@ -62,6 +68,17 @@ pub(super) struct ChatDoc {
     /// ([`ChatDoc::end_ok`]), such results right before it are the ending
     /// call's, completed, with the end message's content as output.
     pub unrun: Option<(&'static str, &'static str)>,
+    /// The messages are the file's lines (JSONL) rather than a list in one
+    /// document ([`ChatDoc::messages`] is then unused).
+    pub lines: bool,
+    /// Roles starting with this are the harness's bookkeeping, left out
+    /// but for those renamed by [`ChatDoc::rename`].
+    pub internal: Option<&'static str>,
+    /// Roles kept under another name (Kimi's `_system_prompt` → `system`).
+    pub rename: &'static [(&'static str, &'static str)],
+    /// The session's id is the name of the file's directory (Kimi:
+    /// `<id>/context.jsonl`), not the file's stem.
+    pub id_from_dir: bool,
 }
 
 /// mini-swe-agent's `trajectory.json` (see the module doc).
@@ -83,7 +100,45 @@ pub(super) const MINI_SWE_AGENT: ChatDoc = ChatDoc {
     end_role: Some("exit"),
     end_ok: Some(("/extra/exit_status", "Submitted")),
     unrun: Some(("/extra/exception_info", "action was not executed")),
+    lines: false,
+    internal: None,
+    rename: &[],
+    id_from_dir: false,
 };
+
+/// Kimi CLI's `context.jsonl` (see the module doc).
+pub(super) const KIMI_CLI: ChatDoc = ChatDoc {
+    layout: Layout {
+        harness: "kimi-cli",
+        sub: "sessions",
+        pattern: "*/*/context.jsonl",
+        depth: 2,
+        is_transcript: |name| name == "context.jsonl",
+        recognize: recognize_kimi_cli,
+    },
+    messages: "",
+    model: None,
+    version: None,
+    usage: None,
+    returncode: None,
+    answer: None,
+    end_role: None,
+    end_ok: None,
+    unrun: None,
+    lines: true,
+    internal: Some("_"),
+    rename: &[("_system_prompt", "system")],
+    id_from_dir: true,
+};
+
+/// The parser of Kimi CLI's rows (a [`jsonl::Parser`]).
+pub(super) fn parse_kimi_cli(path: &Path, lines: &[Line]) -> Parsed {
+    parse(&KIMI_CLI, path, lines)
+}
+
+fn recognize_kimi_cli(lines: &[Line]) -> Result<(), Foreign> {
+    recognize(&KIMI_CLI, lines)
+}
 
 /// The parser of mini-swe-agent's rows (a [`jsonl::Parser`]).
 pub(super) fn parse_mini_swe_agent(path: &Path, lines: &[Line]) -> Parsed {
@@ -94,8 +149,18 @@ fn recognize_mini_swe_agent(lines: &[Line]) -> Result<(), Foreign> {
     recognize(&MINI_SWE_AGENT, lines)
 }
 
-/// An object whose messages pointer is a list of objects with a `role`.
+/// An object whose messages pointer is a list of objects with a `role`
+/// (or, for a JSONL row, lines that each are one).
 fn recognize(doc: &ChatDoc, lines: &[Line]) -> Result<(), Foreign> {
+    if doc.lines {
+        return match lines
+            .iter()
+            .find(|l| !l.value.get("role").is_some_and(Value::is_string))
+        {
+            None => Ok(()),
+            Some(l) => Err((l.no, "not a `{\"role\":…}` message".to_owned())),
+        };
+    }
     let Some(first) = lines.first() else {
         return Ok(());
     };
@@ -130,16 +195,31 @@ fn parse(doc: &ChatDoc, path: &Path, lines: &[Line]) -> Parsed {
     let mut head = Head::default();
     head.agent.model = at(doc.model);
     head.agent.version = at(doc.version);
-    let raw = value.pointer(doc.messages).and_then(Value::as_array);
+    if doc.id_from_dir {
+        head.id = path
+            .parent()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned());
+    }
+    let raw: Vec<&Value> = if doc.lines {
+        lines.iter().map(|l| &l.value).collect()
+    } else {
+        value
+            .pointer(doc.messages)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .collect()
+    };
     let mut tokens = Tokens::default();
     let mut messages = Vec::new();
     for (i, v) in raw
         .into_iter()
-        .flatten()
         .filter(|m| m.is_object())
+        .filter_map(|m| kept(doc, m))
         .enumerate()
     {
-        let m = message(doc, v, i);
+        let m = message(doc, &v, i);
         if let Some(u) = m.usage {
             tokens += u;
         }
@@ -156,6 +236,21 @@ fn parse(doc: &ChatDoc, path: &Path, lines: &[Line]) -> Parsed {
         ));
     }
     head.finish(path, tokens, messages)
+}
+
+/// A message as the row keeps it: bookkeeping roles left out, renamed
+/// ones under their new role.
+fn kept(doc: &ChatDoc, m: &Value) -> Option<Value> {
+    let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
+    if let Some(&(_, to)) = doc.rename.iter().find(|(from, _)| *from == role) {
+        let mut m = m.clone();
+        m["role"] = Value::String(to.to_owned());
+        return Some(m);
+    }
+    match doc.internal {
+        Some(prefix) if role.starts_with(prefix) => None,
+        _ => Some(m.clone()),
+    }
 }
 
 /// The results padded in before a finished run's end message are the

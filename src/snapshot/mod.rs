@@ -82,6 +82,9 @@ pub enum Kind {
     /// mini-swe-agent: `mini-swe-agent-state/trajectory.json` (the
     /// chat-messages reader family, `messages.rs`).
     MiniSweAgent,
+    /// Kimi CLI: `sessions/<md5(workdir)>/<id>/context.jsonl` under
+    /// `KIMI_SHARE_DIR` (the chat-messages reader family, `messages.rs`).
+    KimiCli,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -105,7 +108,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -120,6 +123,7 @@ impl Kind {
         Kind::ContinueCli,
         Kind::CopilotCli,
         Kind::MiniSweAgent,
+        Kind::KimiCli,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -139,6 +143,7 @@ impl Kind {
             Kind::ContinueCli => "continue-cli",
             Kind::CopilotCli => "copilot-cli",
             Kind::MiniSweAgent => "mini-swe-agent",
+            Kind::KimiCli => "kimi-cli",
         }
     }
 
@@ -154,7 +159,7 @@ impl Kind {
             | Kind::Cline => SourceKind::Dir,
             Kind::Hermes | Kind::Stirrup | Kind::Nooa => SourceKind::Dir,
             Kind::ContinueCli | Kind::CopilotCli => SourceKind::Dir,
-            Kind::MiniSweAgent => SourceKind::Dir,
+            Kind::MiniSweAgent | Kind::KimiCli => SourceKind::Dir,
         }
     }
 }
@@ -546,6 +551,7 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
             jsonl::read_document,
             messages::parse_mini_swe_agent,
         )?,
+        Kind::KimiCli => jsonl::read(dir, &messages::KIMI_CLI.layout, messages::parse_kimi_cli)?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

@@ -1,6 +1,6 @@
-//! The aarch64 Python runtimes of Hermes, Stirrup, NOOA and mini-swe-agent
-//! (issue 41, item 2), run under `qemu-aarch64-static` user emulation on
-//! this x86_64 host.
+//! The aarch64 Python runtimes of Hermes, Stirrup, NOOA, mini-swe-agent
+//! and Kimi CLI (issue 41, item 2), run under `qemu-aarch64-static` user
+//! emulation on this x86_64 host.
 //!
 //! For each harness the spec's aarch64 rows (the private glibc runtime, the
 //! portable Python, the bundle) are taken from the artifacts dir
@@ -45,6 +45,9 @@ const CASES: &[(&str, &str, &str)] = &[
     ("stirrup", "openai", "pydantic_core"),
     ("nooa", "nooa", "pydantic_core"),
     ("mini-swe-agent", "minisweagent", "pydantic_core"),
+    // kimi_cli.cli: the Typer app, with the agent, tools and kosong's
+    // providers it imports.
+    ("kimi-cli", "kimi_cli.cli", "pydantic_core"),
 ];
 
 const QEMU: &str = "qemu-aarch64-static";
@@ -331,5 +334,11 @@ fn nooa_aarch64_runtime_runs_under_qemu() {
 #[test]
 fn mini_swe_agent_aarch64_runtime_runs_under_qemu() {
     let (n, m, x) = CASES[3];
+    runs_under_qemu(n, m, x);
+}
+
+#[test]
+fn kimi_cli_aarch64_runtime_runs_under_qemu() {
+    let (n, m, x) = CASES[4];
     runs_under_qemu(n, m, x);
 }

@@ -383,6 +383,7 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
             let state = ("mini-swe-agent-state", "mini-swe-agent".into());
             check_boot_py(&d, argv, vars, &capture, ctx, state);
         }
+        Harness::KimiCli => check_kimi_cli(dir, vars, &capture, ctx),
     }
     no_secret_written(dir, ctx);
 }
@@ -455,6 +456,39 @@ fn check_copilot_cli(
     assert_eq!(env_of(vars, "COPILOT_CLI_DIST_DIR").unwrap(), "");
     assert_eq!(capture["kind"], "copilot-cli");
     assert_eq!(capture["dir"], home);
+}
+
+/// Kimi CLI's part of [`check_profile`]: `kimi --print` (prompt on stdin),
+/// its share dir in the session, our endpoint and model over every
+/// `KIMI_*` override of the task's, config.toml naming no key.
+fn check_kimi_cli(dir: &Path, vars: &[(String, Vec<String>)], capture: &Value, ctx: &str) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    assert!(
+        argv.windows(3)
+            .any(|w| w == ["--print", "--output-format", "stream-json"]),
+        "{ctx}"
+    );
+    let share = format!("{d}/kimi-share");
+    assert_eq!(env_of(vars, "KIMI_SHARE_DIR").unwrap(), share, "{ctx}");
+    assert_eq!(
+        env_of(vars, "KIMI_BASE_URL").unwrap(),
+        "http://127.0.0.1:4321/v1"
+    );
+    assert_eq!(env_of(vars, "KIMI_MODEL_NAME").unwrap(), "fake-model");
+    for v in [
+        "KIMI_SCRIPTED_ECHO_SCRIPTS",
+        "KIMI_CODE_BASE_URL",
+        "KIMI_OAUTH_HOST",
+    ] {
+        assert_eq!(env_of(vars, v).unwrap(), "", "{ctx}: {v}");
+    }
+    let config = std::fs::read_to_string(dir.join("kimi-share/config.toml")).unwrap();
+    let config: toml::Value = toml::from_str(&config).unwrap();
+    assert_eq!(config["telemetry"].as_bool(), Some(false), "{ctx}");
+    assert_eq!(config["providers"]["shforge"]["api_key"].as_str(), Some(""));
+    assert_eq!(capture["kind"], "kimi-cli");
+    assert_eq!(capture["dir"], share);
 }
 
 /// Claude Code's part of [`check_profile`].

@@ -420,6 +420,11 @@ cases! {
     copilot_cli_auth: CopilotCli, Fail("401:times=1000"), 60 => "failed" "auth";
     copilot_cli_model_not_found: CopilotCli, Fail("model:times=1000"), 60 => "failed" "model_not_found";
     copilot_cli_cli_not_found: CopilotCli, MissingEntry, 60 => "failed" "cli_not_found";
+    // Kimi CLI (kimi --print): the causes the brief asks for, from the real
+    // CLI against the fake server.
+    kimi_cli_auth: KimiCli, Fail("401:times=1000"), 90 => "failed" "auth";
+    kimi_cli_rate_limited: KimiCli, Fail("429:times=1000"), 90 => "failed" "rate_limited";
+    kimi_cli_cli_not_found: KimiCli, MissingEntry, 60 => "failed" "cli_not_found";
 }
 
 #[test]

@@ -145,6 +145,23 @@ const MINI_SWE_AGENT: Py = Py {
     title: "mini-swe-agent",
 };
 
+const KIMI_CLI: Py = Py {
+    harness: Harness::KimiCli,
+    name: "kimi-cli",
+    version: "3.13",
+    shadows: &[
+        "sitecustomize.py",
+        "usercustomize.py",
+        "kimi_cli.py",
+        "kimi_cli/__init__.py",
+        "kosong/__init__.py",
+        "openai.py",
+        "loguru.py",
+        "ssl.py",
+    ],
+    title: "Kimi CLI",
+};
+
 /// The hostile things of one rollout.
 #[derive(Default)]
 struct Hostile {
@@ -725,6 +742,31 @@ fn mini_hostile_env(w: &World, decoy: &Server, env: &mut Vec<(String, String)>) 
     env.extend(vars.into_iter().map(|(k, v)| (k.to_owned(), v)));
 }
 
+/// Kimi CLI's own overrides of the environment (kimi_cli/llm.py,
+/// share.py, auth/), all at the decoy or a trap: the provider's URL and
+/// model, the OpenAI provider's, the scripted echo provider, the OAuth and
+/// Kimi Code hosts, and a share dir of the task's.
+fn kimi_hostile_env(w: &World, decoy: &Server, env: &mut Vec<(String, String)>) {
+    let url = |p: &str| format!("{}{p}", decoy.url);
+    let script = w.t.join("echo-script.txt");
+    write(&script, "evil\n");
+    let vars = [
+        ("KIMI_BASE_URL", url("/v1")),
+        ("KIMI_MODEL_NAME", "evil-model".into()),
+        ("KIMI_MODEL_MAX_CONTEXT_SIZE", "1".into()),
+        ("KIMI_MODEL_TEMPERATURE", "9".into()),
+        ("KIMI_SCRIPTED_ECHO_SCRIPTS", script.display().to_string()),
+        ("KIMI_CODE_BASE_URL", url("/code")),
+        ("KIMI_OAUTH_HOST", url("")),
+        (
+            "KIMI_SHARE_DIR",
+            w.trap.join("kimi-share").display().to_string(),
+        ),
+        ("OPENAI_BASE_URL", url("/v1")),
+    ];
+    env.extend(vars.into_iter().map(|(k, v)| (k.to_owned(), v)));
+}
+
 /// A `mini.yaml` in the workdir: `-c mini.yaml` would read it before the
 /// builtin one. Its model is the decoy's.
 fn mini_files(w: &World, decoy: &Server) {
@@ -754,6 +796,9 @@ fn run_rollout(py: &'static Py, case: &'static str, hostile: &Hostile) -> Option
     }
     if py.harness == Harness::MiniSweAgent && hostile.env {
         mini_hostile_env(&w, &decoy, &mut env);
+    }
+    if py.harness == Harness::KimiCli && hostile.env {
+        kimi_hostile_env(&w, &decoy, &mut env);
     }
     if py.harness == Harness::MiniSweAgent && hostile.files {
         mini_files(&w, &decoy);
@@ -892,6 +937,15 @@ fn check_isolation(r: &Ran, c: &mut Checks) {
         // /bin/sh by absolute path (the module doc says why).
         support::loud(&format!(
             "{}: python3 during not probed: mini-swe-agent's bash tool is /bin/sh -c",
+            r.case
+        ));
+        return;
+    }
+    if w.py.harness == Harness::KimiCli {
+        // Its Shell tool runs `/bin/bash -c` by absolute path, not a login
+        // shell: neither the PATH probe nor the .profile one is reached.
+        support::loud(&format!(
+            "{}: python3 during not probed: Kimi CLI's Shell tool is /bin/bash -c",
             r.case
         ));
         return;
@@ -1081,6 +1135,38 @@ fn mini_swe_agent_reads_no_openssl_config_of_the_image() {
 #[test]
 fn mini_swe_agent_python_looks_only_inside_the_install() {
     python_looks_only_inside_the_install(&MINI_SWE_AGENT);
+}
+
+#[test]
+fn kimi_cli_ignores_impostors_python_uv_pip_kimi_variables_and_customize_modules() {
+    // The impostors on PATH, the Python variables, and Kimi CLI's own
+    // overrides of the environment, all at the decoy or a trap.
+    rollout(
+        &KIMI_CLI,
+        "environment",
+        Hostile {
+            impostors: true,
+            env: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+#[test]
+fn kimi_cli_ignores_python_project_files_dotenv_and_shadows_in_workdir_and_parent() {
+    rollout(
+        &KIMI_CLI,
+        "files",
+        Hostile {
+            files: true,
+            ..Hostile::default()
+        },
+    );
+}
+
+#[test]
+fn kimi_cli_python_looks_only_inside_the_install() {
+    python_looks_only_inside_the_install(&KIMI_CLI);
 }
 
 /// The installed harness's entry, or None (said loudly) without the

@@ -2228,3 +2228,46 @@ fn mini_swe_agent_trajectory_from_the_real_cli() {
         assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
     }
 }
+
+/// Kimi CLI's `sessions/<md5(workdir)>/<id>/context.jsonl` (fixture: its share dir)
+/// (kimi --print against the fake model, from `shforge smoke kimi-cli`),
+/// through the chat-messages family's JSONL row: `_system_prompt` kept as
+/// the system message, `_checkpoint` and `_usage` lines left out, the
+/// `WriteFile` call paired with its result, the session id the directory's.
+/// A foreign or empty dir is exit 2.
+#[test]
+fn kimi_cli_context_jsonl_from_the_real_cli() {
+    let kind = Kind::KimiCli;
+    let dir = fixture("kimi-cli");
+    let before = state(&dir);
+    let snap = take(kind, &dir).unwrap();
+    assert_eq!(state(&dir), before, "fixture changed");
+    assert_eq!(snap.harness, "kimi-cli");
+    let s = &snap.sessions[0];
+    assert_eq!(s.id, "c1b5fb37-596f-40c9-9d59-c8a4a1d0189a");
+    let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant"]);
+    assert_eq!(
+        tools(&snap),
+        [("WriteFile".to_owned(), ToolStatus::Completed)]
+    );
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    let inner = take(kind, &dir.join("sessions")).unwrap();
+    assert_eq!(inner.summary, snap.summary);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let foreign = tmp.path().join("foreign/sessions/h/id");
+    fs::create_dir_all(&foreign).unwrap();
+    fs::write(foreign.join("context.jsonl"), "{\"type\":\"x\"}\n").unwrap();
+    for (d, wanted) in [
+        (empty.clone(), "sessions"),
+        (tmp.path().join("foreign"), "role"),
+    ] {
+        let o = shforge(&["kimi-cli", "--dir", d.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}: {}", d.display(), stderr(&o));
+        assert!(o.stdout.is_empty());
+        assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
+    }
+}
