@@ -846,8 +846,9 @@ verify_digest() {
 # (GNU or busybox) and no Python.
 #
 # An archive is decompressed once, to a plain tar in the stage (in the
-# background, as soon as its digest is checked: the next artifact is fetched,
-# checked and unpacked meanwhile), listed twice from it (names, then the
+# background, beside the check of its digest, which must match before
+# anything reads that tar; the next artifact is fetched, checked and
+# unpacked meanwhile), listed twice from it (names, then the
 # verbose listing for types and link targets) and
 # judged before anything is extracted; it is then unpacked from that tar
 # into a fresh directory beside the install root in the stage, walked with
@@ -967,7 +968,8 @@ unpack_refuse() {
 unpack_pid=()
 
 # unpack_start I KIND FILE: make artifact I's work directory and decompress
-# the verified FILE there (WORK/tar) in the background. Each is one process
+# FILE there (WORK/tar) in the background, while the caller checks its
+# digest (archive_judge, the first reader of WORK/tar, runs only after). Each is one process
 # (a simple command started with &: bash execs it in the child), so its pid
 # is all there is to stop.
 unpack_start() {
@@ -2189,8 +2191,8 @@ write_stamp() {
 }
 
 # install_fresh: get (obtain) and verify every selected artifact (an
-# archive's decompression starts as soon as it is verified, while the next
-# is got),
+# archive's decompression to a plain tar starts beside its digest, and runs
+# on while the next is got; nothing reads it before the digest matched),
 # then unpack them in order, check the entry, and swap the install into
 # place with one rename. The stage holds the install root (root/), the
 # downloads, the unpacking areas and the entry check's home, so nothing of
@@ -2218,10 +2220,15 @@ install_fresh() {
             fi
             progress get "$unpack_what" "${art_got[$i]} bytes, ${art_how[$i]}"
         fi
+        # The decompression (to a plain tar in the stage: nothing listed or
+        # extracted yet) runs beside the digest, on the other core; nothing
+        # reads that tar before the digest matched. A mismatch exits 5, and
+        # the EXIT trap kills the decompression and removes the stage.
+        [ "${art_unpack[$i]}" = file ] || unpack_start "$i" "${art_unpack[$i]}" "${art_read[$i]}"
         verify_digest "${art_read[$i]}" "${art_sha256[$i]}" "${art_path[$i]}"
         progress verify "$unpack_what" "${art_got[$i]-?} bytes, sha256 ok"
-        [ "${art_unpack[$i]}" = file ] || unpack_start "$i" "${art_unpack[$i]}" "${art_read[$i]}"
-        # The decompression has opened its own copy of fd 8 (if held).
+        # The decompression and the digest have opened their own copies of
+        # fd 8 (if held).
         exec 8<&-
         k=$((k + 1))
     done
