@@ -203,7 +203,13 @@ fn steps_are_numbered_and_every_result_answers_a_call_of_its_step() {
             _ => "unknown",
         };
         assert_eq!(t["agent"]["version"], version, "{name}");
-        assert_eq!(t["agent"]["model_name"], "fake-model", "{name}");
+        // Kimi CLI's context.jsonl names no model (its config.toml does).
+        let model = if kind == Kind::KimiCli {
+            Value::Null
+        } else {
+            "fake-model".into()
+        };
+        assert_eq!(t["agent"]["model_name"], model, "{name}");
         let steps = t["steps"].as_array().unwrap();
         assert!(!steps.is_empty(), "{name}");
         for (i, s) in steps.iter().enumerate() {
@@ -234,7 +240,8 @@ fn a_run_killed_mid_tool_exports_its_last_call_unfinished() {
     // mid-tool has no call to mark (see the_default_format_is_json…).
     // Continue CLI writes its session only when the run ends: a run killed
     // mid-tool leaves no session file (checked with the real CLI).
-    let no_cut = [Kind::GeminiCli, Kind::ContinueCli];
+    // Kimi CLI: no run killed mid-tool has been captured yet (left open).
+    let no_cut = [Kind::GeminiCli, Kind::ContinueCli, Kind::KimiCli];
     for kind in Kind::ALL.into_iter().filter(|k| !no_cut.contains(k)) {
         // Each harness has a run KILLed and one TERMinated mid-tool; Qwen
         // Code answers its running call on TERM (an error result,
@@ -318,6 +325,9 @@ fn a_finished_run_has_every_call_answered_and_per_step_metrics() {
             (Kind::CopilotCli, _) => (24128, 26),
             // litellm's usage of the fake server's two answers.
             (Kind::MiniSweAgent, _) => (1775, 39),
+            // Kimi CLI's context.jsonl records no token counts (wire.jsonl's
+            // StatusUpdate records do; not read yet).
+            (Kind::KimiCli, _) => (0, 0),
             _ => (240, 14),
         };
         // Hermes records its tokens per session only: no step has metrics.
