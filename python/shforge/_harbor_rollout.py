@@ -57,6 +57,7 @@ HARNESS_APIS: Dict[str, List[str]] = {
     "gemini-cli": ["gemini"],
     "hermes": ["chat"],
     "kilo": ["chat", "responses", "anthropic"],
+    "kimi-cli": ["chat"],
     "mini-swe-agent": ["chat"],
     "nooa": ["chat"],
     "openclaw": ["chat", "responses", "anthropic"],

@@ -63,6 +63,7 @@ __all__ = [
     "GeminiCli",
     "Hermes",
     "Kilo",
+    "KimiCli",
     "MiniSweAgent",
     "Nooa",
     "OpenClaw",
@@ -701,6 +702,7 @@ CopilotCli = _one("copilot-cli", "CopilotCli")
 GeminiCli = _one("gemini-cli", "GeminiCli")
 Hermes = _one("hermes", "Hermes")
 Kilo = _one("kilo", "Kilo")
+KimiCli = _one("kimi-cli", "KimiCli")
 MiniSweAgent = _one("mini-swe-agent", "MiniSweAgent")
 Nooa = _one("nooa", "Nooa")
 OpenClaw = _one("openclaw", "OpenClaw")
