@@ -560,6 +560,8 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
         Kind::MiniSweAgent => &data["extra"]["response"]["model"],
         // Hermes names the model on the session only (agent.model).
         Kind::Codex | Kind::Hermes => return None,
+        // Mistral Vibe names it in meta.json only (agent.model).
+        Kind::MistralVibe => return None,
     };
     v.as_str().filter(|s| !s.is_empty()).map(str::to_owned)
 }

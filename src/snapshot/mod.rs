@@ -82,6 +82,9 @@ pub enum Kind {
     /// mini-swe-agent: `mini-swe-agent-state/trajectory.json` (the
     /// chat-messages reader family, `messages.rs`).
     MiniSweAgent,
+    /// Mistral Vibe: `logs/session/session_*/messages.jsonl` under
+    /// `VIBE_HOME` (the chat-messages reader family, `messages.rs`).
+    MistralVibe,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -105,7 +108,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -120,6 +123,7 @@ impl Kind {
         Kind::ContinueCli,
         Kind::CopilotCli,
         Kind::MiniSweAgent,
+        Kind::MistralVibe,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -139,6 +143,7 @@ impl Kind {
             Kind::ContinueCli => "continue-cli",
             Kind::CopilotCli => "copilot-cli",
             Kind::MiniSweAgent => "mini-swe-agent",
+            Kind::MistralVibe => "mistral-vibe",
         }
     }
 
@@ -154,7 +159,7 @@ impl Kind {
             | Kind::Cline => SourceKind::Dir,
             Kind::Hermes | Kind::Stirrup | Kind::Nooa => SourceKind::Dir,
             Kind::ContinueCli | Kind::CopilotCli => SourceKind::Dir,
-            Kind::MiniSweAgent => SourceKind::Dir,
+            Kind::MiniSweAgent | Kind::MistralVibe => SourceKind::Dir,
         }
     }
 }
@@ -545,6 +550,11 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
             &messages::MINI_SWE_AGENT.layout,
             jsonl::read_document,
             messages::parse_mini_swe_agent,
+        )?,
+        Kind::MistralVibe => jsonl::read(
+            dir,
+            &messages::MISTRAL_VIBE.layout,
+            messages::parse_mistral_vibe,
         )?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
