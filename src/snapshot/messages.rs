@@ -30,7 +30,8 @@
 //!   id, start, working directory, model and token totals are in the
 //!   `meta.json` beside it (its `stats`: Vibe keeps no per-answer usage),
 //!   read as the document's `meta`; the model is the `shforge` alias of the
-//!   harness spec's config.toml.
+//!   harness spec's config.toml. A failed tool's message is a
+//!   `<tool_error>` element with no `tool_result`: an error.
 
 use std::path::Path;
 
@@ -135,6 +136,7 @@ pub(super) fn parse_mistral_vibe(path: &Path, lines: &[Line]) -> Parsed {
             .map(str::to_owned)
     };
     let s = &mut parsed.session;
+    failed_tools(&mut s.messages);
     if let Some(id) = at("/session_id") {
         s.id = id;
     }
@@ -155,6 +157,36 @@ pub(super) fn parse_mistral_vibe(path: &Path, lines: &[Line]) -> Parsed {
         };
     }
     parsed
+}
+
+/// Vibe records a tool that failed (a non-zero exit, a refused path) as a
+/// `tool` message whose content is a `<tool_error>` element and with no
+/// `tool_result`: an error, on the result and on its call.
+fn failed_tools(messages: &mut [Message]) {
+    let mut failed = Vec::new();
+    for p in messages.iter_mut().flat_map(|m| m.parts.iter_mut()) {
+        if let PartKind::ToolResult {
+            call_id,
+            is_error,
+            output: Value::String(text),
+        } = &mut p.kind
+            && text.starts_with("<tool_error>")
+        {
+            *is_error = true;
+            failed.extend(call_id.clone());
+        }
+    }
+    for p in messages.iter_mut().flat_map(|m| m.parts.iter_mut()) {
+        if let PartKind::ToolCall {
+            call_id: Some(id),
+            status,
+            ..
+        } = &mut p.kind
+            && failed.contains(id)
+        {
+            *status = ToolStatus::Error;
+        }
+    }
 }
 
 /// A JSON document beside a transcript (`meta.json`), or null when it is

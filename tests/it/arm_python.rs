@@ -43,6 +43,7 @@ const CASES: &[(&str, &str, &str)] = &[
     // out): the entry's --version below imports it; here its client library.
     ("stirrup", "openai", "pydantic_core"),
     ("nooa", "nooa", "pydantic_core"),
+    ("mistral-vibe", "vibe.core.config", "pydantic_core"),
 ];
 
 const QEMU: &str = "qemu-aarch64-static";
@@ -318,5 +319,11 @@ fn stirrup_aarch64_runtime_runs_under_qemu() {
 #[test]
 fn nooa_aarch64_runtime_runs_under_qemu() {
     let (n, m, x) = CASES[2];
+    runs_under_qemu(n, m, x);
+}
+
+#[test]
+fn mistral_vibe_aarch64_runtime_runs_under_qemu() {
+    let (n, m, x) = CASES[3];
     runs_under_qemu(n, m, x);
 }
