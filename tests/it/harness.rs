@@ -669,10 +669,9 @@ fn check_mistral_vibe(
     assert_eq!(argv, ["-p", "--auto-approve", "--output", "text"], "{ctx}");
     assert!(!argv.iter().any(|a| a == "--trust"), "{ctx}");
     assert_eq!(env_of(vars, "VIBE_HOME").unwrap(), format!("{d}/vibe-home"));
-    let cfg: toml::Table = toml::from_str(
-        &std::fs::read_to_string(dir.join("vibe-home/config.toml")).unwrap(),
-    )
-    .unwrap();
+    let cfg: toml::Table =
+        toml::from_str(&std::fs::read_to_string(dir.join("vibe-home/config.toml")).unwrap())
+            .unwrap();
     assert_eq!(cfg["active_model"].as_str(), Some("shforge"));
     let p = &cfg["providers"][0];
     assert_eq!(p["api_base"].as_str(), Some("http://127.0.0.1:4321/v1"));

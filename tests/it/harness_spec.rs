@@ -165,7 +165,8 @@ fn shipped_harnesses_write_the_golden_session_dirs() {
     // profile).
     // Then Continue CLI (chat) and Copilot CLI (chat, responses), from
     // their specs too.
-    assert_eq!(cases.len(), (6 * 3 + 7) * 2 + 13 + (1 + 2) * 2 + 2);
+    // Then Mistral Vibe (chat, both modes, and its hostile case).
+    assert_eq!(cases.len(), (6 * 3 + 7) * 2 + 13 + (1 + 2) * 2 + 2 + 3);
     let mut differ = Vec::new();
     for case in &cases {
         let got = written(case, false);

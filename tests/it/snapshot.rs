@@ -2248,10 +2248,7 @@ fn mistral_vibe_session_log_from_the_real_cli() {
     let s = &snap.sessions[0];
     let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
     assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
-    assert_eq!(
-        tools(&snap),
-        [("bash".to_owned(), ToolStatus::Completed)]
-    );
+    assert_eq!(tools(&snap), [("bash".to_owned(), ToolStatus::Completed)]);
     assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
     assert_eq!(s.id, "af9b13a0-c0e3-9b1b-0ada-d6be7305501c");
     assert_eq!(s.directory.as_deref(), Some("/tmp/vibe-dl/s4/work"));
