@@ -140,7 +140,10 @@ pub(super) fn parse_mistral_vibe(path: &Path, lines: &[Line]) -> Parsed {
     if let Some(id) = at("/session_id") {
         s.id = id;
     }
-    s.directory = s.directory.take().or_else(|| at("/environment/working_directory"));
+    s.directory = s
+        .directory
+        .take()
+        .or_else(|| at("/environment/working_directory"));
     parsed.started = parsed.started.or_else(|| at("/start_time"));
     if let Some(stats) = meta.get("stats").filter(|v| v.is_object())
         && s.tokens == Tokens::default()
