@@ -666,7 +666,11 @@ fn check_mistral_vibe(
 ) {
     let d = dir.display().to_string();
     let argv = var(vars, "RUNNER_ARGV").unwrap();
-    assert_eq!(argv[1..], ["-p", "--auto-approve", "--output", "text"], "{ctx}");
+    assert_eq!(
+        argv[1..],
+        ["-p", "--auto-approve", "--output", "text"],
+        "{ctx}"
+    );
     assert!(!argv.iter().any(|a| a == "--trust"), "{ctx}");
     assert_eq!(env_of(vars, "VIBE_HOME").unwrap(), format!("{d}/vibe-home"));
     let cfg: toml::Table =
