@@ -562,6 +562,8 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
         // Kimi CLI's context.jsonl records no model (the session's is on
         // the agent, from capture.json).
         Kind::Codex | Kind::Hermes | Kind::KimiCli => return None,
+        // Mistral Vibe names it in meta.json only (agent.model).
+        Kind::MistralVibe => return None,
     };
     v.as_str().filter(|s| !s.is_empty()).map(str::to_owned)
 }

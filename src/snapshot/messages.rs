@@ -28,6 +28,16 @@
 //!   run goes, with the CLI's own bookkeeping lines among them (roles
 //!   starting with `_`: `_system_prompt` is kept as the system message,
 //!   `_checkpoint` and `_usage` are left out).
+//! * Mistral Vibe ([`MISTRAL_VIBE`]): `logs/session/session_*/
+//!   messages.jsonl` under VIBE_HOME, one chat message a line, appended as
+//!   the session goes (the family's JSONL form: [`parse_lines`] reads the
+//!   lines as the document's list). A `tool` message's `tool_result.output`
+//!   holds what the tool returned (`returncode` for `bash`). The session's
+//!   id, start, working directory, model and token totals are in the
+//!   `meta.json` beside it (its `stats`: Vibe keeps no per-answer usage),
+//!   read as the document's `meta`; the model is the `shforge` alias of the
+//!   harness spec's config.toml. A failed tool's message is a
+//!   `<tool_error>` element with no `tool_result`: an error.
 
 use std::path::Path;
 
@@ -147,6 +157,136 @@ pub(super) fn parse_mini_swe_agent(path: &Path, lines: &[Line]) -> Parsed {
 
 fn recognize_mini_swe_agent(lines: &[Line]) -> Result<(), Foreign> {
     recognize(&MINI_SWE_AGENT, lines)
+}
+
+/// Mistral Vibe's `session_*/messages.jsonl` (see the module doc).
+pub(super) const MISTRAL_VIBE: ChatDoc = ChatDoc {
+    layout: Layout {
+        harness: "mistral-vibe",
+        sub: "session",
+        pattern: "session_*/messages.jsonl",
+        depth: 1,
+        is_transcript: |name| name == "messages.jsonl",
+        recognize: recognize_lines,
+    },
+    messages: "/messages",
+    model: Some("/meta/config/models/shforge/name"),
+    version: None,
+    usage: None,
+    returncode: Some("/tool_result/output/returncode"),
+    answer: None,
+    end_role: None,
+    end_ok: None,
+    unrun: None,    // parse_lines wraps the lines as `/messages` beside `/meta`.
+    lines: false,
+    internal: None,
+    rename: &[],
+    id_from_dir: false,
+};
+
+/// The parser of Mistral Vibe's transcripts (a [`jsonl::Parser`]).
+pub(super) fn parse_mistral_vibe(path: &Path, lines: &[Line]) -> Parsed {
+    let meta = side_document(path, "meta.json");
+    let mut parsed = parse_lines(&MISTRAL_VIBE, path, lines, meta.clone());
+    let at = |p: &str| {
+        meta.pointer(p)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let s = &mut parsed.session;
+    failed_tools(&mut s.messages);
+    if let Some(id) = at("/session_id") {
+        s.id = id;
+    }
+    s.directory = s
+        .directory
+        .take()
+        .or_else(|| at("/environment/working_directory"));
+    parsed.started = parsed.started.or_else(|| at("/start_time"));
+    if let Some(stats) = meta.get("stats").filter(|v| v.is_object())
+        && s.tokens == Tokens::default()
+    {
+        let input = count_at(stats, "session_prompt_tokens");
+        let output = count_at(stats, "session_completion_tokens");
+        s.tokens = Tokens {
+            input,
+            output,
+            reasoning: 0,
+            cache_read: count_at(stats, "session_cached_tokens"),
+            cache_write: 0,
+            total: count_at(stats, "session_total_llm_tokens").max(input + output),
+        };
+    }
+    parsed
+}
+
+/// Vibe records a tool that failed (a non-zero exit, a refused path) as a
+/// `tool` message whose content is a `<tool_error>` element and with no
+/// `tool_result`: an error, on the result and on its call.
+fn failed_tools(messages: &mut [Message]) {
+    let mut failed = Vec::new();
+    for p in messages.iter_mut().flat_map(|m| m.parts.iter_mut()) {
+        if let PartKind::ToolResult {
+            call_id,
+            is_error,
+            output: Value::String(text),
+        } = &mut p.kind
+            && text.starts_with("<tool_error>")
+        {
+            *is_error = true;
+            failed.extend(call_id.clone());
+        }
+    }
+    for p in messages.iter_mut().flat_map(|m| m.parts.iter_mut()) {
+        if let PartKind::ToolCall {
+            call_id: Some(id),
+            status,
+            ..
+        } = &mut p.kind
+            && failed.contains(id)
+        {
+            *status = ToolStatus::Error;
+        }
+    }
+}
+
+/// A JSON document beside a transcript (`meta.json`), or null when it is
+/// not there or not a JSON object (it is written after the first message).
+fn side_document(transcript: &Path, name: &str) -> Value {
+    let Some(file) = transcript.parent().map(|d| d.join(name)) else {
+        return Value::Null;
+    };
+    let mut budget = jsonl::MAX_TOTAL;
+    jsonl::read_document(&file, &mut budget)
+        .ok()
+        .and_then(|mut l| l.pop())
+        .map(|l| l.value)
+        .filter(Value::is_object)
+        .unwrap_or(Value::Null)
+}
+
+/// The family's JSONL form: each line one message, read as the document
+/// `{messages: [LINES], meta: META}` (a row's pointers reach its side
+/// document through `/meta`).
+pub(super) fn parse_lines(doc: &ChatDoc, path: &Path, lines: &[Line], meta: Value) -> Parsed {
+    let list: Vec<Value> = lines.iter().map(|l| l.value.clone()).collect();
+    let document = Line {
+        no: 1,
+        value: serde_json::json!({ "messages": list, "meta": meta }),
+    };
+    parse(doc, path, std::slice::from_ref(&document))
+}
+
+/// Lines that are each a message: an object with a string `role`.
+fn recognize_lines(lines: &[Line]) -> Result<(), Foreign> {
+    match lines
+        .iter()
+        .find(|l| !l.value.get("role").is_some_and(Value::is_string))
+    {
+        None => Ok(()),
+        Some(l) => Err((l.no, "not a chat message (an object with a `role`)".into())),
+    }
 }
 
 /// An object whose messages pointer is a list of objects with a `role`

@@ -85,6 +85,9 @@ pub enum Kind {
     /// Kimi CLI: `sessions/<md5(workdir)>/<id>/context.jsonl` under
     /// `KIMI_SHARE_DIR` (the chat-messages reader family, `messages.rs`).
     KimiCli,
+    /// Mistral Vibe: `logs/session/session_*/messages.jsonl` under
+    /// `VIBE_HOME` (the chat-messages reader family, `messages.rs`).
+    MistralVibe,
 }
 
 /// What a harness's session data is: one SQLite file or a data directory.
@@ -108,7 +111,7 @@ impl SourceKind {
 
 impl Kind {
     /// Every kind, in CLI order.
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 16] = [
         Kind::OpenCode,
         Kind::Kilo,
         Kind::ClaudeCode,
@@ -124,6 +127,7 @@ impl Kind {
         Kind::CopilotCli,
         Kind::MiniSweAgent,
         Kind::KimiCli,
+        Kind::MistralVibe,
     ];
 
     /// The CLI name (`opencode`, `kilo`, `claude-code`, `pi`, `codex`).
@@ -144,6 +148,7 @@ impl Kind {
             Kind::CopilotCli => "copilot-cli",
             Kind::MiniSweAgent => "mini-swe-agent",
             Kind::KimiCli => "kimi-cli",
+            Kind::MistralVibe => "mistral-vibe",
         }
     }
 
@@ -159,7 +164,7 @@ impl Kind {
             | Kind::Cline => SourceKind::Dir,
             Kind::Hermes | Kind::Stirrup | Kind::Nooa => SourceKind::Dir,
             Kind::ContinueCli | Kind::CopilotCli => SourceKind::Dir,
-            Kind::MiniSweAgent | Kind::KimiCli => SourceKind::Dir,
+            Kind::MiniSweAgent | Kind::KimiCli | Kind::MistralVibe => SourceKind::Dir,
         }
     }
 }
@@ -552,6 +557,11 @@ pub fn snapshot_dir(kind: Kind, dir: &Path) -> Result<Snapshot, SnapshotError> {
             messages::parse_mini_swe_agent,
         )?,
         Kind::KimiCli => jsonl::read(dir, &messages::KIMI_CLI.layout, messages::parse_kimi_cli)?,
+        Kind::MistralVibe => jsonl::read(
+            dir,
+            &messages::MISTRAL_VIBE.layout,
+            messages::parse_mistral_vibe,
+        )?,
         Kind::OpenCode | Kind::Kilo => {
             return Err(SnapshotError::WrongSource {
                 kind,

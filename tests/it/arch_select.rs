@@ -95,6 +95,14 @@ fn expected(name: &str, musl: bool) -> Option<(&'static str, Vec<&'static str>)>
                 "kimi-cli-bundle-1.51.0-r1-aarch64.tar.gz",
             ],
         ),
+        "mistral-vibe" => (
+            PY_PRIVATE,
+            vec![
+                RUNTIME_TRIXIE,
+                PYTHON_TRIXIE,
+                "mistral-vibe-bundle-2.25.5-r1-aarch64.tar.gz",
+            ],
+        ),
         // Native musl build for arm64 from 1.18.18 (issue 41).
         "opencode" if musl => ("image", vec!["opencode-linux-arm64-musl-1.18.18.tgz"]),
         "opencode" => ("image", vec!["opencode-linux-arm64-1.18.18.tgz"]),

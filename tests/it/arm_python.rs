@@ -1,11 +1,11 @@
-//! The aarch64 Python runtimes of Hermes, Stirrup, NOOA, mini-swe-agent
-//! and Kimi CLI (issue 41, item 2), run under `qemu-aarch64-static` user
+//! The aarch64 Python runtimes of Hermes, Stirrup, NOOA, mini-swe-agent,
+//! Kimi CLI and Mistral Vibe (issue 41, item 2), run under `qemu-aarch64-static` user
 //! emulation on this x86_64 host.
 //!
 //! For each harness the spec's aarch64 rows (the private glibc runtime, the
 //! portable Python, the bundle) are taken from the artifacts dir
-//! (SHFORGE_SMOKE_ARTIFACTS; `shforge fetch hermes stirrup nooa mini-swe-agent --arch
-//! aarch64 --into DIR` builds just these), their sha256 checked against the
+//! (SHFORGE_SMOKE_ARTIFACTS; `shforge fetch hermes stirrup nooa mini-swe-agent kimi-cli
+//! mistral-vibe --arch aarch64 --into DIR` builds just these), their sha256 checked against the
 //! spec, unpacked as the installer lays them out (`dest`), and the
 //! interpreter relocated by the spec's `[[artifact.relocate]]` table as
 //! `templates/lib/relocate.sh` does it: the placeholders must be at the
@@ -48,6 +48,7 @@ const CASES: &[(&str, &str, &str)] = &[
     // kimi_cli.cli: the Typer app, with the agent, tools and kosong's
     // providers it imports.
     ("kimi-cli", "kimi_cli.cli", "pydantic_core"),
+    ("mistral-vibe", "vibe.core.config", "pydantic_core"),
 ];
 
 const QEMU: &str = "qemu-aarch64-static";
@@ -340,5 +341,11 @@ fn mini_swe_agent_aarch64_runtime_runs_under_qemu() {
 #[test]
 fn kimi_cli_aarch64_runtime_runs_under_qemu() {
     let (n, m, x) = CASES[4];
+    runs_under_qemu(n, m, x);
+}
+
+#[test]
+fn mistral_vibe_aarch64_runtime_runs_under_qemu() {
+    let (n, m, x) = CASES[5];
     runs_under_qemu(n, m, x);
 }

@@ -384,6 +384,7 @@ fn check_profile(h: Harness, api: Api, dir: &Path, vars: &[(String, Vec<String>)
             check_boot_py(&d, argv, vars, &capture, ctx, state);
         }
         Harness::KimiCli => check_kimi_cli(dir, vars, &capture, ctx),
+        Harness::MistralVibe => check_mistral_vibe(api, dir, vars, &capture, ctx),
     }
     no_secret_written(dir, ctx);
 }
@@ -684,6 +685,55 @@ fn check_codex(api: Api, dir: &Path, vars: &[(String, Vec<String>)], capture: &V
     assert!(has(&["--disable", "plugins"]), "{ctx}");
     assert_eq!(capture["kind"], "codex");
     assert_eq!(capture["dir"], format!("{d}/codex"));
+}
+
+/// Mistral Vibe's part of [`check_profile`]: `vibe -p` (the prompt on
+/// stdin) with its config.toml in VIBE_HOME: one generic provider at the
+/// session's URL keyed by variable name, Mistral's hosted services off, no
+/// `--trust` (the workdir's `.vibe/` and AGENTS.md stay unread).
+fn check_mistral_vibe(
+    api: Api,
+    dir: &Path,
+    vars: &[(String, Vec<String>)],
+    capture: &Value,
+    ctx: &str,
+) {
+    let d = dir.display().to_string();
+    let argv = var(vars, "RUNNER_ARGV").unwrap();
+    assert_eq!(
+        argv[1..],
+        ["-p", "--auto-approve", "--output", "text"],
+        "{ctx}"
+    );
+    assert!(!argv.iter().any(|a| a == "--trust"), "{ctx}");
+    assert_eq!(env_of(vars, "VIBE_HOME").unwrap(), format!("{d}/vibe-home"));
+    let cfg: toml::Table =
+        toml::from_str(&std::fs::read_to_string(dir.join("vibe-home/config.toml")).unwrap())
+            .unwrap();
+    assert_eq!(cfg["active_model"].as_str(), Some("shforge"));
+    let p = &cfg["providers"][0];
+    assert_eq!(p["api_base"].as_str(), Some("http://127.0.0.1:4321/v1"));
+    assert_eq!(p["api_key_env_var"].as_str(), Some(api.default_key_env()));
+    assert_eq!(p["backend"].as_str(), Some("generic"));
+    assert_eq!(cfg["models"][0]["name"].as_str(), Some("fake-model"));
+    for off in [
+        "enable_telemetry",
+        "enable_otel",
+        "enable_update_checks",
+        "enable_auto_update",
+        "enable_connectors",
+        "vibe_code_enabled",
+        "include_project_context",
+    ] {
+        assert_eq!(cfg[off].as_bool(), Some(false), "{ctx}: {off}");
+    }
+    assert_eq!(cfg["experiments"]["enable"].as_bool(), Some(false));
+    assert_eq!(
+        cfg["session_logging"]["save_dir"].as_str(),
+        Some(format!("{d}/vibe-home/logs/session").as_str())
+    );
+    assert_eq!(capture["kind"], "mistral-vibe");
+    assert_eq!(capture["dir"], format!("{d}/vibe-home/logs"));
 }
 
 /// The key's value is in no written file (it was in shforge's env).

@@ -164,8 +164,9 @@ fn shipped_harnesses_write_the_golden_session_dirs() {
     // (Gemini CLI's were written from its spec: it never had a hand-coded
     // profile).
     // Then Continue CLI (chat) and Copilot CLI (chat, responses), from
-    // their specs too. Then Kimi CLI (chat: two modes and a hostile case).
-    assert_eq!(cases.len(), (6 * 3 + 7) * 2 + 13 + (1 + 2) * 2 + 2 + 3);
+    // their specs too. Then Kimi CLI (chat: two modes and a hostile case),
+    // then Mistral Vibe (chat, both modes, and its hostile case).
+    assert_eq!(cases.len(), (6 * 3 + 7) * 2 + 13 + (1 + 2) * 2 + 2 + 3 + 3);
     let mut differ = Vec::new();
     for case in &cases {
         let got = written(case, false);

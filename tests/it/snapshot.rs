@@ -2271,3 +2271,68 @@ fn kimi_cli_context_jsonl_from_the_real_cli() {
         assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
     }
 }
+
+/// Mistral Vibe's `logs/session/session_*/messages.jsonl` (one chat message
+/// a line) with `meta.json` beside it, from the real CLI (2.25.5) against
+/// the fake model server, through the chat-messages reader family's JSONL
+/// form (fixtures: `mistral-vibe/`, the fake model's `bash` call writing the
+/// token, then `done`; `mistral-vibe-toolerror/`, the same call failing
+/// (its target's dir missing: a `<tool_error>` result); `mistral-vibe-auth/`,
+/// every request answered 401: the user message alone). The id, directory,
+/// model and token totals come from meta.json. A foreign or empty dir is
+/// exit 2.
+#[test]
+fn mistral_vibe_session_log_from_the_real_cli() {
+    let kind = Kind::MistralVibe;
+    let before = state(&fixture("mistral-vibe"));
+    let snap = take(kind, &fixture("mistral-vibe")).unwrap();
+    assert_eq!(state(&fixture("mistral-vibe")), before, "fixture changed");
+    assert_eq!(snap.harness, "mistral-vibe");
+    let s = &snap.sessions[0];
+    let roles: Vec<&str> = s.messages.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert_eq!(tools(&snap), [("bash".to_owned(), ToolStatus::Completed)]);
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    assert_eq!(s.id, "af9b13a0-c0e3-9b1b-0ada-d6be7305501c");
+    assert_eq!(s.directory.as_deref(), Some("/tmp/vibe-dl/s4/work"));
+    assert_eq!(s.agent.model.as_deref(), Some("fake-model"));
+    assert!(s.tokens.input > 0 && s.tokens.output > 0, "{:?}", s.tokens);
+    assert_eq!(s.tokens.total, s.tokens.input + s.tokens.output);
+    // The session dir's `session/` itself is the same data.
+    let inner = take(kind, &fixture("mistral-vibe").join("session")).unwrap();
+    assert_eq!(inner.summary, snap.summary);
+
+    let failed = take(kind, &fixture("mistral-vibe-toolerror")).unwrap();
+    assert_eq!(tools(&failed), [("bash".to_owned(), ToolStatus::Error)]);
+    let auth = take(kind, &fixture("mistral-vibe-auth")).unwrap();
+    assert_eq!(auth.summary.messages, 1);
+    assert!(auth.summary.tool_calls.is_empty());
+
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let foreign = tmp.path().join("foreign");
+    fs::create_dir_all(foreign.join("session/session_1")).unwrap();
+    // Copilot CLI's events (lines without a `role`) where Vibe's would be.
+    fs::write(
+        foreign.join("session/session_1/messages.jsonl"),
+        "{\"type\":\"session.start\",\"data\":{}}\n",
+    )
+    .unwrap();
+    for (dir, wanted) in [
+        (empty.clone(), "session/session_*/messages.jsonl"),
+        (fixture("stirrup"), "session"),
+        (foreign.clone(), "not a chat message"),
+    ] {
+        let o = shforge(&["mistral-vibe", "--dir", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty());
+        assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
+    }
+}
