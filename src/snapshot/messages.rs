@@ -177,7 +177,7 @@ pub(super) const MISTRAL_VIBE: ChatDoc = ChatDoc {
     answer: None,
     end_role: None,
     end_ok: None,
-    unrun: None,    // parse_lines wraps the lines as `/messages` beside `/meta`.
+    unrun: None, // parse_lines wraps the lines as `/messages` beside `/meta`.
     lines: false,
     internal: None,
     rename: &[],
