@@ -322,7 +322,7 @@ impl Walk {
 /// line without its newline that is not JSON is a write cut off by the
 /// harness's end, and is dropped; any other line that is not JSON is bad
 /// input.
-fn read_lines(file: &Path, budget: &mut u64) -> Result<Vec<Line>, SnapshotError> {
+pub(super) fn read_lines(file: &Path, budget: &mut u64) -> Result<Vec<Line>, SnapshotError> {
     let (handle, meta) = copyback::open_file(file).map_err(SnapshotError::File)?;
     let too_large = || {
         SnapshotError::File(FileError::TooLarge {

@@ -141,9 +141,42 @@ pub(super) const KIMI_CLI: ChatDoc = ChatDoc {
     id_from_dir: true,
 };
 
-/// The parser of Kimi CLI's rows (a [`jsonl::Parser`]).
+/// The parser of Kimi CLI's rows (a [`jsonl::Parser`]). context.jsonl holds
+/// no token counts; the `wire.jsonl` beside it does, one `StatusUpdate` per
+/// answer (`payload.token_usage`: `input_other`, `input_cache_read`,
+/// `input_cache_creation`, `output`): their sums are the session's totals.
 pub(super) fn parse_kimi_cli(path: &Path, lines: &[Line]) -> Parsed {
-    parse(&KIMI_CLI, path, lines)
+    let mut parsed = parse(&KIMI_CLI, path, lines);
+    if parsed.session.tokens == Tokens::default() {
+        parsed.session.tokens = kimi_wire_usage(path);
+    }
+    parsed
+}
+
+/// The sum of the `StatusUpdate` token counts of the `wire.jsonl` beside
+/// `transcript` (nothing when it is missing or unreadable).
+fn kimi_wire_usage(transcript: &Path) -> Tokens {
+    let mut t = Tokens::default();
+    let Some(file) = transcript.parent().map(|d| d.join("wire.jsonl")) else {
+        return t;
+    };
+    let mut budget = jsonl::MAX_TOTAL;
+    for l in jsonl::read_lines(&file, &mut budget).unwrap_or_default() {
+        if l.value.pointer("/message/type").and_then(Value::as_str) != Some("StatusUpdate") {
+            continue;
+        }
+        let Some(u) = l.value.pointer("/message/payload/token_usage") else {
+            continue;
+        };
+        let read = count_at(u, "input_cache_read");
+        let write = count_at(u, "input_cache_creation");
+        t.input += count_at(u, "input_other") + read + write;
+        t.output += count_at(u, "output");
+        t.cache_read += read;
+        t.cache_write += write;
+    }
+    t.total = t.input + t.output;
+    t
 }
 
 fn recognize_kimi_cli(lines: &[Line]) -> Result<(), Foreign> {

@@ -337,17 +337,16 @@ fn a_finished_run_has_every_call_answered_and_per_step_metrics() {
             (Kind::CopilotCli, _) => (24128, 26),
             // litellm's usage of the fake server's two answers.
             (Kind::MiniSweAgent, _) => (1775, 39),
-            // Kimi CLI's context.jsonl records no token counts (wire.jsonl's
-            // StatusUpdate records do; not read yet).
-            (Kind::KimiCli, _) => (0, 0),
+            // Kimi CLI's wire.jsonl StatusUpdate sums (context.jsonl has none).
+            (Kind::KimiCli, _) => (24649, 34),
             // Mistral Vibe's meta.json session totals (no per-answer usage).
             (Kind::MistralVibe, "mistral-vibe") => (10200, 25),
             (Kind::MistralVibe, _) => (10226, 25),
             _ => (240, 14),
         };
         // Hermes records its tokens per session only: no step has metrics.
-        // So does Mistral Vibe (meta.json's stats).
-        let per_step = if matches!(kind, Kind::Hermes | Kind::MistralVibe) {
+        // So do Mistral Vibe (meta.json's stats) and Kimi CLI (wire.jsonl).
+        let per_step = if matches!(kind, Kind::Hermes | Kind::MistralVibe | Kind::KimiCli) {
             (0, 0)
         } else {
             want
