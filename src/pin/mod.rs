@@ -132,6 +132,9 @@ enum Plan {
         ver: String,
         path: String,
     },
+    /// `bundle.sh KIND PATH` from the lock of `installers/bundles/KIND/`
+    /// made again at the new version (a Python bundle).
+    PyBundle { kind: String, path: String },
     /// `prepare.sh` of row `input`'s new file.
     Prepare {
         input: usize,
@@ -158,6 +161,7 @@ struct Relocate {
 }
 
 mod npm;
+mod pypi;
 mod text;
 
 /// Pin `req.name` at `req.version`; progress lines go to `progress`.
@@ -176,14 +180,27 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
             integrity[i] = Some(npm::view(pkg, ver, &req.version, &req.name, a)?);
         }
     }
+    let locks_in = py_locks(&plans, &old, req)?;
     check_dir(&req.artifacts)?;
     let stage = StageDir::new(&req.artifacts)?;
     let mut made: Vec<Option<Made>> = vec![None; plans.len()];
     let total = plans
         .iter()
-        .filter(|p| matches!(p, Plan::Npm { .. } | Plan::Prepare { .. }))
-        .count();
+        .filter(|p| !matches!(p, Plan::Keep | Plan::Drop))
+        .count()
+        + locks_in.len();
     let mut count = Count { n: 0, total };
+    let mut scripts: Option<PathBuf> = None;
+    let lock_files = py_rows(
+        req,
+        &plans,
+        &locks_in,
+        &stage.0,
+        &mut scripts,
+        &mut made,
+        &mut count,
+        progress,
+    )?;
     // npm rows first: prepare rows read them.
     for (i, p) in plans.iter().enumerate() {
         if let Plan::Npm { pkg, ver, path } = p {
@@ -206,7 +223,6 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
             layout.check(&spec.artifacts[i], m, &req.name, &req.version)?;
         }
     }
-    let mut scripts: Option<PathBuf> = None;
     for (i, p) in plans.iter().enumerate() {
         if let Plan::Prepare {
             input,
@@ -246,6 +262,10 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
         crate::files::write_atomic(p, t.as_bytes(), crate::files::FileMode::Data)
             .map_err(|e| PinError::Failed(format!("writing {}: {e}", p.display())))
     };
+    let root = req.out.as_ref().unwrap_or(&req.checkout);
+    for (rel, t) in &lock_files {
+        write(&root.join(rel), t)?;
+    }
     write(&installer_path, &new_text)?;
     if let (Some(p), Some(t)) = (&harness_path, &harness_new) {
         write(p, t)?;
@@ -255,6 +275,65 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
         harness: harness_path,
         artifacts: written,
     })
+}
+
+/// The new `requirements.in` of each Python bundle the plan builds, every
+/// package it moves asked of PyPI first (nothing is built for a release
+/// PyPI does not have).
+fn py_locks(plans: &[Plan], old: &str, req: &Request) -> Result<Vec<(String, String)>, PinError> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for p in plans {
+        if let Plan::PyBundle { kind, .. } = p
+            && !out.iter().any(|(k, _)| k == kind)
+        {
+            let (text, pkgs) = pypi::new_requirements_in(kind, old, &req.version, &req.name)?;
+            for pkg in &pkgs {
+                pypi::check_release(pkg, &req.version, &req.name)?;
+            }
+            out.push((kind.clone(), text));
+        }
+    }
+    Ok(out)
+}
+
+/// Lock each Python bundle again in the stage's copy of the scripts and
+/// build its rows from it (layout checked); the lock files to write next
+/// to the new spec (relative to OUT or the checkout).
+#[allow(clippy::too_many_arguments)]
+fn py_rows(
+    req: &Request,
+    plans: &[Plan],
+    locks_in: &[(String, String)],
+    stage: &Path,
+    scripts: &mut Option<PathBuf>,
+    made: &mut [Option<Made>],
+    count: &mut Count,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<(String, String)>, PinError> {
+    if locks_in.is_empty() {
+        return Ok(Vec::new());
+    }
+    let s = crate::fetch::write_scripts(stage).map_err(PinError::Failed)?;
+    *scripts = Some(s.clone());
+    let uv = crate::fetch::ensure_uv(&req.artifacts, progress).map_err(PinError::Failed)?;
+    let at = format!("{}@{}", req.name, req.version);
+    let mut files = Vec::new();
+    for (kind, text) in locks_in {
+        let dir = s.join("bundles").join(kind);
+        let p = dir.join("requirements.in");
+        fs::write(&p, text).map_err(|e| PinError::Failed(format!("{}: {e}", p.display())))?;
+        pypi::relock(&dir, kind, &uv, &stage.join("home"), &at, count, progress)?;
+        files.extend(pypi::lock_files(&dir, kind, req.out.is_some())?);
+    }
+    for (i, p) in plans.iter().enumerate() {
+        if let Plan::PyBundle { kind, path } = p {
+            let dir = stage.join(format!("r{i}"));
+            let m = pypi::build(&s, kind, path, &dir, &uv, count, progress)?;
+            pypi::check_layout(&m, kind, &req.name, &req.version)?;
+            made[i] = Some(m);
+        }
+    }
+    Ok(files)
 }
 
 /// Progress numbering: `[n/total]`.
@@ -469,10 +548,21 @@ fn plan(
             {
                 Plan::Keep
             }
+            ["sh", "installers/bundle.sh", kind, file]
+                if *file == a.path && pypi::is_python(kind) =>
+            {
+                if !a.path.contains(old.as_str()) {
+                    return Err(underivable(name, a, "its path does not name the version"));
+                }
+                Plan::PyBundle {
+                    kind: (*kind).to_owned(),
+                    path: a.path.replace(old.as_str(), version),
+                }
+            }
             ["sh", "installers/bundle.sh", kind, ..] => {
                 return Err(PinError::Usage(format!(
                     "{name}: artifact {} is a bundle built by installers/bundle.sh from the lock in \
-                     installers/bundles/{kind}/; `shforge pin` cannot move bundles yet (edit that \
+                     installers/bundles/{kind}/; `shforge pin` cannot move Node bundles yet (edit that \
                      lock and run bundle.sh: installers/README.md, \"Bumping a pin\")",
                     a.path
                 )));
@@ -496,9 +586,12 @@ fn plan(
             };
         }
     }
-    if !plans.iter().any(|p| matches!(p, Plan::Npm { .. })) {
+    if !plans
+        .iter()
+        .any(|p| matches!(p, Plan::Npm { .. } | Plan::PyBundle { .. }))
+    {
         return Err(PinError::Usage(format!(
-            "{name}: no row is made by `npm pack PKG@{old}`{}; nothing to move",
+            "{name}: no row is made by `npm pack PKG@{old}` or a Python bundle's lock{}; nothing to move",
             if arches.is_empty() {
                 ""
             } else {

@@ -133,7 +133,8 @@ pub(super) fn rewrite(
     let lines: Vec<&str> = text.lines().collect();
     let mut out = format!(
         "# Pinned by `shforge pin {name}@{new}`, derived from the shipped spec of {old}:\n\
-         # the rows of {old} made by `npm pack` (and prepare.sh from them) were\n\
+         # the rows of {old} made by `npm pack` (and prepare.sh from them) or\n\
+         # by bundle.sh from a Python lock (locked again at {new}) were\n\
          # made again for {new}, with the digests and sizes of the new files;\n\
          # the runtime rows are the shipped ones. The comments below were\n\
          # written for {old}.\n"
@@ -205,7 +206,7 @@ pub(super) fn rewrite(
             (None, s) if s.is_empty() && key == "version" => format!("version = {}", q(new)),
             (None, s) if s == "[check]" && key == "expect" => l.replace(old, new),
             (Some(i), _) => match (&plans[i], &made[i]) {
-                (Plan::Npm { .. } | Plan::Prepare { .. }, Some(m)) => {
+                (Plan::Npm { .. } | Plan::Prepare { .. } | Plan::PyBundle { .. }, Some(m)) => {
                     if in_relocate {
                         let r = m.relocate.as_ref();
                         match r.and_then(|r| r.fields.iter().find(|(k, _)| *k == key)) {
