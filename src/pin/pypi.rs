@@ -351,3 +351,33 @@ pub(super) fn lock_files(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pinned_package_moves_and_a_lock_without_one_is_refused() {
+        let (t, p) = new_requirements_in("nooa", "0.0.10", "0.0.9", "nooa").unwrap();
+        assert_eq!(p, ["nooa", "nooa-cli"]);
+        assert_eq!(t, "nooa==0.0.9\nnooa-cli==0.0.9\n");
+        let e = new_requirements_in("stirrup", "9.9.9", "1.0", "stirrup").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
+
+    #[test]
+    fn the_entry_modules_are_the_non_standard_imports_of_boot_py() {
+        assert!(is_python("hermes") && is_python("mini-swe-agent") && !is_python("pi"));
+        let m = entry_modules("mini-swe-agent").unwrap();
+        assert!(
+            m.contains(&"minisweagent.models.litellm_model".to_owned()),
+            "{m:?}"
+        );
+        assert!(
+            !m.iter().any(|x| x == "os" || x == "importlib.metadata"),
+            "{m:?}"
+        );
+        let h = entry_modules("hermes").unwrap();
+        assert!(h.contains(&"hermes_cli.main".to_owned()), "{h:?}");
+    }
+}
