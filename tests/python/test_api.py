@@ -244,11 +244,11 @@ def test_installer_from_a_spec(tmp_path: Path) -> None:
 
 
 def test_pin_refuses_a_bundle_and_a_missing_version_writing_nothing(tmp_path: Path) -> None:
-    """``shforge.pin`` is the CLI's ``pin``: a bundle (exit 2) raises
+    """``shforge.pin`` is the CLI's ``pin``: a Node bundle (exit 2) raises
     UsageError, a version npm lacks (exit 3) a ShforgeError with that code;
     nothing appears under ``out``."""
     out = tmp_path / "out"
-    with pytest.raises(shforge.UsageError, match="cannot move bundles yet"):
+    with pytest.raises(shforge.UsageError, match="cannot move Node bundles yet"):
         shforge.pin("pi@0.73.0", out=out, artifacts=tmp_path / "a")
     assert not out.exists()
     if subprocess.run(["npm", "view", "@google/gemini-cli@0.61.0", "version"], capture_output=True).returncode != 0:
