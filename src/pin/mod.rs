@@ -135,6 +135,9 @@ enum Plan {
     /// `bundle.sh KIND PATH` from the lock of `installers/bundles/KIND/`
     /// made again at the new version (a Python bundle).
     PyBundle { kind: String, path: String },
+    /// `bundle.sh KIND PATH` from `installers/bundles/KIND/`'s
+    /// `package.json` at the new version, locked again (a Node bundle).
+    NodeBundle { kind: String, path: String },
     /// `prepare.sh` of row `input`'s new file.
     Prepare {
         input: usize,
@@ -160,6 +163,7 @@ struct Relocate {
     fields: Vec<(String, String)>,
 }
 
+mod nodebundle;
 mod npm;
 mod pypi;
 mod text;
@@ -193,6 +197,7 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
     let mut scripts: Option<PathBuf> = None;
     let lock_files = py_rows(
         req,
+        &spec,
         &plans,
         &locks_in,
         &stage.0,
@@ -277,33 +282,51 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
     })
 }
 
-/// The new `requirements.in` of each Python bundle the plan builds, every
-/// package it moves asked of PyPI first (nothing is built for a release
-/// PyPI does not have).
-fn py_locks(plans: &[Plan], old: &str, req: &Request) -> Result<Vec<(String, String)>, PinError> {
-    let mut out: Vec<(String, String)> = Vec::new();
+/// The new lock input of each bundle the plan builds (`requirements.in`
+/// of a Python bundle, `package.json` of a Node bundle: kind, file, text),
+/// every package it moves asked of its registry first (nothing is built
+/// for a release the registry does not have).
+fn py_locks(
+    plans: &[Plan],
+    old: &str,
+    req: &Request,
+) -> Result<Vec<(String, &'static str, String)>, PinError> {
+    let mut out: Vec<(String, &'static str, String)> = Vec::new();
     for p in plans {
-        if let Plan::PyBundle { kind, .. } = p
-            && !out.iter().any(|(k, _)| k == kind)
-        {
+        let (kind, node) = match p {
+            Plan::PyBundle { kind, .. } => (kind, false),
+            Plan::NodeBundle { kind, .. } => (kind, true),
+            _ => continue,
+        };
+        if out.iter().any(|(k, _, _)| k == kind) {
+            continue;
+        }
+        if node {
+            let (text, pkgs) = nodebundle::new_package_json(kind, old, &req.version, &req.name)?;
+            for pkg in &pkgs {
+                nodebundle::check_release(pkg, &req.version, &req.name)?;
+            }
+            out.push((kind.clone(), "package.json", text));
+        } else {
             let (text, pkgs) = pypi::new_requirements_in(kind, old, &req.version, &req.name)?;
             for pkg in &pkgs {
                 pypi::check_release(pkg, &req.version, &req.name)?;
             }
-            out.push((kind.clone(), text));
+            out.push((kind.clone(), "requirements.in", text));
         }
     }
     Ok(out)
 }
 
-/// Lock each Python bundle again in the stage's copy of the scripts and
-/// build its rows from it (layout checked); the lock files to write next
-/// to the new spec (relative to OUT or the checkout).
+/// Lock each bundle again in the stage's copy of the scripts and build its
+/// rows from it (layout checked); the lock files to write next to the new
+/// spec (relative to OUT or the checkout).
 #[allow(clippy::too_many_arguments)]
 fn py_rows(
     req: &Request,
+    spec: &InstallerSpec,
     plans: &[Plan],
-    locks_in: &[(String, String)],
+    locks_in: &[(String, &'static str, String)],
     stage: &Path,
     scripts: &mut Option<PathBuf>,
     made: &mut [Option<Made>],
@@ -315,22 +338,50 @@ fn py_rows(
     }
     let s = crate::fetch::write_scripts(stage).map_err(PinError::Failed)?;
     *scripts = Some(s.clone());
-    let uv = crate::fetch::ensure_uv(&req.artifacts, progress).map_err(PinError::Failed)?;
+    let uv = if plans.iter().any(|p| matches!(p, Plan::PyBundle { .. })) {
+        Some(crate::fetch::ensure_uv(&req.artifacts, progress).map_err(PinError::Failed)?)
+    } else {
+        None
+    };
     let at = format!("{}@{}", req.name, req.version);
     let mut files = Vec::new();
-    for (kind, text) in locks_in {
+    for (kind, file, text) in locks_in {
         let dir = s.join("bundles").join(kind);
-        let p = dir.join("requirements.in");
+        let p = dir.join(file);
         fs::write(&p, text).map_err(|e| PinError::Failed(format!("{}: {e}", p.display())))?;
-        pypi::relock(&dir, kind, &uv, &stage.join("home"), &at, count, progress)?;
+        match (*file, &uv) {
+            ("requirements.in", Some(uv)) => {
+                pypi::relock(&dir, kind, uv, &stage.join("home"), &at, count, progress)?
+            }
+            _ => nodebundle::relock(&dir, &at, count, progress)?,
+        }
         files.extend(pypi::lock_files(&dir, kind, req.out.is_some())?);
     }
     for (i, p) in plans.iter().enumerate() {
-        if let Plan::PyBundle { kind, path } = p {
-            let dir = stage.join(format!("r{i}"));
-            let m = pypi::build(&s, kind, path, &dir, &uv, count, progress)?;
-            pypi::check_layout(&m, kind, &req.name, &req.version)?;
-            made[i] = Some(m);
+        let dir = stage.join(format!("r{i}"));
+        match p {
+            Plan::PyBundle { kind, path } => {
+                let m = pypi::build(&s, kind, path, &dir, uv.as_deref(), count, progress)?;
+                pypi::check_layout(&m, kind, &req.name, &req.version)?;
+                made[i] = Some(m);
+            }
+            Plan::NodeBundle { kind, path } => {
+                let m = pypi::build(&s, kind, path, &dir, None, count, progress)?;
+                // The launcher's files inside the bundle (its top dir).
+                for a in spec.launcher.iter().flat_map(|l| &l.args) {
+                    if a.starts_with("bundle/") {
+                        text::require_member(
+                            &m,
+                            a,
+                            &req.name,
+                            &req.version,
+                            "a launcher argument",
+                        )?;
+                    }
+                }
+                made[i] = Some(m);
+            }
+            _ => {}
         }
     }
     Ok(files)
@@ -559,11 +610,22 @@ fn plan(
                     path: a.path.replace(old.as_str(), version),
                 }
             }
+            ["sh", "installers/bundle.sh", kind, file]
+                if *file == a.path && nodebundle::is_node(kind) =>
+            {
+                if !a.path.contains(old.as_str()) {
+                    return Err(underivable(name, a, "its path does not name the version"));
+                }
+                Plan::NodeBundle {
+                    kind: (*kind).to_owned(),
+                    path: a.path.replace(old.as_str(), version),
+                }
+            }
             ["sh", "installers/bundle.sh", kind, ..] => {
                 return Err(PinError::Usage(format!(
-                    "{name}: artifact {} is a bundle built by installers/bundle.sh from the lock in \
-                     installers/bundles/{kind}/; `shforge pin` cannot move Node bundles yet (edit that \
-                     lock and run bundle.sh: installers/README.md, \"Bumping a pin\")",
+                    "{name}: artifact {} is a bundle built by installers/bundle.sh from \
+                     installers/bundles/{kind}/, neither a wheel lock nor a package lock; \
+                     `shforge pin` cannot move it",
                     a.path
                 )));
             }
@@ -586,12 +648,14 @@ fn plan(
             };
         }
     }
-    if !plans
-        .iter()
-        .any(|p| matches!(p, Plan::Npm { .. } | Plan::PyBundle { .. }))
-    {
+    if !plans.iter().any(|p| {
+        matches!(
+            p,
+            Plan::Npm { .. } | Plan::PyBundle { .. } | Plan::NodeBundle { .. }
+        )
+    }) {
         return Err(PinError::Usage(format!(
-            "{name}: no row is made by `npm pack PKG@{old}` or a Python bundle's lock{}; nothing to move",
+            "{name}: no row is made by `npm pack PKG@{old}` or a bundle's lock{}; nothing to move",
             if arches.is_empty() {
                 ""
             } else {
@@ -668,16 +732,33 @@ mod tests {
     }
 
     #[test]
-    fn bundles_are_refused_and_runtime_rows_kept() {
-        let pi = crate::installer::HARNESS_SPECS
-            .iter()
-            .find(|(n, _)| *n == "pi")
-            .unwrap()
-            .1;
-        let spec = InstallerSpec::from_toml(pi).unwrap();
-        let e = plan(&spec, "9.9.9", &[], "pi").unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert!(e.to_string().contains("bundle"), "{e}");
+    fn bundles_are_planned_and_runtime_rows_kept() {
+        for (name, want) in [
+            ("pi", "node"),
+            ("openclaw", "node"),
+            ("hermes", "py"),
+            ("nooa", "py"),
+        ] {
+            let t = crate::installer::HARNESS_SPECS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap()
+                .1;
+            let spec = InstallerSpec::from_toml(t).unwrap();
+            let p = plan(&spec, "9.9.9", &[], name).unwrap();
+            let n = p
+                .iter()
+                .filter(|p| match want {
+                    "node" => matches!(p, Plan::NodeBundle { .. }),
+                    _ => matches!(p, Plan::PyBundle { .. }),
+                })
+                .count();
+            assert!(n >= 1, "{name}: {p:?}");
+            assert!(
+                p.iter().all(|p| !matches!(p, Plan::Npm { .. })),
+                "{name}: {p:?}"
+            );
+        }
         let gem = crate::installer::HARNESS_SPECS
             .iter()
             .find(|(n, _)| *n == "gemini-cli")

@@ -200,14 +200,14 @@ pub(super) fn relock(
 }
 
 /// Build the bundle `path` with `scripts/bundle.sh KIND` (the stage's
-/// scripts, whose lock is the new one) into `dir`.
+/// scripts, whose lock is the new one) into `dir`; `uv` for a Python one.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build(
     scripts: &Path,
     kind: &str,
     path: &str,
     dir: &Path,
-    uv: &Path,
+    uv: Option<&Path>,
     count: &mut Count,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Made, PinError> {
@@ -216,11 +216,14 @@ pub(super) fn build(
     let t = Instant::now();
     fs::create_dir_all(dir).map_err(|e| PinError::Failed(format!("{}: {e}", dir.display())))?;
     let out = dir.join(path);
-    let status = Command::new("sh")
+    let mut sh = Command::new("sh");
+    if let Some(uv) = uv {
+        sh.env("SHFORGE_UV", uv);
+    }
+    let status = sh
         .arg(scripts.join("bundle.sh"))
         .arg(kind)
         .arg(&out)
-        .env("SHFORGE_UV", uv)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -341,7 +344,13 @@ pub(super) fn lock_files(
         let Some(f) = rel.strip_prefix(&prefix) else {
             continue;
         };
-        if !all && f != "requirements.in" && f != "requirements.txt" {
+        let lock = [
+            "requirements.in",
+            "requirements.txt",
+            "package.json",
+            "package-lock.json",
+        ];
+        if !all && !lock.contains(&f) {
             continue;
         }
         let p = stage_dir.join(f);

@@ -134,7 +134,7 @@ pub(super) fn rewrite(
     let mut out = format!(
         "# Pinned by `shforge pin {name}@{new}`, derived from the shipped spec of {old}:\n\
          # the rows of {old} made by `npm pack` (and prepare.sh from them) or\n\
-         # by bundle.sh from a Python lock (locked again at {new}) were\n\
+         # by bundle.sh from a lock (locked again at {new}) were\n\
          # made again for {new}, with the digests and sizes of the new files;\n\
          # the runtime rows are the shipped ones. The comments below were\n\
          # written for {old}.\n"
@@ -206,7 +206,13 @@ pub(super) fn rewrite(
             (None, s) if s.is_empty() && key == "version" => format!("version = {}", q(new)),
             (None, s) if s == "[check]" && key == "expect" => l.replace(old, new),
             (Some(i), _) => match (&plans[i], &made[i]) {
-                (Plan::Npm { .. } | Plan::Prepare { .. } | Plan::PyBundle { .. }, Some(m)) => {
+                (
+                    Plan::Npm { .. }
+                    | Plan::Prepare { .. }
+                    | Plan::PyBundle { .. }
+                    | Plan::NodeBundle { .. },
+                    Some(m),
+                ) => {
                     if in_relocate {
                         let r = m.relocate.as_ref();
                         match r.and_then(|r| r.fields.iter().find(|(k, _)| *k == key)) {

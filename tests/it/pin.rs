@@ -409,7 +409,6 @@ fn an_entry_the_new_package_does_not_hold_is_refused_with_exit_4() {
 fn bundles_and_unknown_harnesses_are_refused_with_exit_2() {
     let t = tempfile::tempdir().unwrap();
     for (target, needle) in [
-        ("pi@0.73.0", "cannot move Node bundles yet"),
         ("nope@1.0", "unknown harness"),
         ("claude-code", "expected NAME@VERSION"),
     ] {
