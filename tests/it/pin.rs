@@ -8,6 +8,8 @@
 //! A Python harness (mini-swe-agent, a bundle from a wheel lock) pinned at
 //! an earlier release against the real PyPI: locked again, built by
 //! bundle.sh's recipe, smoked; a release PyPI does not have refused (exit 3).
+//! A Node bundle (Pi 0.73.0 for x86_64): package.json moved, locked again by
+//! npm, built by the same recipe, smoked.
 //! `shforge fetch uv` with SHFORGE_UV unset and an empty cache installs the
 //! pinned uv.
 //!
@@ -305,6 +307,63 @@ fn a_python_harness_earlier_release_pins_and_passes_the_smoke() {
     let table = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(support::code(&o), 0, "{}", support::text(&o));
     assert_eq!(rows(&table, "mini-swe-agent").len(), 2, "{table}");
+}
+
+#[test]
+fn a_node_bundle_earlier_release_pins_and_passes_the_smoke() {
+    let Some(cache) = ready("pin::a_node_bundle_earlier_release") else {
+        return;
+    };
+    // A private artifacts dir with copies of the x86_64 rows the pin keeps
+    // (as for mini-swe-agent: a lock made on another day may differ).
+    let t = tempfile::tempdir().unwrap();
+    let artifacts = t.path().join("artifacts");
+    fs::create_dir(&artifacts).unwrap();
+    let shipped: toml::Table = toml::from_str(
+        &fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("installers/pi.toml"))
+            .unwrap(),
+    )
+    .unwrap();
+    for a in shipped["artifact"].as_array().unwrap() {
+        let path = a["path"].as_str().unwrap();
+        if a["arch"].as_str() == Some("x86_64") && !path.starts_with("pi-bundle-") {
+            fs::copy(cache.join(path), artifacts.join(path)).unwrap();
+        }
+    }
+    let out = t.path().join("out");
+    let o = pin(
+        &[
+            "pi@0.73.0",
+            "--arch",
+            "x86_64",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &artifacts,
+    );
+    assert_eq!(support::code(&o), 0, "{}", support::text(&o));
+    let text = check_written(&out, "pi", "0.73.0", &artifacts);
+    assert!(text.contains("pi-bundle-0.73.0.tar.gz"), "{text}");
+    assert!(!text.contains("arch = \"aarch64\""), "{text}");
+    let b = out.join("installers/bundles/pi");
+    assert!(
+        fs::read_to_string(b.join("package.json"))
+            .unwrap()
+            .contains("\"@mariozechner/pi-coding-agent\": \"0.73.0\"")
+    );
+    let lock = fs::read_to_string(b.join("package-lock.json")).unwrap();
+    assert!(
+        lock.contains(
+            "\"node_modules/@mariozechner/pi-coding-agent\": {\n      \"version\": \"0.73.0\""
+        ),
+        "{lock}"
+    );
+    assert!(lock.contains("\"integrity\": \"sha512-"), "{lock}");
+    let work = t.path().join("work");
+    let o = smoke(&out.join("harnesses/pi.toml"), &artifacts, &work);
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(support::code(&o), 0, "{}", support::text(&o));
+    assert_eq!(rows(&table, "pi").len(), 2, "{table}");
 }
 
 #[test]
