@@ -206,13 +206,7 @@ pub(super) fn rewrite(
             (None, s) if s.is_empty() && key == "version" => format!("version = {}", q(new)),
             (None, s) if s == "[check]" && key == "expect" => l.replace(old, new),
             (Some(i), _) => match (&plans[i], &made[i]) {
-                (
-                    Plan::Npm { .. }
-                    | Plan::Prepare { .. }
-                    | Plan::PyBundle { .. }
-                    | Plan::NodeBundle { .. },
-                    Some(m),
-                ) => {
+                (p, Some(m)) if !matches!(p, Plan::Keep | Plan::Drop) => {
                     if in_relocate {
                         let r = m.relocate.as_ref();
                         match r.and_then(|r| r.fields.iter().find(|(k, _)| *k == key)) {
