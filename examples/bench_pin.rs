@@ -151,8 +151,18 @@ fn python(bin: &std::path::Path, target: &str, arch: &str, runs: usize, work: &s
                 ":all:",
                 "--python-version",
                 "3.11",
+                // pip takes only the tags named: manylinux_2_28 and the
+                // older ones it covers.
                 "--platform",
                 "manylinux_2_28_x86_64",
+                "--platform",
+                "manylinux_2_17_x86_64",
+                "--platform",
+                "manylinux2014_x86_64",
+                "--platform",
+                "manylinux_2_5_x86_64",
+                "--platform",
+                "manylinux1_x86_64",
                 "-r",
             ])
             .arg(&lock)

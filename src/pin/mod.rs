@@ -132,10 +132,10 @@ enum Plan {
         ver: String,
         path: String,
     },
-    /// `bundle.sh KIND PATH` from the lock of `installers/bundles/KIND/`
+    /// `bundle.sh KIND PATH` from the lock in KIND's dir of installers/bundles
     /// made again at the new version (a Python bundle).
     PyBundle { kind: String, path: String },
-    /// `bundle.sh KIND PATH` from `installers/bundles/KIND/`'s
+    /// `bundle.sh KIND PATH` from KIND's dir of installers/bundles:
     /// `package.json` at the new version, locked again (a Node bundle).
     NodeBundle { kind: String, path: String },
     /// `prepare.sh` of row `input`'s new file.

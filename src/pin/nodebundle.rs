@@ -20,7 +20,7 @@ fn shipped(kind: &str, file: &str) -> Option<&'static str> {
         .map(|(_, t)| *t)
 }
 
-/// Whether `installers/bundles/KIND/` is a Node bundle (a package lock).
+/// Whether KIND's dir of installers/bundles is a Node bundle (a package lock).
 pub(super) fn is_node(kind: &str) -> bool {
     shipped(kind, "package.json").is_some() && shipped(kind, "package-lock.json").is_some()
 }

@@ -16,7 +16,7 @@ use std::time::Instant;
 use super::{Count, Made, PinError};
 use crate::shipped::SCRIPT_FILES;
 
-/// One file of the shipped `installers/bundles/KIND/`, if any.
+/// One file of KIND's dir of the shipped installers/bundles, if any.
 fn shipped(kind: &str, file: &str) -> Option<&'static str> {
     let rel = format!("bundles/{kind}/{file}");
     SCRIPT_FILES
@@ -25,7 +25,7 @@ fn shipped(kind: &str, file: &str) -> Option<&'static str> {
         .map(|(_, t)| *t)
 }
 
-/// Whether `installers/bundles/KIND/` is a Python bundle (a wheel lock).
+/// Whether KIND's dir of installers/bundles is a Python bundle (a wheel lock).
 pub(super) fn is_python(kind: &str) -> bool {
     shipped(kind, "requirements.txt").is_some() && shipped(kind, "requirements.in").is_some()
 }
@@ -92,7 +92,7 @@ pub(super) fn check_release(pkg: &str, version: &str, name: &str) -> Result<(), 
     }
 }
 
-/// The Python a bundle is for: `installers/bundles/KIND/python`'s `X.Y`, or 3.11.
+/// The Python a bundle is for: the `X.Y` of the `python` file in KIND's dir of installers/bundles, or 3.11.
 fn python_version(kind: &str) -> String {
     shipped(kind, "python")
         .and_then(|t| t.split_whitespace().next())

@@ -145,13 +145,6 @@ pub(super) fn rewrite(
     let mut count = 0usize;
     let mut pending: Vec<String> = Vec::new(); // comments/blank lines
     let mut skipping = false;
-    let key_of = |l: &str| -> Option<String> {
-        let t = l.trim();
-        if t.starts_with('#') {
-            return None;
-        }
-        t.split_once('=').map(|(k, _)| k.trim().to_owned())
-    };
     for l in lines {
         let t = l.trim();
         if t.starts_with('[') && !t.starts_with("[[artifact.") {
@@ -241,6 +234,15 @@ pub(super) fn rewrite(
         out.push('\n');
     }
     Ok(out)
+}
+
+/// The key of a `key = value` line (none for a comment).
+fn key_of(l: &str) -> Option<String> {
+    let t = l.trim();
+    if t.starts_with('#') {
+        return None;
+    }
+    t.split_once('=').map(|(k, _)| k.trim().to_owned())
 }
 
 fn q(s: &str) -> String {
