@@ -48,13 +48,13 @@ def pin(
     artifacts: Optional[StrPath] = None,
 ) -> Pinned:
     """Move a shipped harness to another release (``shforge pin
-    NAME@VERSION``): its npm rows made again for that version into the
-    artifact cache ``artifacts`` (default /var/cache/shforge/artifacts), the
-    specs written under ``out`` (without it: the checkout in the current
-    directory). ``arch`` limits the rows to those arches. Bad input and a
-    bundle raise :class:`~shforge.errors.UsageError` (exit 2); a version or
-    platform package the registry lacks (exit 3) and a changed layout (exit
-    4) raise :class:`~shforge.errors.ShforgeError` with that ``code``; a
+    NAME@VERSION``): its npm rows (or its bundle, locked again) made again
+    for that version into the artifact cache ``artifacts`` (default
+    /var/cache/shforge/artifacts), the specs written under ``out`` (without
+    it: the checkout in the current directory). ``arch`` limits the rows to
+    those arches. Bad input raises :class:`~shforge.errors.UsageError` (exit
+    2); a version or platform package the registry lacks (exit 3) and a
+    changed layout (exit 4) raise :class:`~shforge.errors.ShforgeError` with that ``code``; a
     failed fetch :class:`~shforge.errors.OperationError`. Nothing is written
     on error."""
     args = ["pin", name_at_version]

@@ -132,6 +132,12 @@ enum Plan {
         ver: String,
         path: String,
     },
+    /// `bundle.sh KIND PATH` from the lock in KIND's dir of installers/bundles
+    /// made again at the new version (a Python bundle).
+    PyBundle { kind: String, path: String },
+    /// `bundle.sh KIND PATH` from KIND's dir of installers/bundles:
+    /// `package.json` at the new version, locked again (a Node bundle).
+    NodeBundle { kind: String, path: String },
     /// `prepare.sh` of row `input`'s new file.
     Prepare {
         input: usize,
@@ -157,7 +163,9 @@ struct Relocate {
     fields: Vec<(String, String)>,
 }
 
+mod nodebundle;
 mod npm;
+mod pypi;
 mod text;
 
 /// Pin `req.name` at `req.version`; progress lines go to `progress`.
@@ -176,14 +184,28 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
             integrity[i] = Some(npm::view(pkg, ver, &req.version, &req.name, a)?);
         }
     }
+    let locks_in = py_locks(&plans, &old, req)?;
     check_dir(&req.artifacts)?;
     let stage = StageDir::new(&req.artifacts)?;
     let mut made: Vec<Option<Made>> = vec![None; plans.len()];
     let total = plans
         .iter()
-        .filter(|p| matches!(p, Plan::Npm { .. } | Plan::Prepare { .. }))
-        .count();
+        .filter(|p| !matches!(p, Plan::Keep | Plan::Drop))
+        .count()
+        + locks_in.len();
     let mut count = Count { n: 0, total };
+    let mut scripts: Option<PathBuf> = None;
+    let lock_files = py_rows(
+        req,
+        &spec,
+        &plans,
+        &locks_in,
+        &stage.0,
+        &mut scripts,
+        &mut made,
+        &mut count,
+        progress,
+    )?;
     // npm rows first: prepare rows read them.
     for (i, p) in plans.iter().enumerate() {
         if let Plan::Npm { pkg, ver, path } = p {
@@ -206,7 +228,6 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
             layout.check(&spec.artifacts[i], m, &req.name, &req.version)?;
         }
     }
-    let mut scripts: Option<PathBuf> = None;
     for (i, p) in plans.iter().enumerate() {
         if let Plan::Prepare {
             input,
@@ -246,6 +267,10 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
         crate::files::write_atomic(p, t.as_bytes(), crate::files::FileMode::Data)
             .map_err(|e| PinError::Failed(format!("writing {}: {e}", p.display())))
     };
+    let root = req.out.as_ref().unwrap_or(&req.checkout);
+    for (rel, t) in &lock_files {
+        write(&root.join(rel), t)?;
+    }
     write(&installer_path, &new_text)?;
     if let (Some(p), Some(t)) = (&harness_path, &harness_new) {
         write(p, t)?;
@@ -255,6 +280,111 @@ pub fn pin(req: &Request, progress: &mut dyn FnMut(&str)) -> Result<Pinned, PinE
         harness: harness_path,
         artifacts: written,
     })
+}
+
+/// The new lock input of each bundle the plan builds (`requirements.in`
+/// of a Python bundle, `package.json` of a Node bundle: kind, file, text),
+/// every package it moves asked of its registry first (nothing is built
+/// for a release the registry does not have).
+fn py_locks(
+    plans: &[Plan],
+    old: &str,
+    req: &Request,
+) -> Result<Vec<(String, &'static str, String)>, PinError> {
+    let mut out: Vec<(String, &'static str, String)> = Vec::new();
+    for p in plans {
+        let (kind, node) = match p {
+            Plan::PyBundle { kind, .. } => (kind, false),
+            Plan::NodeBundle { kind, .. } => (kind, true),
+            _ => continue,
+        };
+        if out.iter().any(|(k, _, _)| k == kind) {
+            continue;
+        }
+        if node {
+            let (text, pkgs) = nodebundle::new_package_json(kind, old, &req.version, &req.name)?;
+            for pkg in &pkgs {
+                nodebundle::check_release(pkg, &req.version, &req.name)?;
+            }
+            out.push((kind.clone(), "package.json", text));
+        } else {
+            let (text, pkgs) = pypi::new_requirements_in(kind, old, &req.version, &req.name)?;
+            for pkg in &pkgs {
+                pypi::check_release(pkg, &req.version, &req.name)?;
+            }
+            out.push((kind.clone(), "requirements.in", text));
+        }
+    }
+    Ok(out)
+}
+
+/// Lock each bundle again in the stage's copy of the scripts and build its
+/// rows from it (layout checked); the lock files to write next to the new
+/// spec (relative to OUT or the checkout).
+#[allow(clippy::too_many_arguments)]
+fn py_rows(
+    req: &Request,
+    spec: &InstallerSpec,
+    plans: &[Plan],
+    locks_in: &[(String, &'static str, String)],
+    stage: &Path,
+    scripts: &mut Option<PathBuf>,
+    made: &mut [Option<Made>],
+    count: &mut Count,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<(String, String)>, PinError> {
+    if locks_in.is_empty() {
+        return Ok(Vec::new());
+    }
+    let s = crate::fetch::write_scripts(stage).map_err(PinError::Failed)?;
+    *scripts = Some(s.clone());
+    let uv = if plans.iter().any(|p| matches!(p, Plan::PyBundle { .. })) {
+        Some(crate::fetch::ensure_uv(&req.artifacts, progress).map_err(PinError::Failed)?)
+    } else {
+        None
+    };
+    let at = format!("{}@{}", req.name, req.version);
+    let mut files = Vec::new();
+    for (kind, file, text) in locks_in {
+        let dir = s.join("bundles").join(kind);
+        let p = dir.join(file);
+        fs::write(&p, text).map_err(|e| PinError::Failed(format!("{}: {e}", p.display())))?;
+        match (*file, &uv) {
+            ("requirements.in", Some(uv)) => {
+                pypi::relock(&dir, kind, uv, &stage.join("home"), &at, count, progress)?
+            }
+            _ => nodebundle::relock(&dir, &at, count, progress)?,
+        }
+        files.extend(pypi::lock_files(&dir, kind, req.out.is_some())?);
+    }
+    for (i, p) in plans.iter().enumerate() {
+        let dir = stage.join(format!("r{i}"));
+        match p {
+            Plan::PyBundle { kind, path } => {
+                let m = pypi::build(&s, kind, path, &dir, uv.as_deref(), count, progress)?;
+                pypi::check_layout(&m, kind, &req.name, &req.version)?;
+                made[i] = Some(m);
+            }
+            Plan::NodeBundle { kind, path } => {
+                let m = pypi::build(&s, kind, path, &dir, None, count, progress)?;
+                // The launcher's files inside the bundle (its top dir).
+                for a in spec.launcher.iter().flat_map(|l| &l.args) {
+                    if a.starts_with("bundle/") {
+                        text::require_member(
+                            &m,
+                            a,
+                            &req.name,
+                            &req.version,
+                            "a launcher argument",
+                        )?;
+                    }
+                }
+                made[i] = Some(m);
+            }
+            _ => {}
+        }
+    }
+    Ok(files)
 }
 
 /// Progress numbering: `[n/total]`.
@@ -469,11 +599,33 @@ fn plan(
             {
                 Plan::Keep
             }
+            ["sh", "installers/bundle.sh", kind, file]
+                if *file == a.path && pypi::is_python(kind) =>
+            {
+                if !a.path.contains(old.as_str()) {
+                    return Err(underivable(name, a, "its path does not name the version"));
+                }
+                Plan::PyBundle {
+                    kind: (*kind).to_owned(),
+                    path: a.path.replace(old.as_str(), version),
+                }
+            }
+            ["sh", "installers/bundle.sh", kind, file]
+                if *file == a.path && nodebundle::is_node(kind) =>
+            {
+                if !a.path.contains(old.as_str()) {
+                    return Err(underivable(name, a, "its path does not name the version"));
+                }
+                Plan::NodeBundle {
+                    kind: (*kind).to_owned(),
+                    path: a.path.replace(old.as_str(), version),
+                }
+            }
             ["sh", "installers/bundle.sh", kind, ..] => {
                 return Err(PinError::Usage(format!(
-                    "{name}: artifact {} is a bundle built by installers/bundle.sh from the lock in \
-                     installers/bundles/{kind}/; `shforge pin` cannot move bundles yet (edit that \
-                     lock and run bundle.sh: installers/README.md, \"Bumping a pin\")",
+                    "{name}: artifact {} is a bundle built by installers/bundle.sh from \
+                     installers/bundles/{kind}/, neither a wheel lock nor a package lock; \
+                     `shforge pin` cannot move it",
                     a.path
                 )));
             }
@@ -496,9 +648,14 @@ fn plan(
             };
         }
     }
-    if !plans.iter().any(|p| matches!(p, Plan::Npm { .. })) {
+    if !plans.iter().any(|p| {
+        matches!(
+            p,
+            Plan::Npm { .. } | Plan::PyBundle { .. } | Plan::NodeBundle { .. }
+        )
+    }) {
         return Err(PinError::Usage(format!(
-            "{name}: no row is made by `npm pack PKG@{old}`{}; nothing to move",
+            "{name}: no row is made by `npm pack PKG@{old}` or a bundle's lock{}; nothing to move",
             if arches.is_empty() {
                 ""
             } else {
@@ -575,16 +732,33 @@ mod tests {
     }
 
     #[test]
-    fn bundles_are_refused_and_runtime_rows_kept() {
-        let pi = crate::installer::HARNESS_SPECS
-            .iter()
-            .find(|(n, _)| *n == "pi")
-            .unwrap()
-            .1;
-        let spec = InstallerSpec::from_toml(pi).unwrap();
-        let e = plan(&spec, "9.9.9", &[], "pi").unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert!(e.to_string().contains("bundle"), "{e}");
+    fn bundles_are_planned_and_runtime_rows_kept() {
+        for (name, want) in [
+            ("pi", "node"),
+            ("openclaw", "node"),
+            ("hermes", "py"),
+            ("nooa", "py"),
+        ] {
+            let t = crate::installer::HARNESS_SPECS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap()
+                .1;
+            let spec = InstallerSpec::from_toml(t).unwrap();
+            let p = plan(&spec, "9.9.9", &[], name).unwrap();
+            let n = p
+                .iter()
+                .filter(|p| match want {
+                    "node" => matches!(p, Plan::NodeBundle { .. }),
+                    _ => matches!(p, Plan::PyBundle { .. }),
+                })
+                .count();
+            assert!(n >= 1, "{name}: {p:?}");
+            assert!(
+                p.iter().all(|p| !matches!(p, Plan::Npm { .. })),
+                "{name}: {p:?}"
+            );
+        }
         let gem = crate::installer::HARNESS_SPECS
             .iter()
             .find(|(n, _)| *n == "gemini-cli")

@@ -133,7 +133,8 @@ pub(super) fn rewrite(
     let lines: Vec<&str> = text.lines().collect();
     let mut out = format!(
         "# Pinned by `shforge pin {name}@{new}`, derived from the shipped spec of {old}:\n\
-         # the rows of {old} made by `npm pack` (and prepare.sh from them) were\n\
+         # the rows of {old} made by `npm pack` (and prepare.sh from them) or\n\
+         # by bundle.sh from a lock (locked again at {new}) were\n\
          # made again for {new}, with the digests and sizes of the new files;\n\
          # the runtime rows are the shipped ones. The comments below were\n\
          # written for {old}.\n"
@@ -144,13 +145,6 @@ pub(super) fn rewrite(
     let mut count = 0usize;
     let mut pending: Vec<String> = Vec::new(); // comments/blank lines
     let mut skipping = false;
-    let key_of = |l: &str| -> Option<String> {
-        let t = l.trim();
-        if t.starts_with('#') {
-            return None;
-        }
-        t.split_once('=').map(|(k, _)| k.trim().to_owned())
-    };
     for l in lines {
         let t = l.trim();
         if t.starts_with('[') && !t.starts_with("[[artifact.") {
@@ -205,7 +199,7 @@ pub(super) fn rewrite(
             (None, s) if s.is_empty() && key == "version" => format!("version = {}", q(new)),
             (None, s) if s == "[check]" && key == "expect" => l.replace(old, new),
             (Some(i), _) => match (&plans[i], &made[i]) {
-                (Plan::Npm { .. } | Plan::Prepare { .. }, Some(m)) => {
+                (p, Some(m)) if !matches!(p, Plan::Keep | Plan::Drop) => {
                     if in_relocate {
                         let r = m.relocate.as_ref();
                         match r.and_then(|r| r.fields.iter().find(|(k, _)| *k == key)) {
@@ -240,6 +234,15 @@ pub(super) fn rewrite(
         out.push('\n');
     }
     Ok(out)
+}
+
+/// The key of a `key = value` line (none for a comment).
+fn key_of(l: &str) -> Option<String> {
+    let t = l.trim();
+    if t.starts_with('#') {
+        return None;
+    }
+    t.split_once('=').map(|(k, _)| k.trim().to_owned())
 }
 
 fn q(s: &str) -> String {

@@ -5,6 +5,11 @@
 //! release when the registry has one; a version that does not exist, a
 //! missing platform package, an entry the new package does not hold and a
 //! bundle refused with their exit codes, one line, nothing in OUT.
+//! A Python harness (mini-swe-agent, a bundle from a wheel lock) pinned at
+//! an earlier release against the real PyPI: locked again, built by
+//! bundle.sh's recipe, smoked; a release PyPI does not have refused (exit 3).
+//! A Node bundle (Pi 0.73.0 for x86_64): package.json moved, locked again by
+//! npm, built by the same recipe, smoked.
 //! `shforge fetch uv` with SHFORGE_UV unset and an empty cache installs the
 //! pinned uv.
 //!
@@ -231,6 +236,153 @@ fn a_later_release_pins_when_the_registry_has_one() {
     check_written(&out, "gemini-cli", &latest, &artifacts);
 }
 
+/// Whether PyPI answers (loudly skipped otherwise, as npm in [`ready`]).
+fn pypi_ready(test: &str) -> bool {
+    let reach = Command::new("python3")
+        .args([
+            "-I",
+            "-c",
+            "import urllib.request; urllib.request.urlopen('https://pypi.org/pypi/mini-swe-agent/json', timeout=60)",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    support::require(test, reach, "PyPI (https://pypi.org unreachable?)")
+}
+
+#[test]
+fn a_python_harness_earlier_release_pins_and_passes_the_smoke() {
+    let test = "pin::a_python_harness_earlier_release";
+    let Some(cache) = ready(test) else {
+        return;
+    };
+    if !pypi_ready(test) {
+        return;
+    }
+    // A private artifacts dir holding copies of the runtime rows the pin
+    // keeps: the new bundle lands there, not in the shared cache (a lock
+    // made on another day may differ, and the cache refuses a different
+    // file under the same name).
+    let t = tempfile::tempdir().unwrap();
+    let artifacts = t.path().join("artifacts");
+    fs::create_dir(&artifacts).unwrap();
+    for f in [
+        "glibc-runtime-2.36-9+deb12u14-x86_64.tar.gz",
+        "python-runtime-3.11.2-6+deb12u9-x86_64.tar.gz",
+    ] {
+        fs::copy(cache.join(f), artifacts.join(f)).unwrap();
+    }
+    let out = t.path().join("out");
+    let o = pin(
+        &["mini-swe-agent@2.4.5", "--out", out.to_str().unwrap()],
+        &artifacts,
+    );
+    assert_eq!(support::code(&o), 0, "{}", support::text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("uv pip compile --generate-hashes"), "{err}");
+    let text = check_written(&out, "mini-swe-agent", "2.4.5", &artifacts);
+    assert!(
+        text.contains("mini-swe-agent-bundle-2.4.5-r3.tar.gz"),
+        "{text}"
+    );
+    // The lock and the bundle's other inputs are next to the spec, the
+    // lock at the new release with hashes.
+    let b = out.join("installers/bundles/mini-swe-agent");
+    let lock = fs::read_to_string(b.join("requirements.txt")).unwrap();
+    assert!(lock.contains("\nmini-swe-agent==2.4.5 \\\n"), "{lock}");
+    assert!(lock.contains("--hash=sha256:"), "{lock}");
+    assert!(lock.contains("shforge pin mini-swe-agent@2.4.5"), "{lock}");
+    assert_eq!(
+        fs::read_to_string(b.join("requirements.in")).unwrap(),
+        "mini-swe-agent==2.4.5\n"
+    );
+    for f in ["boot.py", "excludes.txt", "leave-out"] {
+        assert!(b.join(f).is_file(), "{f}");
+    }
+    let work = t.path().join("work");
+    let o = smoke(
+        &out.join("harnesses/mini-swe-agent.toml"),
+        &artifacts,
+        &work,
+    );
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(support::code(&o), 0, "{}", support::text(&o));
+    assert_eq!(rows(&table, "mini-swe-agent").len(), 2, "{table}");
+}
+
+#[test]
+fn a_node_bundle_earlier_release_pins_and_passes_the_smoke() {
+    let Some(cache) = ready("pin::a_node_bundle_earlier_release") else {
+        return;
+    };
+    // A private artifacts dir with copies of the x86_64 rows the pin keeps
+    // (as for mini-swe-agent: a lock made on another day may differ).
+    let t = tempfile::tempdir().unwrap();
+    let artifacts = t.path().join("artifacts");
+    fs::create_dir(&artifacts).unwrap();
+    let shipped: toml::Table = toml::from_str(
+        &fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("installers/pi.toml"))
+            .unwrap(),
+    )
+    .unwrap();
+    for a in shipped["artifact"].as_array().unwrap() {
+        let path = a["path"].as_str().unwrap();
+        if a["arch"].as_str() == Some("x86_64") && !path.starts_with("pi-bundle-") {
+            fs::copy(cache.join(path), artifacts.join(path)).unwrap();
+        }
+    }
+    let out = t.path().join("out");
+    let o = pin(
+        &[
+            "pi@0.73.0",
+            "--arch",
+            "x86_64",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &artifacts,
+    );
+    assert_eq!(support::code(&o), 0, "{}", support::text(&o));
+    let text = check_written(&out, "pi", "0.73.0", &artifacts);
+    assert!(text.contains("pi-bundle-0.73.0.tar.gz"), "{text}");
+    assert!(!text.contains("arch = \"aarch64\""), "{text}");
+    let b = out.join("installers/bundles/pi");
+    assert!(
+        fs::read_to_string(b.join("package.json"))
+            .unwrap()
+            .contains("\"@mariozechner/pi-coding-agent\": \"0.73.0\"")
+    );
+    let lock = fs::read_to_string(b.join("package-lock.json")).unwrap();
+    assert!(
+        lock.contains(
+            "\"node_modules/@mariozechner/pi-coding-agent\": {\n      \"version\": \"0.73.0\""
+        ),
+        "{lock}"
+    );
+    assert!(lock.contains("\"integrity\": \"sha512-"), "{lock}");
+    let work = t.path().join("work");
+    let o = smoke(&out.join("harnesses/pi.toml"), &artifacts, &work);
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(support::code(&o), 0, "{}", support::text(&o));
+    assert_eq!(rows(&table, "pi").len(), 2, "{table}");
+}
+
+#[test]
+fn a_python_release_pypi_does_not_have_is_refused_with_exit_3() {
+    let test = "pin::a_python_release_pypi_does_not_have";
+    let Some(artifacts) = ready(test) else {
+        return;
+    };
+    if !pypi_ready(test) {
+        return;
+    }
+    refused(
+        &["mini-swe-agent@0.0.0"],
+        &artifacts,
+        3,
+        "PyPI has no mini-swe-agent==0.0.0",
+    );
+}
+
 /// Exit `code`, one line on stderr naming `needle`, nothing in OUT.
 fn refused(args: &[&str], artifacts: &Path, code: i32, needle: &str) {
     let t = tempfile::tempdir().unwrap();
@@ -316,8 +468,6 @@ fn an_entry_the_new_package_does_not_hold_is_refused_with_exit_4() {
 fn bundles_and_unknown_harnesses_are_refused_with_exit_2() {
     let t = tempfile::tempdir().unwrap();
     for (target, needle) in [
-        ("pi@0.73.0", "cannot move bundles yet"),
-        ("hermes@1.0.0", "cannot move bundles yet"),
         ("nope@1.0", "unknown harness"),
         ("claude-code", "expected NAME@VERSION"),
     ] {

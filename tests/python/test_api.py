@@ -243,13 +243,13 @@ def test_installer_from_a_spec(tmp_path: Path) -> None:
     assert "artifact[0].sha256" in str(err.value)
 
 
-def test_pin_refuses_a_bundle_and_a_missing_version_writing_nothing(tmp_path: Path) -> None:
-    """``shforge.pin`` is the CLI's ``pin``: a bundle (exit 2) raises
+def test_pin_refuses_an_unknown_harness_and_a_missing_version_writing_nothing(tmp_path: Path) -> None:
+    """``shforge.pin`` is the CLI's ``pin``: an unknown harness (exit 2) raises
     UsageError, a version npm lacks (exit 3) a ShforgeError with that code;
     nothing appears under ``out``."""
     out = tmp_path / "out"
-    with pytest.raises(shforge.UsageError, match="cannot move bundles yet"):
-        shforge.pin("pi@0.73.0", out=out, artifacts=tmp_path / "a")
+    with pytest.raises(shforge.UsageError, match="unknown harness"):
+        shforge.pin("nope@0.73.0", out=out, artifacts=tmp_path / "a")
     assert not out.exists()
     if subprocess.run(["npm", "view", "@google/gemini-cli@0.61.0", "version"], capture_output=True).returncode != 0:
         pytest.skip("SKIPPING: the npm registry is unreachable")
