@@ -59,6 +59,7 @@ HARNESS_APIS: Dict[str, List[str]] = {
     "kilo": ["chat", "responses", "anthropic"],
     "kimi-cli": ["chat"],
     "mini-swe-agent": ["chat"],
+    "mistral-vibe": ["chat"],
     "nooa": ["chat"],
     "openclaw": ["chat", "responses", "anthropic"],
     "opencode": ["chat", "responses", "anthropic"],

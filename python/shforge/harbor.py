@@ -65,6 +65,7 @@ __all__ = [
     "Kilo",
     "KimiCli",
     "MiniSweAgent",
+    "MistralVibe",
     "Nooa",
     "OpenClaw",
     "OpenCode",
@@ -704,6 +705,7 @@ Hermes = _one("hermes", "Hermes")
 Kilo = _one("kilo", "Kilo")
 KimiCli = _one("kimi-cli", "KimiCli")
 MiniSweAgent = _one("mini-swe-agent", "MiniSweAgent")
+MistralVibe = _one("mistral-vibe", "MistralVibe")
 Nooa = _one("nooa", "Nooa")
 OpenClaw = _one("openclaw", "OpenClaw")
 OpenCode = _one("opencode", "OpenCode")

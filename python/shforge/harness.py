@@ -15,7 +15,8 @@ from .errors import UsageError
 #: tests/python/test_api.py checks this list against them).
 HarnessName = Literal[
     "claude-code", "cline", "codex", "continue-cli", "copilot-cli", "gemini-cli", "hermes", "kilo",
-    "kimi-cli", "mini-swe-agent", "nooa", "openclaw", "opencode", "pi", "qwen-code", "stirrup",
+    "kimi-cli", "mini-swe-agent", "mistral-vibe", "nooa", "openclaw", "opencode", "pi", "qwen-code",
+    "stirrup",
 ]
 #: The model APIs a profile may speak.
 Api = Literal["chat", "responses", "anthropic", "gemini"]
@@ -24,7 +25,7 @@ Mode = Literal["direct", "events"]
 #: What ``shforge snapshot`` reads.
 SnapshotKind = Literal[
     "claude-code", "cline", "codex", "continue-cli", "copilot-cli", "gemini-cli", "hermes", "kilo",
-    "kimi-cli", "mini-swe-agent", "nooa", "opencode", "pi", "qwen-code", "stirrup",
+    "kimi-cli", "mini-swe-agent", "mistral-vibe", "nooa", "opencode", "pi", "qwen-code", "stirrup",
 ]
 
 
