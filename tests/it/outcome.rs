@@ -425,6 +425,11 @@ cases! {
     kimi_cli_auth: KimiCli, Fail("401:times=1000"), 90 => "failed" "auth";
     kimi_cli_rate_limited: KimiCli, Fail("429:times=1000"), 90 => "failed" "rate_limited";
     kimi_cli_cli_not_found: KimiCli, MissingEntry, 60 => "failed" "cli_not_found";
+    // Mistral Vibe: the causes it reports at once (it retries a 429 and 5xx
+    // with a backoff of 4 s doubling to 60 s, written to its own log only).
+    mistral_vibe_auth: MistralVibe, Fail("401:times=1000"), 60 => "failed" "auth";
+    mistral_vibe_model_not_found: MistralVibe, Fail("model:times=1000"), 60 => "failed" "model_not_found";
+    mistral_vibe_cli_not_found: MistralVibe, MissingEntry, 60 => "failed" "cli_not_found";
 }
 
 #[test]
