@@ -10,15 +10,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use super::{Count, PinError};
-use crate::shipped::SCRIPT_FILES;
 
-fn shipped(kind: &str, file: &str) -> Option<&'static str> {
-    let rel = format!("bundles/{kind}/{file}");
-    SCRIPT_FILES
-        .iter()
-        .find(|(r, _)| *r == rel)
-        .map(|(_, t)| *t)
-}
+use super::text::bundle_file as shipped;
 
 /// Whether KIND's dir of installers/bundles is a Node bundle (a package lock).
 pub(super) fn is_node(kind: &str) -> bool {

@@ -16,14 +16,7 @@ use std::time::Instant;
 use super::{Count, Made, PinError};
 use crate::shipped::SCRIPT_FILES;
 
-/// One file of KIND's dir of the shipped installers/bundles, if any.
-fn shipped(kind: &str, file: &str) -> Option<&'static str> {
-    let rel = format!("bundles/{kind}/{file}");
-    SCRIPT_FILES
-        .iter()
-        .find(|(r, _)| *r == rel)
-        .map(|(_, t)| *t)
-}
+use super::text::bundle_file as shipped;
 
 /// Whether KIND's dir of installers/bundles is a Python bundle (a wheel lock).
 pub(super) fn is_python(kind: &str) -> bool {
@@ -295,22 +288,9 @@ pub(super) fn check_layout(
     name: &str,
     version: &str,
 ) -> Result<(), PinError> {
-    let got = Command::new("tar")
-        .arg("-tzf")
-        .arg(&m.file)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| PinError::Failed(format!("tar: {e}")))?;
-    if !got.status.success() {
-        return Err(PinError::Failed(format!(
-            "{}: not a readable tar.gz",
-            m.path
-        )));
-    }
-    let names: Vec<String> = String::from_utf8_lossy(&got.stdout)
-        .lines()
-        .map(|l| l.trim_start_matches("./").trim_end_matches('/').to_owned())
+    let names: Vec<String> = super::text::archive_names(m)?
+        .into_iter()
+        .map(|l| l.trim_end_matches('/').to_owned())
         .collect();
     for module in entry_modules(kind)? {
         let base = format!("site-packages/{}", module.replace('.', "/"));

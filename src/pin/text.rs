@@ -63,14 +63,17 @@ impl Layout {
     }
 }
 
-/// `member` must be a file of `m`'s archive, else a [`PinError::Layout`].
-pub(super) fn require_member(
-    m: &Made,
-    member: &str,
-    name: &str,
-    version: &str,
-    what: &str,
-) -> Result<(), PinError> {
+/// One file of KIND's dir of the shipped installers/bundles, if any.
+pub(super) fn bundle_file(kind: &str, file: &str) -> Option<&'static str> {
+    let rel = format!("bundles/{kind}/{file}");
+    crate::shipped::SCRIPT_FILES
+        .iter()
+        .find(|(r, _)| *r == rel)
+        .map(|(_, t)| *t)
+}
+
+/// The member names of `m`'s tar.gz (`tar -tzf`), without a leading `./`.
+pub(super) fn archive_names(m: &Made) -> Result<Vec<String>, PinError> {
     let got = Command::new("tar")
         .arg("-tzf")
         .arg(&m.file)
@@ -84,10 +87,21 @@ pub(super) fn require_member(
             m.path
         )));
     }
-    let names: BTreeSet<String> = String::from_utf8_lossy(&got.stdout)
+    Ok(String::from_utf8_lossy(&got.stdout)
         .lines()
         .map(|l| l.trim_start_matches("./").to_owned())
-        .collect();
+        .collect())
+}
+
+/// `member` must be a file of `m`'s archive, else a [`PinError::Layout`].
+pub(super) fn require_member(
+    m: &Made,
+    member: &str,
+    name: &str,
+    version: &str,
+    what: &str,
+) -> Result<(), PinError> {
+    let names: BTreeSet<String> = archive_names(m)?.into_iter().collect();
     if names.contains(member) {
         Ok(())
     } else {
