@@ -326,13 +326,7 @@ fn recognize_lines(lines: &[Line]) -> Result<(), Foreign> {
 /// (or, for a JSONL row, lines that each are one).
 fn recognize(doc: &ChatDoc, lines: &[Line]) -> Result<(), Foreign> {
     if doc.lines {
-        return match lines
-            .iter()
-            .find(|l| !l.value.get("role").is_some_and(Value::is_string))
-        {
-            None => Ok(()),
-            Some(l) => Err((l.no, "not a `{\"role\":…}` message".to_owned())),
-        };
+        return recognize_lines(lines);
     }
     let Some(first) = lines.first() else {
         return Ok(());
