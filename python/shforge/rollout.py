@@ -177,9 +177,13 @@ _FAST_LAUNCH_SCRIPT = r"""
 d=$1 prefix=$2 installer=$3 want=$4 ends=$5 keep=$6 workdir=$7
 shift 7
 s=$d/session
-decline() { rm -rf "$s" 2>/dev/null; echo "shforge-fast-declined" >&2; exit 0; }
+# Declined: the scratch dir as the step-by-step path expects it (its own
+# stream's end marker must be the one it finds).
+decline() { rm -rf "$s" "$d/.shforge-complete" 2>/dev/null; echo "shforge-fast-declined" >&2; exit 0; }
 cbash() { env -u BASH_ENV -u ENV -u SHELLOPTS -u BASHOPTS "$b" --noprofile --norc "$@"; }
-mkdir -p "$d" && cd "$d" && tar -x -f - && rm .shforge-complete || { echo "shforge-unpack-failed" >&2; exit 1; }
+# The end marker is only looked for (an rm would be one more process on the
+# timed path); it goes with the scratch dir, never into the session dir.
+mkdir -p "$d" && cd "$d" && tar -x -f - && [ -f .shforge-complete ] || { echo "shforge-unpack-failed" >&2; exit 1; }
 sh "$d/bootstrap.sh" --workdir "$workdir" --session-dir "$s" >/dev/null 2>&1 || decline
 b=$(command -v bash 2>/dev/null) || decline
 case $b in /*) ;; *) decline ;; esac
@@ -542,14 +546,17 @@ class _Boot:
 _COMPLETE = ".shforge-complete"
 
 
-def _tar_bytes(path: Path) -> bytes:
+def _tar_bytes(path: Path, leave_out: Sequence[str] = ()) -> bytes:
     """``path``'s content as an uncompressed tar (names relative to it,
     owner 0 and no names: as root, tar keeps root's; as a user, it cannot,
-    and the files are the user's)."""
+    and the files are the user's), but the paths (relative) ``leave_out``
+    names."""
     import io
     import tarfile
 
-    def as_owner(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    def as_owner(info: tarfile.TarInfo) -> Optional[tarfile.TarInfo]:
+        if info.name in leave_out:
+            return None
         info.uid = info.gid = 0
         info.uname = info.gname = ""
         return info
@@ -916,26 +923,32 @@ async def rollout_async(
 
         def prepared(entry: str, bash: str, into: Path) -> Tuple[Session, List[str], str, List[str]]:
             """The session dir written on the host into ``into``; the
-            launch argv, the end-services command, the paths to bring back."""
-            try:
-                session: Session = harness_mod.write_session(
-                    None if spec is not None else harness,  # type: ignore[arg-type]
-                    into,
-                    session_dir=session_dir, workdir=workdir, entry=entry, base_url=base_url,
-                    model=model, prompt=prompt, api=api, api_key_env=api_key_env, mode=mode,
-                    keep_env=keep_env, spec=spec,
-                )  # fmt: skip
-            except ShforgeError as e:
-                raise RolloutError("session", e.message, e.code) from e
+            launch argv, the end-services command, the paths to bring back.
+            The three CLI runs are independent (the runner's argument is
+            ``params.sh`` by its path): at once."""
             receipt_path = f"{run.scratch}/receipt.json"
-            argv = launch_argv(
-                f"{run.scratch}/{SUPERVISOR}", receipt_path,
-                [bash, "--noprofile", "--norc", f"{run.scratch}/{RUNNER}", session.params],
-                deadline=deadline, grace=grace, marker=marker, bash=bash,
-            )  # fmt: skip
-            ends = ""
-            if end_services:
-                ends = shlex.join(end_services_argv(f"{run.scratch}/{SUPERVISOR}", receipt_path, bash=bash))
+            params = f"{session_dir.rstrip('/')}/params.sh"
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                got_argv = pool.submit(
+                    launch_argv, f"{run.scratch}/{SUPERVISOR}", receipt_path,
+                    [bash, "--noprofile", "--norc", f"{run.scratch}/{RUNNER}", params],
+                    deadline=deadline, grace=grace, marker=marker, bash=bash,
+                )  # fmt: skip
+                got_ends = (pool.submit(end_services_argv, f"{run.scratch}/{SUPERVISOR}", receipt_path, bash=bash)
+                            if end_services else None)  # fmt: skip
+                try:
+                    session: Session = harness_mod.write_session(
+                        None if spec is not None else harness,  # type: ignore[arg-type]
+                        into,
+                        session_dir=session_dir, workdir=workdir, entry=entry, base_url=base_url,
+                        model=model, prompt=prompt, api=api, api_key_env=api_key_env, mode=mode,
+                        keep_env=keep_env, spec=spec,
+                    )  # fmt: skip
+                except ShforgeError as e:
+                    raise RolloutError("session", e.message, e.code) from e
+                argv = got_argv.result()
+                ends = shlex.join(got_ends.result()) if got_ends is not None else ""
+            assert session.params == params
             cap = session.capture.db if session.capture.db is not None else session.capture.dir
             keep = ["session/" + n for n in ("events.log", "stderr.log", "stdout.log", "capture.json")]
             if cap is not None and (cap + "/").startswith(session_dir + "/"):
@@ -991,7 +1004,9 @@ async def rollout_async(
             session, argv, ends, keep = prepared(want, _BASH_SLOT, up / "session")
             ends = ends.replace(_BASH_SLOT, '"$b"')
             t = time.monotonic()
-            both = _tar_bytes(up)
+            # Not the carried bash's installer: the fast path runs only on
+            # the image's bash (the step-by-step path uploads it).
+            both = _tar_bytes(up, leave_out=("installers/bash.sh",))
             run.upload_s += time.monotonic() - t
             t = time.monotonic()
             run.made_scratch = True
