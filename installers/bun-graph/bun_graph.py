@@ -3,6 +3,12 @@
 Bun binary of the same version, swapping embedded native libraries.
 
 usage: bun_graph.py EXE BUN OUT [--swap SHA256_OLD=FILE]...
+       bun_graph.py --list EXE
+
+--list prints one line per embedded file: sha256, size, the ELF machine
+(x86_64, aarch64, or - for a file that is no ELF) and the name (what a
+recipe's `swap` lines are written from). Errors: one line on stderr, exit 1
+(exit 2 for a usage error); OUT is written only when everything succeeded.
 
 EXE is a program made by `bun build --compile` (its graph is the ELF
 section `.bun`: a u64 length, then the graph); BUN is the plain `bun`
@@ -43,9 +49,9 @@ PT_GNU_STACK = 0x6474E551
 PF_R = 4
 
 
-def die(msg):
+def die(msg, code=1):
     sys.stderr.write("bun_graph.py: %s\n" % msg)
-    sys.exit(1)
+    sys.exit(code)
 
 
 def sections(elf):
@@ -124,6 +130,21 @@ def swap(graph, old_sha, new):
         die("the graph outgrew Bun's 32-bit offsets")
 
 
+def list_files(graph):
+    t = len(graph) - TRAILER
+    mods_off, mods_len = struct.unpack_from("<II", graph, t + 8)
+    machines = {62: "x86_64", 183: "aarch64"}
+    for i in range(mods_len // RECORD):
+        no, nn, co, cn = struct.unpack_from("<IIII", graph, mods_off + i * RECORD)
+        body = bytes(graph[co:co + cn])
+        machine = "-"
+        if body[:4] == b"\x7fELF" and len(body) > 20:
+            code, = struct.unpack_from("<H", body, 18)
+            machine = machines.get(code, "elf-%d" % code)
+        name = bytes(graph[no:no + nn]).decode("utf-8", "replace")
+        print("%s %d %s %s" % (hashlib.sha256(body).hexdigest(), cn, machine, name))
+
+
 def align(v, a):
     return (v + a - 1) // a * a
 
@@ -169,14 +190,18 @@ def write_graph(bun, graph):
 
 
 def main(argv):
+    if len(argv) == 2 and argv[0] == "--list":
+        with open(argv[1], "rb") as f:
+            list_files(read_graph(f.read()))
+        return
     if len(argv) < 3:
-        die("usage: bun_graph.py EXE BUN OUT [--swap SHA256_OLD=FILE]...")
+        die("usage: bun_graph.py EXE BUN OUT [--swap SHA256_OLD=FILE]...", 2)
     exe_path, bun_path, out_path = argv[:3]
     swaps = []
     rest = argv[3:]
     while rest:
         if rest[0] != "--swap" or len(rest) < 2 or "=" not in rest[1]:
-            die("expected --swap SHA256_OLD=FILE, got %r" % rest[0])
+            die("expected --swap SHA256_OLD=FILE, got %r" % rest[0], 2)
         swaps.append(rest[1].split("=", 1))
         rest = rest[2:]
     with open(exe_path, "rb") as f:
@@ -194,4 +219,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except OSError as e:
+        die("%s: %s" % (e.filename or "", e.strerror or e))
+    except (struct.error, IndexError, ValueError) as e:
+        die("malformed ELF file or module graph (%s)" % e)

@@ -303,3 +303,138 @@ fn cline_aarch64_installs_and_answers_the_fake_model_under_qemu() {
         requests.lines().count()
     ));
 }
+
+/// `installers/bun-graph/bun_graph.py ARGS`.
+fn bun_graph(args: &[&Path]) -> std::process::Output {
+    run({
+        let mut c = Command::new("python3");
+        c.arg(support::root().join("installers/bun-graph/bun_graph.py"))
+            .args(args);
+        c
+    })
+}
+
+/// `bun_graph.py --list` lines: (sha256, machine, name).
+fn listed(exe: &Path) -> Vec<(String, String, String)> {
+    let o = bun_graph(&[Path::new("--list"), exe]);
+    assert_eq!(code(&o), 0, "--list {}: {}", exe.display(), text(&o));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.splitn(4, ' ').collect();
+            (w[0].to_owned(), w[2].to_owned(), w[3].to_owned())
+        })
+        .collect()
+}
+
+/// Without qemu: the pinned aarch64 program's module graph is the x86-64
+/// one with exactly the recipe's `swap` files replaced (same files, same
+/// order; no x86-64 ELF left), and bun_graph.py refuses bad input with one
+/// line and no output file.
+#[test]
+fn cline_aarch64_graph_is_the_x86_64_one_with_the_recipes_swaps() {
+    let dir = PathBuf::from(
+        std::env::var_os("SHFORGE_SMOKE_ARTIFACTS")
+            .unwrap_or_else(|| "/var/cache/shforge/artifacts".into()),
+    );
+    let spec = spec("cline");
+    let row = |arch: &str| {
+        spec.artifacts
+            .iter()
+            .find(|a| a.arch == arch && a.runtime.is_some_and(|r| r.as_str() == "image"))
+            .unwrap_or_else(|| panic!("cline: no {arch} image row"))
+    };
+    let t = tempfile::tempdir().unwrap();
+    let mut programs = Vec::new();
+    for arch in ["x86_64", "aarch64"] {
+        let a = row(arch);
+        let file = dir.join(&a.path);
+        if !file.is_file() {
+            skip_or_fail(&format!(
+                "missing {} (`shforge fetch cline --arch {arch} --into DIR`)",
+                file.display()
+            ));
+            return;
+        }
+        assert_eq!(
+            sha256_hex(&file),
+            a.sha256,
+            "{}: not the pinned file",
+            a.path
+        );
+        let into = t.path().join(arch);
+        fs::create_dir(&into).unwrap();
+        let o = run({
+            let mut c = Command::new("tar");
+            c.arg("-xzf")
+                .arg(&file)
+                .arg("-C")
+                .arg(&into)
+                .arg(&spec.entry);
+            c
+        });
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        programs.push(into.join(&spec.entry));
+    }
+    let (x64, arm) = (listed(&programs[0]), listed(&programs[1]));
+    let recipe =
+        fs::read_to_string(support::root().join("installers/bundles/cline-arm64/bun-graph"))
+            .unwrap();
+    let swapped: Vec<&str> = recipe
+        .lines()
+        .filter_map(|l| l.strip_prefix("swap "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(x64.len(), arm.len(), "the same number of files");
+    let mut replaced = 0;
+    for (x, a) in x64.iter().zip(&arm) {
+        assert_eq!(x.2, a.2, "the same names in the same order");
+        assert_ne!(
+            a.1, "x86_64",
+            "{}: an x86-64 ELF left in the arm64 graph",
+            a.2
+        );
+        if x.1 == "x86_64" {
+            assert!(
+                swapped.contains(&x.0.as_str()),
+                "{}: not in the recipe",
+                x.2
+            );
+            assert_eq!(a.1, "aarch64", "{}", a.2);
+            replaced += 1;
+        } else {
+            assert_eq!(x, a, "a file the recipe does not swap changed");
+        }
+    }
+    assert_eq!(replaced, swapped.len(), "every swap of the recipe was used");
+
+    // Refusals: one line, exit 1, no output. The graph-carrying program as
+    // the BUN (its .bun section is not the empty placeholder); a swap of a
+    // file the graph does not hold.
+    let out = t.path().join("out");
+    let zero = "0".repeat(64);
+    for (args, needle) in [
+        (
+            vec![programs[0].clone(), programs[1].clone(), out.clone()],
+            "not the empty placeholder",
+        ),
+        (
+            vec![
+                programs[0].clone(),
+                programs[1].clone(),
+                out.clone(),
+                "--swap".into(),
+                format!("{zero}={}", programs[0].display()).into(),
+            ],
+            "0 embedded files have that sha256",
+        ),
+    ] {
+        let refs: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+        let o = bun_graph(&refs);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 1, "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+        assert!(!out.exists() && !t.path().join("out.tmp").exists());
+    }
+}
