@@ -10,11 +10,14 @@
 #        sh installers/bundle.sh glibc-runtime OUT.tar.gz [--debs DIR]
 #        sh installers/bundle.sh python-runtime OUT.tar.gz [--debs DIR]
 #        sh installers/bundle.sh bash-static OUT [--debs DIR] [--arch ARCH]
+#        sh installers/bundle.sh NAME OUT.tar.gz   (bundles/NAME/bun-graph)
 # needs: npm, GNU tar, gzip. `glibc-runtime` builds the private glibc
 # runtime instead (installers/glibc-runtime/build.sh says how), and
 # `python-runtime` the portable Python (installers/python-runtime/build.sh);
 # a NAME whose bundles/NAME has a requirements.txt is a Python harness
-# (installers/python-runtime/bundle.sh).
+# (installers/python-runtime/bundle.sh), and one whose bundles/NAME has a
+# bun-graph recipe is a Bun single-file executable moved onto another arch's
+# Bun (installers/bun-graph/build.sh).
 set -eu
 
 if [ "${1:-}" = glibc-runtime ] && [ "$#" -ge 2 ]; then
@@ -33,6 +36,10 @@ fi
 # python-runtime/bundle.sh installs its wheels on the host with uv.
 if [ "$#" -eq 2 ] && [ -f "$(dirname "$0")/bundles/$1/requirements.txt" ]; then
     exec sh "$(dirname "$0")/python-runtime/bundle.sh" "$@"
+fi
+# A Bun single-file executable rebuilt for another arch from npm artifacts.
+if [ "$#" -eq 2 ] && [ -f "$(dirname "$0")/bundles/$1/bun-graph" ]; then
+    exec sh "$(dirname "$0")/bun-graph/build.sh" "$@"
 fi
 
 if [ "$#" -ne 2 ]; then

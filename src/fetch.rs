@@ -416,14 +416,11 @@ fn make(
         }
         ["sh", "installers/bundle.sh", name, file, rest @ ..] if *file == a.path => {
             let scripts = stage.scripts().map_err(|e| missing(&e))?;
-            // Only a Node bundle (a package lock) runs npm: the runtimes
-            // and the Python bundles (uv) do not.
-            if scripts
-                .join("bundles")
-                .join(name)
-                .join("package-lock.json")
-                .is_file()
-            {
+            // Only a Node bundle (a package lock) and a Bun graph (its
+            // packages are `npm pack`ed) run npm: the runtimes and the
+            // Python bundles (uv) do not.
+            let bundle = scripts.join("bundles").join(name);
+            if bundle.join("package-lock.json").is_file() || bundle.join("bun-graph").is_file() {
                 need_npm(source).map_err(|w| missing(&w))?;
             }
             let mut sh = Command::new("sh");

@@ -115,9 +115,16 @@ fn expected(name: &str, musl: bool) -> Option<(&'static str, Vec<&'static str>)>
                 "mini-swe-agent-bundle-2.4.6-r3-aarch64.tar.gz",
             ],
         ),
-        // Not published for arm64 in any release on npm (kilo, cline:
-        // their arm64 platform packages answer 404).
-        "kilo" | "cline" => return None,
+        // Cline (issue 41): its Bun graph moved onto arm64 Bun
+        // (installers/bun-graph/), glibc; musl gets the private runtime.
+        "cline" if musl => (
+            "private (a musl system)",
+            vec![RUNTIME, "cline-cli-linux-arm64-3.0.65-prepared.tar.gz"],
+        ),
+        "cline" => ("image", vec!["cline-cli-linux-arm64-3.0.65.tar.gz"]),
+        // Not published for arm64 in any release on npm (its arm64
+        // platform packages answer 404).
+        "kilo" => return None,
         other => panic!("{other}: a shipped harness this table does not know: add its row"),
     })
 }
@@ -756,4 +763,9 @@ fn aarch64_program_runs(name: &str) {
 #[test]
 fn opencode_aarch64_program_runs_under_qemu() {
     aarch64_program_runs("opencode");
+}
+
+#[test]
+fn cline_aarch64_program_runs_under_qemu() {
+    aarch64_program_runs("cline");
 }

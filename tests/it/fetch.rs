@@ -229,6 +229,20 @@ fn only_a_node_bundle_needs_npm() {
     assert_eq!(code(&o), 1, "{err}");
     assert!(err.contains("no npm on PATH"), "{err}");
 
+    // A Bun graph's packages are `npm pack`ed: it needs npm too.
+    let o = fetch_without_npm(
+        "sh installers/bundle.sh cline-arm64 cl-b.tar.gz",
+        "cl-b.tar.gz",
+    );
+    let err = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(code(&o), 1, "{err}");
+    // Said by fetch itself, before the recipe runs.
+    assert!(err.contains("no npm on PATH to run"), "{err}");
+
     // A Python bundle is built with uv: it fails on the missing uv, not npm.
     let o = fetch_without_npm("sh installers/bundle.sh stirrup st-b.tar.gz", "st-b.tar.gz");
     let err = format!(

@@ -9,6 +9,7 @@ mod support;
 
 mod adapter_specs;
 mod arch_select;
+mod arm_bun;
 mod arm_python;
 mod atif;
 mod bootstrap;
