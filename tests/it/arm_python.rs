@@ -217,7 +217,10 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
     };
     let file = py.file_name().unwrap().to_string_lossy().into_owned();
     let version = file.strip_prefix("python").unwrap().to_owned();
-    // Nothing of the host reaches it: a clean environment.
+    // Nothing of the host reaches it: a clean environment. LiteLLM (NOOA,
+    // mini-swe-agent) fetches its model-cost map at import unless told not
+    // to, three tries with back-off (23 s under qemu, offline), as the
+    // bundles' boot.py tells it for a real run.
     let qrun = |args: &[&str]| {
         run({
             let mut c = Command::new(&qemu);
@@ -226,6 +229,7 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
                 .env_clear()
                 .env("PATH", "/usr/bin:/bin")
                 .env("HOME", tmp.path())
+                .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
                 .current_dir(tmp.path());
             c
         })
