@@ -710,10 +710,18 @@ fn aarch64_program_runs(name: &str) {
     let artifacts = std::env::var_os("SHFORGE_SMOKE_ARTIFACTS")
         .map_or_else(|| "/var/cache/shforge/artifacts".into(), PathBuf::from);
     let file = artifacts.join(&row.path);
-    if !file.is_file() && row.source.as_deref().is_some_and(|s| s.contains("bundle.sh")) {
+    if !file.is_file()
+        && row
+            .source
+            .as_deref()
+            .is_some_and(|s| s.contains("bundle.sh"))
+    {
         // Built by a recipe (minutes of work): CI's background aarch64
         // fetch brings it, and runs this again once it is there.
-        let why = format!("SKIPPING {test}: no {} (`shforge fetch {name} --arch aarch64`)", row.path);
+        let why = format!(
+            "SKIPPING {test}: no {} (`shforge fetch {name} --arch aarch64`)",
+            row.path
+        );
         assert!(
             !std::env::var("SHFORGE_REQUIRE_ARM_BUN").is_ok_and(|v| v == "1"),
             "{why} (SHFORGE_REQUIRE_ARM_BUN=1 forbids skipping)"

@@ -174,25 +174,15 @@ struct FakeServer(std::process::Child, String);
 
 impl FakeServer {
     fn start(log: &Path, target: &Path) -> FakeServer {
-        use std::io::BufRead as _;
-        let mut child = Command::new(support::shforge())
-            .arg("fake-model-server")
-            .arg("--log")
-            .arg(log)
-            .args(["--token", "tok-arm64", "--target"])
-            .arg(target)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("server said {line:?}"))
-            .to_owned();
+        use std::ffi::OsStr;
+        let (child, url) = support::spawn_fake_model_server([
+            OsStr::new("--log"),
+            log.as_os_str(),
+            OsStr::new("--token"),
+            OsStr::new("tok-arm64"),
+            OsStr::new("--target"),
+            target.as_os_str(),
+        ]);
         FakeServer(child, url)
     }
 }

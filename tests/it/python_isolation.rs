@@ -46,6 +46,7 @@
 use crate::support;
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -429,23 +430,7 @@ struct Server {
 
 impl Server {
     fn start(log: &Path) -> Server {
-        use std::io::BufRead as _;
-        let mut child = Command::new(support::shforge())
-            .arg("fake-model-server")
-            .arg("--log")
-            .arg(log)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("server said {line:?}"))
-            .to_owned();
+        let (child, url) = support::spawn_fake_model_server([OsStr::new("--log"), log.as_os_str()]);
         Server {
             child,
             url,

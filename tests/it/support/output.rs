@@ -73,3 +73,29 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// `shforge fake-model-server` with `args` as a child (stdout piped) and the
+/// URL its first line names ("listening on URL"). The caller kills it.
+pub fn spawn_fake_model_server<I, S>(args: I) -> (std::process::Child, String)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    use std::io::BufRead as _;
+    let mut child = Command::new(shforge())
+        .arg("fake-model-server")
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("server said {line:?}"))
+        .to_owned();
+    (child, url)
+}
