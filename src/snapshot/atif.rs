@@ -267,12 +267,12 @@ fn trajectory(kind: Option<Kind>, harness: &str, sessions: &[&SessionRecord]) ->
 }
 
 /// ATIF's counts from the harness's: `prompt_tokens` includes the cached
-/// input. Codex (OpenAI usage) already counts it in `input`; the others
-/// (Anthropic style, and OpenCode/Kilo/Pi, which subtract it) do not.
+/// input. Codex and NOOA (OpenAI usage) already count it in `input`; the
+/// others (Anthropic style, and OpenCode/Kilo/Pi, which subtract it) do not.
 /// `completion_tokens` includes reasoning: OpenCode/Kilo count it apart.
 fn atif_counts(kind: Option<Kind>, t: &Tokens) -> (u64, u64, u64) {
     let prompt = match kind {
-        Some(Kind::Codex | Kind::GeminiCli) => t.input,
+        Some(Kind::Codex | Kind::GeminiCli | Kind::Nooa) => t.input,
         _ => super::sum(&[t.input, t.cache_read, t.cache_write]),
     };
     let completion = match kind {
@@ -554,7 +554,8 @@ fn model_name(kind: Option<Kind>, data: &Value) -> Option<String> {
         Kind::Cline => &data["modelInfo"]["id"],
         Kind::ContinueCli => &data["message"]["usage"]["model"],
         Kind::CopilotCli => &data["data"]["model"],
-        // Added by Stirrup's boot.py (NOOA's: to its last answer only).
+        // Added by Stirrup's and NOOA's boot.py to each answer (NOOA's r1
+        // bundle: to its last answer only).
         Kind::Stirrup | Kind::Nooa => &data["model"],
         // litellm's response, kept in the answer's `extra`.
         Kind::MiniSweAgent => &data["extra"]["response"]["model"],

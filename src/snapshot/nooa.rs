@@ -9,8 +9,19 @@
 //! chat messages NOOA's litellm client sent (`system`, `user` with a string
 //! or a list of `{type: "text", text}` blocks, `assistant` with `content`
 //! and `tool_calls [{id, function: {name, arguments}}]`, `tool` with
-//! `tool_call_id`), the last answer carrying `model`; `result` is the
-//! turn's `{kind, explanation}` once it ended, else null.
+//! `tool_call_id`); `result` is the turn's `{kind, explanation}` once it
+//! ended, else null.
+//!
+//! Token usage (boot.py's additive fields; a transcript without them reads
+//! the same, with no tokens): each assistant message that was one of the
+//! client's answers carries `model` and `usage`, litellm's OpenAI usage
+//! with only its integer fields (`prompt_tokens`, which include the cached
+//! ones, `completion_tokens`, `total_tokens`,
+//! `prompt_tokens_details.cached_tokens`,
+//! `completion_tokens_details.reasoning_tokens`), and the document's
+//! `usage`, the same fields summed over every answer (those NOOA no longer
+//! sends included), is the session's tokens; without it, the messages'
+//! usage summed. Older bundles (r1) put `model` on the last answer only.
 //!
 //! NOOA's CodeAct answers a cell in two messages: a `tool` message
 //! (`status: complete`) and a `user` message `<sys tag="N">
@@ -27,7 +38,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::jsonl::{self, Foreign, Head, Layout, Line, Parsed, str_at};
+use super::jsonl::{self, Foreign, Head, Layout, Line, Parsed, count_at, str_at};
 use super::{Message, Part, PartKind, Tokens, ToolStatus};
 
 pub(super) const LAYOUT: Layout = Layout {
@@ -79,7 +90,36 @@ pub(super) fn parse(path: &Path, lines: &[Line]) -> Parsed {
     if let Some(result) = doc.get("result").filter(|r| r.is_object()) {
         finish(&mut messages, result);
     }
-    head.finish(path, Tokens::default(), messages)
+    let tokens = match doc.get("usage").filter(|u| u.is_object()) {
+        Some(u) => tokens_of(u),
+        None => {
+            let mut sum = Tokens::default();
+            messages
+                .iter()
+                .filter_map(|m| m.usage)
+                .for_each(|u| sum += u);
+            sum
+        }
+    };
+    head.finish(path, tokens, messages)
+}
+
+/// litellm's OpenAI `usage` as [`Tokens`] (`prompt_tokens` include the
+/// cached ones); a total it left out is input plus output.
+fn tokens_of(u: &Value) -> Tokens {
+    let detail = |at: &str| u.pointer(at).and_then(Value::as_u64).unwrap_or(0);
+    let mut t = Tokens {
+        input: count_at(u, "prompt_tokens"),
+        output: count_at(u, "completion_tokens"),
+        reasoning: detail("/completion_tokens_details/reasoning_tokens"),
+        cache_read: detail("/prompt_tokens_details/cached_tokens"),
+        cache_write: 0,
+        total: count_at(u, "total_tokens"),
+    };
+    if t.total == 0 {
+        t.total = super::sum(&[t.input, t.output]);
+    }
+    t
 }
 
 /// The turn ended with `result`: the last call of the last answer (the
@@ -128,12 +168,16 @@ fn message(v: &Value, i: usize, all: &[&Value]) -> Message {
         "tool" => parts = vec![tool_result(v, all)],
         _ => {}
     }
+    let usage = match role.as_str() {
+        "assistant" => v.get("usage").filter(|u| u.is_object()).map(tokens_of),
+        _ => None,
+    };
     Message {
         id: format!("message-{i}"),
         role,
         parts,
         data: v.clone(),
-        usage: None,
+        usage,
     }
 }
 

@@ -50,9 +50,10 @@ def classes() -> Dict[str, str]:
 PATTERN = ("codex|claude|cline|gemini|hermes|kilo|nooa|openclaw|opencode|qwen|stirrup|/pi( |$)|"
            "continue|/cn( |$)|copilot|mini-swe-agent|/mini( |$)|kimi|vibe|shforge-standin")
 KEY = {"FAKE_KEY": "sk-shforge-fake-key-not-on-any-argv"}
-#: Harnesses whose session data records no token usage (NOOA's transcript
-#: has none): their trajectory has no token counts, nor AgentContext.
-NO_USAGE = {"nooa"}
+#: Harnesses whose session data records no token usage: their trajectory
+#: has no token counts, nor AgentContext. None since NOOA's boot.py records
+#: each answer's usage (bundle r2).
+NO_USAGE: set[str] = set()
 #: The task's agent timeout: OpenClaw and Kilo ran 290 s at load 25.
 AGENT_TIMEOUT = 600
 #: Trials at once: 2 cores shared with cargo test in CI.

@@ -84,7 +84,7 @@ fn expected(name: &str, musl: bool) -> Option<(&'static str, Vec<&'static str>)>
             vec![
                 RUNTIME_TRIXIE,
                 PYTHON_TRIXIE,
-                "nooa-bundle-0.0.10-r1-aarch64.tar.gz",
+                "nooa-bundle-0.0.10-r2-aarch64.tar.gz",
             ],
         ),
         "kimi-cli" => (

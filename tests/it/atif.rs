@@ -331,7 +331,9 @@ fn a_finished_run_has_every_call_answered_and_per_step_metrics() {
             (Kind::Cline, _) => (11058, 27),
             (Kind::Hermes, _) => (23022, 24),
             (Kind::Stirrup, _) => (1055, 34),
-            // NOOA's boot.py records no token counts.
+            // NOOA's r2 boot.py records litellm's usage of each answer;
+            // the r1 fixtures (`nooa`, …) have none.
+            (Kind::Nooa, "nooa-usage") => (10777, 57),
             (Kind::Nooa, _) => (0, 0),
             (Kind::ContinueCli, _) => (4088, 26),
             (Kind::CopilotCli, _) => (24128, 26),

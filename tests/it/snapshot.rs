@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use crate::support::copy_tree;
 use serde_json::Value;
 use shforge::snapshot::{
-    self, Kind, PartKind, Snapshot, SnapshotError, ToolCallSummary, ToolStatus,
+    self, Kind, PartKind, Snapshot, SnapshotError, Tokens, ToolCallSummary, ToolStatus,
 };
 
 fn fixture(name: &str) -> PathBuf {
@@ -2054,6 +2054,64 @@ fn nooa_transcript_from_the_real_cli() {
         assert!(o.stdout.is_empty());
         assert!(stderr(&o).contains(wanted), "{}", stderr(&o));
     }
+}
+
+/// NOOA's r2 boot.py records each answer's litellm usage (fixtures
+/// `nooa-usage/`, finished, and `nooa-usage-midtool/`, KILLed mid-cell:
+/// the save after the answer already carries it); the r1 fixtures have
+/// none and read with no tokens. The document's `usage` is the session's
+/// tokens, the answers' summed without it; `prompt_tokens` include the
+/// cached ones, so ATIF's prompt count is the input as recorded.
+#[test]
+fn nooa_token_usage_of_each_answer_from_the_real_cli() {
+    let kind = Kind::Nooa;
+    let snap = take(kind, &fixture("nooa-usage")).unwrap();
+    assert_eq!(snap.summary.final_text.as_deref(), Some("done"));
+    let t = snap.summary.tokens;
+    assert_eq!((t.input, t.output, t.total), (10777, 57, 10834), "{t:?}");
+    assert_eq!((t.cache_read, t.reasoning), (0, 0), "{t:?}");
+    // One usage per model answer: not NOOA's own prefill cell.
+    let per: Vec<(u64, u64)> = snap.sessions[0]
+        .messages
+        .iter()
+        .filter_map(|m| m.usage.map(|u| (u.input, u.output)))
+        .collect();
+    assert_eq!(per, [(5273, 42), (5504, 15)]);
+    let cut = take(kind, &fixture("nooa-usage-midtool")).unwrap();
+    assert!(cut.summary.tool_calls.last().unwrap().unfinished);
+    let t = cut.summary.tokens;
+    assert_eq!((t.input, t.output, t.total), (5287, 46, 5333), "{t:?}");
+    for old in ["nooa", "nooa-midtool", "nooa-killed"] {
+        let snap = take(kind, &fixture(old)).unwrap();
+        assert_eq!(snap.summary.tokens, Tokens::default(), "{old}");
+        assert!(snap.sessions[0].messages.iter().all(|m| m.usage.is_none()));
+    }
+
+    // Cached input (a provider's `prompt_tokens_details`), and a document
+    // without its own `usage`: the answers' summed.
+    let text = fs::read_to_string(fixture("nooa-usage/nooa-state/transcript.json")).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let cached = serde_json::json!({"cached_tokens": 4096, "audio_tokens": 0});
+    let last = doc["messages"].as_array_mut().unwrap().last_mut().unwrap();
+    last["usage"]["prompt_tokens_details"] = cached.clone();
+    doc["usage"]["prompt_tokens_details"] = cached;
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |doc: &Value| {
+        fs::create_dir_all(tmp.path().join("nooa-state")).unwrap();
+        let text = serde_json::to_string(doc).unwrap();
+        fs::write(tmp.path().join("nooa-state/transcript.json"), text).unwrap();
+        take(kind, tmp.path()).unwrap()
+    };
+    let with = write(&doc);
+    assert_eq!(with.summary.tokens.cache_read, 4096);
+    assert_eq!(with.summary.tokens.input, 10777);
+    let atif: Value = serde_json::from_slice(&with.to_atif()).unwrap();
+    let fm = &atif["final_metrics"];
+    assert_eq!(fm["total_prompt_tokens"], 10777, "{fm}");
+    assert_eq!(fm["total_cached_tokens"], 4096, "{fm}");
+    doc.as_object_mut().unwrap().remove("usage");
+    let summed = write(&doc);
+    assert_eq!(summed.summary.tokens, with.summary.tokens);
 }
 
 /// Continue CLI 1.5.47's real session (tests/fixtures/snapshot/README.md):

@@ -51,6 +51,18 @@ What is pinned here, and why:
   every model response (the messages sent and the answer, so a run killed
   mid-cell leaves its last call without a result) and at the end (with the
   turn's result). Each write is atomic (a temporary file renamed over it).
+  Token usage (additive fields, absent where litellm reported none): each
+  assistant message that is one of this client's answers carries `model`
+  and `usage`, that answer's litellm usage with only its integer fields
+  (`prompt_tokens`, `completion_tokens`, `total_tokens`, ... and the
+  integer fields of `prompt_tokens_details` / `completion_tokens_details`,
+  e.g. `cached_tokens`); the document's `usage` is the sum over every answer
+  so far, those NOOA no longer sends (a compacted history, a side call)
+  included. NOOA rebuilds the history it sends on each call (its own dicts:
+  content null, arguments re-serialized), so an earlier answer is found in
+  it by its tool call ids, or by its text when it made no call; an answer
+  split over several messages (one per tool call) has its usage on the
+  first.
 * A CA bundle variable (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE)
   naming no file is dropped (httpx refuses one); the pinned certifi is used.
 """
@@ -168,13 +180,82 @@ def setup(state):
     seal_imports()
 
 
-def save(state, model, messages, answer=None, result=None):
-    """STATE/transcript.json: the chat messages, the answer added, and the
-    turn's result once there is one."""
+def usage_of(usage):
+    """litellm's usage (a dict, maybe nested) with only its integer fields,
+    or None when none is left."""
+    if not isinstance(usage, dict):
+        return None
+    out = {}
+    for key, value in usage.items():
+        if isinstance(value, dict):
+            value = usage_of(value)
+        elif isinstance(value, bool) or not isinstance(value, int):
+            value = None
+        if value is not None:
+            out[str(key)] = value
+    return out or None
+
+
+def add_usage(total, usage):
+    """The sum of two usage dicts of integers (nested ones summed alike)."""
+    out = dict(total)
+    for key, value in usage.items():
+        if isinstance(value, dict):
+            out[key] = add_usage(out.get(key) or {}, value)
+        else:
+            out[key] = out.get(key, 0) + value
+    return out
+
+
+def call_ids(message):
+    """The tool call ids of an assistant message."""
+    calls = message.get("tool_calls") or []
+    return {c.get("id") for c in calls if isinstance(c, dict) and c.get("id")}
+
+
+class Answers:
+    """Every answer of this client, with its usage (see the module doc)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.answers = []  # (tool call ids, text, usage)
+        self.total = None
+
+    def add(self, message, usage):
+        usage = usage_of(usage)
+        self.answers.append((call_ids(message), message.get("content"), usage))
+        if usage is not None:
+            self.total = add_usage(self.total or {}, usage)
+
+    def annotate(self, msgs):
+        """`model` and `usage` on each message of msgs (copies) that is an
+        answer, the first message of each answer only."""
+        used = set()
+        for m in msgs:
+            if m.get("role") != "assistant":
+                continue
+            ids = call_ids(m)
+            for n, (their_ids, text, usage) in enumerate(self.answers):
+                if n in used:
+                    continue
+                if (ids & their_ids) if ids else (not their_ids and text == m.get("content")):
+                    used.add(n)
+                    m["model"] = self.model
+                    if usage is not None:
+                        m["usage"] = usage
+                    break
+
+
+def save(state, answers, messages, answer=None, result=None):
+    """STATE/transcript.json: the chat messages, the answer added, the
+    answers' usage, and the turn's result once there is one."""
     msgs = [dict(m) for m in messages]
     if answer is not None:
-        msgs.append(dict(answer, model=model))
-    dump = {"model": model, "messages": msgs, "result": result}
+        msgs.append(dict(answer))
+    answers.annotate(msgs)
+    dump = {"model": answers.model, "messages": msgs, "result": result}
+    if answers.total is not None:
+        dump["usage"] = answers.total
     tmp = state / "transcript.json.tmp"
     tmp.write_text(json.dumps(dump, indent=1, default=str), encoding="utf-8")
     tmp.replace(state / "transcript.json")
@@ -187,14 +268,16 @@ async def run(opts, prompt, state):
 
     model = opts["--model"]
     last = {"messages": []}
+    answers = Answers(model)
 
     class RecordingClient(CompletionClient):
         """NOOA's client; the conversation so far is saved after each answer."""
 
         async def acall(self, messages, *args, **kwargs):
             answer = await super().acall(messages, *args, **kwargs)
+            answers.add(answer.assistant_message, answer.usage)
             last["messages"] = [*messages, answer.assistant_message]
-            save(state, model, messages, answer.assistant_message)
+            save(state, answers, messages, answer.assistant_message)
             return answer
 
     llm = RecordingClient(
@@ -213,7 +296,7 @@ async def run(opts, prompt, state):
     finally:
         await agent.close()
     outcome = {"kind": str(result.kind), "explanation": result.explanation}
-    save(state, model, last["messages"], result=outcome)
+    save(state, answers, last["messages"], result=outcome)
     return result
 
 
