@@ -267,12 +267,24 @@ fn trajectory(kind: Option<Kind>, harness: &str, sessions: &[&SessionRecord]) ->
 }
 
 /// ATIF's counts from the harness's: `prompt_tokens` includes the cached
-/// input. Codex and NOOA (OpenAI usage) already count it in `input`; the
-/// others (Anthropic style, and OpenCode/Kilo/Pi, which subtract it) do not.
-/// `completion_tokens` includes reasoning: OpenCode/Kilo count it apart.
+/// input. The harnesses that record OpenAI-style usage (Codex, Gemini CLI,
+/// NOOA, Continue CLI, Copilot CLI, and the chat-messages family:
+/// mini-swe-agent, Kimi CLI, Mistral Vibe) already count it in `input`;
+/// the others (Anthropic style, and OpenCode/Kilo/Pi, which subtract it)
+/// do not. `completion_tokens` includes reasoning: OpenCode/Kilo count it
+/// apart.
 fn atif_counts(kind: Option<Kind>, t: &Tokens) -> (u64, u64, u64) {
     let prompt = match kind {
-        Some(Kind::Codex | Kind::GeminiCli | Kind::Nooa) => t.input,
+        Some(
+            Kind::Codex
+            | Kind::GeminiCli
+            | Kind::Nooa
+            | Kind::ContinueCli
+            | Kind::CopilotCli
+            | Kind::MiniSweAgent
+            | Kind::KimiCli
+            | Kind::MistralVibe,
+        ) => t.input,
         _ => super::sum(&[t.input, t.cache_read, t.cache_write]),
     };
     let completion = match kind {
@@ -690,6 +702,32 @@ fn push_id(extra: &mut Map<String, Value>, id: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cached_input_is_counted_once_in_the_prompt() {
+        let t = Tokens {
+            input: 100,
+            output: 7,
+            reasoning: 0,
+            cache_read: 60,
+            cache_write: 5,
+            total: 107,
+        };
+        // OpenAI-style usage: `input` already holds the cached tokens.
+        for kind in [
+            Kind::Codex,
+            Kind::Nooa,
+            Kind::ContinueCli,
+            Kind::CopilotCli,
+            Kind::MiniSweAgent,
+            Kind::KimiCli,
+            Kind::MistralVibe,
+        ] {
+            assert_eq!(atif_counts(Some(kind), &t), (100, 7, 60), "{kind:?}");
+        }
+        // Anthropic style: the cached tokens are apart from `input`.
+        assert_eq!(atif_counts(Some(Kind::ClaudeCode), &t), (165, 7, 60));
+    }
 
     #[test]
     fn epoch_ms_become_utc_iso() {
