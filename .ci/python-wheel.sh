@@ -2,7 +2,10 @@
 # The Python wheel (issue 25): build it with maturin from this checkout,
 # install it into a fresh venv and run tests/python and a type checker
 # against the installed package, with no Rust toolchain on PATH after the
-# build. Usage: sh .ci/python-wheel.sh [aarch64] [PYTHON] (default python3).
+# build. Usage: sh .ci/python-wheel.sh [aarch64 | build | test] [PYTHON]
+# (default python3). `build` only builds the native wheel (CI builds it
+# while the artifacts are still fetched); `test` only tests the wheel that
+# `build` left in the work dir.
 # With `aarch64`, the wheel is cross-built for aarch64 (Debian's rustc-web,
 # .ci/aarch64-rust.sh, and gcc-aarch64-linux-gnu) and tested under
 # qemu-aarch64-static instead: its binary regenerates generated/
@@ -19,10 +22,17 @@ set -eu
 cd "$(dirname "$0")/.."
 checkout=$(pwd -P)
 target=
-if [ "${1:-}" = aarch64 ]; then
+step=all
+case ${1:-} in
+aarch64)
     target=aarch64-unknown-linux-gnu
     shift
-fi
+    ;;
+build | test)
+    step=$1
+    shift
+    ;;
+esac
 python=${1:-python3}
 work=${SHFORGE_WHEEL_WORK:-${TMPDIR:-/tmp}/shforge-python-wheel${target:+-aarch64}}
 build_venv=${SHFORGE_WHEEL_BUILD_VENV:-${TMPDIR:-/tmp}/shforge-python-build}
@@ -45,23 +55,28 @@ REQ
     ;;
 esac
 
-rm -rf "$work"
-mkdir -p "$work"
-build_start=$(date +%s)
-if [ -n "$target" ]; then
-    rustc=$(sh .ci/aarch64-rust.sh | tail -n 1)
-    # Debian's rustc finds its own sysroot (both standard libraries) from
-    # its path; its shared libraries are beside it. A target dir of its own:
-    # another compiler's artifacts would not be reused anyway.
-    LD_LIBRARY_PATH=$(dirname "$(dirname "$rustc")")/lib/x86_64-linux-gnu \
-        RUSTC=$rustc CARGO_TARGET_DIR=$checkout/target/aarch64-cross \
-        CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
-        CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc \
-        "$build_venv/bin/maturin" build --release --target "$target" --out "$work/dist"
-else
-    "$build_venv/bin/maturin" build --release --out "$work/dist"
-fi
-echo "wheel build: $(( $(date +%s) - build_start )) s"
+# build_wheel: a fresh work dir with the wheel in dist/.
+build_wheel() {
+    rm -rf "$work"
+    mkdir -p "$work"
+    build_start=$(date +%s)
+    if [ -n "$target" ]; then
+        rustc=$(sh .ci/aarch64-rust.sh | tail -n 1)
+        # Debian's rustc finds its own sysroot (both standard libraries) from
+        # its path; its shared libraries are beside it. A target dir of its own:
+        # another compiler's artifacts would not be reused anyway.
+        LD_LIBRARY_PATH=$(dirname "$(dirname "$rustc")")/lib/x86_64-linux-gnu \
+            RUSTC=$rustc CARGO_TARGET_DIR=$checkout/target/aarch64-cross \
+            CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+            CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc \
+            "$build_venv/bin/maturin" build --release --target "$target" --out "$work/dist"
+    else
+        "$build_venv/bin/maturin" build --release --out "$work/dist"
+    fi
+    echo "wheel build: $(( $(date +%s) - build_start )) s"
+}
+
+[ "$step" = test ] || build_wheel
 set -- "$work"/dist/shforge-*.whl
 [ "$#" -eq 1 ] && [ -f "$1" ] || {
     echo "python-wheel.sh: expected one wheel in $work/dist" >&2
@@ -69,6 +84,7 @@ set -- "$work"/dist/shforge-*.whl
 }
 wheel=$1
 echo "wheel: $(basename "$wheel"), $(wc -c < "$wheel") bytes"
+[ "$step" != build ] || exit 0
 if [ -n "$target" ]; then
     exec sh "$checkout/.ci/wheel-aarch64-test.sh" "$wheel" "$work" "$python"
 fi

@@ -14,7 +14,7 @@
 use std::fmt;
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 use crate::lex;
 
@@ -603,6 +603,19 @@ static COMPILED: LazyLock<Vec<Compiled>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Every rule's pattern on the masked code (a `TextWhenCode` rule's code
+/// pattern), in `COMPILED` order: one pass a line finds the rules that may
+/// hit, instead of one search a rule (the debug build's tests generate
+/// every script many times).
+static ON_CODE: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new(
+        COMPILED
+            .iter()
+            .map(|c| c.also.as_ref().unwrap_or(&c.re).as_str()),
+    )
+    .expect("rule patterns compile")
+});
+
 static NOUNSET: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
         r"{CMD}set\s+(?:-[A-Za-z]*u[A-Za-z]*|-o\s+nounset)\b"
@@ -646,7 +659,8 @@ pub fn check(src: &str, dialect: Dialect) -> Vec<Finding> {
     let nounset = masked.iter().any(|l| NOUNSET.is_match(l));
     let mut findings = Vec::new();
     for (n, code) in masked.iter().enumerate() {
-        for c in COMPILED.iter() {
+        for i in ON_CODE.matches(code).iter() {
+            let c = &COMPILED[i];
             let applies = match c.rule.scope {
                 Scope::Posix => dialect == Dialect::Posix,
                 Scope::Both => true,
@@ -655,11 +669,9 @@ pub fn check(src: &str, dialect: Dialect) -> Vec<Finding> {
             if !applies || allowed(&raw, n, c.rule.id) {
                 continue;
             }
-            let hit = match &c.also {
-                None => c.re.is_match(code),
-                Some(also) => also.is_match(code) && c.re.is_match(&uncommented[n]),
-            };
-            if hit {
+            // A `TextWhenCode` rule matched its code pattern; its own
+            // pattern is on the line with the strings but not the comments.
+            if c.also.is_none() || c.re.is_match(&uncommented[n]) {
                 findings.push(Finding {
                     line: n + 1,
                     rule: c.rule.id,

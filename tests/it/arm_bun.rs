@@ -31,50 +31,13 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use shforge::installer::{HARNESS_SPECS, InstallerSpec};
 use support::output::{code, run};
+use support::{arm, artifacts};
 
-const QEMU: &str = "qemu-aarch64-static";
-
-fn skip_or_fail(why: &str) {
-    let line = format!("SKIPPING the aarch64 Bun programs under qemu: {why}");
-    if std::env::var("SHFORGE_REQUIRE_ARM_BUN").is_ok_and(|v| v == "1") {
-        panic!("{line} (SHFORGE_REQUIRE_ARM_BUN=1 forbids skipping)");
-    }
-    support::loud(&line);
-}
-
-fn spec(name: &str) -> InstallerSpec {
-    let (_, text) = HARNESS_SPECS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .expect("a shipped harness");
-    InstallerSpec::from_toml(text).unwrap()
-}
-
-/// `sha256sum FILE` (the debug build's own sha2 takes seconds for these
-/// 150 MB programs).
-fn sha256_hex(file: &Path) -> String {
-    let o = run({
-        let mut c = Command::new("sha256sum");
-        c.arg(file);
-        c
-    });
-    assert_eq!(code(&o), 0, "sha256sum {}: {}", file.display(), text(&o));
-    String::from_utf8_lossy(&o.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+const GATE: arm::Gate<'static> = arm::Gate {
+    what: "the aarch64 Bun programs",
+    require: "SHFORGE_REQUIRE_ARM_BUN",
+};
 
 /// The artifacts `name`'s generated installer plans for an aarch64 glibc
 /// system with the private runtime (a `uname` fixture first on PATH).
@@ -96,7 +59,7 @@ fn planned(name: &str, tmp: &Path) -> Vec<String> {
             .env("PATH", format!("{}:/usr/bin:/bin", fake.display()));
         c
     });
-    assert_eq!(code(&o), 0, "{name} --plan: {}", text(&o));
+    assert_eq!(code(&o), 0, "{name} --plan: {}", arm::both(&o));
     String::from_utf8_lossy(&o.stdout)
         .lines()
         .filter_map(|l| l.strip_prefix("artifact "))
@@ -108,11 +71,7 @@ fn planned(name: &str, tmp: &Path) -> Vec<String> {
 /// does (digests checked, unpacked at `dest`, the relocation written);
 /// the relocated program, or None when an artifact is missing (skipped).
 fn install(name: &str, planned: &[String], root: &Path) -> Option<PathBuf> {
-    let dir = PathBuf::from(
-        std::env::var_os("SHFORGE_SMOKE_ARTIFACTS")
-            .unwrap_or_else(|| "/var/cache/shforge/artifacts".into()),
-    );
-    let spec = spec(name);
+    let spec = artifacts::shipped_spec(name);
     let rows: Vec<_> = planned
         .iter()
         .map(|p| {
@@ -122,51 +81,7 @@ fn install(name: &str, planned: &[String], root: &Path) -> Option<PathBuf> {
                 .unwrap_or_else(|| panic!("{name}: planned {p} is no row"))
         })
         .collect();
-    let missing: Vec<String> = rows
-        .iter()
-        .map(|a| dir.join(&a.path))
-        .filter(|p| !p.is_file())
-        .map(|p| p.display().to_string())
-        .collect();
-    if !missing.is_empty() {
-        skip_or_fail(&format!(
-            "missing {} (`shforge fetch {name} --arch aarch64 --into DIR`)",
-            missing.join(", ")
-        ));
-        return None;
-    }
-    let mut program = None;
-    for a in rows {
-        let file = dir.join(&a.path);
-        let digest = sha256_hex(&file);
-        assert_eq!(digest, a.sha256, "{}: not the pinned file", a.path);
-        let dest = root.join(a.dest.as_deref().unwrap_or(""));
-        fs::create_dir_all(&dest).unwrap();
-        let o = run({
-            let mut c = Command::new("tar");
-            c.arg("-xzf").arg(&file).arg("-C").arg(&dest);
-            c
-        });
-        assert_eq!(code(&o), 0, "unpacking {}: {}", a.path, text(&o));
-        for r in &a.relocate {
-            let interp = r.interpreter.as_deref().expect("an aarch64 loader");
-            assert_eq!(interp, "glibc/ld-linux-aarch64.so.1", "{}", r.file);
-            let interp = format!("{}/{interp}", root.display());
-            let rpath = format!("{}/glibc", root.display());
-            let f = dest.join(&r.file);
-            let mut b = fs::read(&f).unwrap();
-            let (io, ro) = (r.interp_offset as usize, r.rpath_offset as usize);
-            b[io..io + r.interp_size as usize].fill(0);
-            b[ro..ro + r.rpath_size as usize].fill(0);
-            fs::write(&f, &b).unwrap();
-            assert_eq!(sha256_hex(&f), r.zeroed_sha256, "{}: zeroed_sha256", r.file);
-            b[io..io + interp.len()].copy_from_slice(interp.as_bytes());
-            b[ro..ro + rpath.len()].copy_from_slice(rpath.as_bytes());
-            fs::write(&f, &b).unwrap();
-            program = Some(f);
-        }
-    }
-    Some(program.expect("a prepared program"))
+    arm::install(&GATE, name, &rows, root)
 }
 
 /// The fake model server as a child (killed when dropped) and its URL.
@@ -196,10 +111,9 @@ impl Drop for FakeServer {
 
 #[test]
 fn cline_aarch64_installs_and_answers_the_fake_model_under_qemu() {
-    if support::which(QEMU).is_none() {
-        skip_or_fail("no qemu-aarch64-static on PATH (apt-get install qemu-user-static)");
+    let Some(qemu) = GATE.qemu("cline") else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let plan = planned("cline", t);
@@ -217,7 +131,7 @@ fn cline_aarch64_installs_and_answers_the_fake_model_under_qemu() {
     };
 
     let o = run({
-        let mut c = Command::new(QEMU);
+        let mut c = Command::new(&qemu);
         c.arg(&program)
             .arg("--version")
             .env_clear()
@@ -226,8 +140,8 @@ fn cline_aarch64_installs_and_answers_the_fake_model_under_qemu() {
             .current_dir(t);
         c
     });
-    assert_eq!(code(&o), 0, "cline --version under qemu: {}", text(&o));
-    assert!(text(&o).contains("3.0.65"), "{}", text(&o));
+    assert_eq!(code(&o), 0, "cline --version under qemu: {}", arm::both(&o));
+    assert!(arm::both(&o).contains("3.0.65"), "{}", arm::both(&o));
 
     // One headless run: the runner execs the entry, a wrapper that starts
     // the arm64 program under qemu.
@@ -236,7 +150,7 @@ fn cline_aarch64_installs_and_answers_the_fake_model_under_qemu() {
         &entry,
         format!(
             "#!/bin/sh\nexec '{}' '{}' \"$@\"\n",
-            support::which(QEMU).unwrap().display(),
+            qemu.display(),
             program.display()
         ),
     )
@@ -263,7 +177,12 @@ fn cline_aarch64_installs_and_answers_the_fake_model_under_qemu() {
             .args(["--prompt", "write the token into the target file"]);
         c
     });
-    assert_eq!(code(&made), 0, "shforge harness cline: {}", text(&made));
+    assert_eq!(
+        code(&made),
+        0,
+        "shforge harness cline: {}",
+        arm::both(&made)
+    );
     let o = run({
         // A guard against a hang, not a time limit.
         let mut c = Command::new("timeout");
@@ -277,7 +196,12 @@ fn cline_aarch64_installs_and_answers_the_fake_model_under_qemu() {
     drop(server);
     let stderr = fs::read_to_string(session.join("stderr.log")).unwrap_or_default();
     let tail: Vec<&str> = stderr.lines().rev().take(8).collect();
-    assert_eq!(code(&o), 0, "the runner: {}; stderr: {tail:?}", text(&o));
+    assert_eq!(
+        code(&o),
+        0,
+        "the runner: {}; stderr: {tail:?}",
+        arm::both(&o)
+    );
     let requests = fs::read_to_string(&log).unwrap_or_default();
     assert!(
         requests.lines().count() >= 2,
@@ -307,7 +231,7 @@ fn bun_graph(args: &[&Path]) -> std::process::Output {
 /// `bun_graph.py --list` lines: (sha256, machine, name).
 fn listed(exe: &Path) -> Vec<(String, String, String)> {
     let o = bun_graph(&[Path::new("--list"), exe]);
-    assert_eq!(code(&o), 0, "--list {}: {}", exe.display(), text(&o));
+    assert_eq!(code(&o), 0, "--list {}: {}", exe.display(), arm::both(&o));
     String::from_utf8_lossy(&o.stdout)
         .lines()
         .map(|l| {
@@ -323,11 +247,8 @@ fn listed(exe: &Path) -> Vec<(String, String, String)> {
 /// line and no output file.
 #[test]
 fn cline_aarch64_graph_is_the_x86_64_one_with_the_recipes_swaps() {
-    let dir = PathBuf::from(
-        std::env::var_os("SHFORGE_SMOKE_ARTIFACTS")
-            .unwrap_or_else(|| "/var/cache/shforge/artifacts".into()),
-    );
-    let spec = spec("cline");
+    let dir = artifacts::artifacts_dir();
+    let spec = artifacts::shipped_spec("cline");
     let row = |arch: &str| {
         spec.artifacts
             .iter()
@@ -340,14 +261,17 @@ fn cline_aarch64_graph_is_the_x86_64_one_with_the_recipes_swaps() {
         let a = row(arch);
         let file = dir.join(&a.path);
         if !file.is_file() {
-            skip_or_fail(&format!(
-                "missing {} (`shforge fetch cline --arch {arch} --into DIR`)",
-                file.display()
-            ));
+            GATE.skip(
+                "cline",
+                &format!(
+                    "missing {} (`shforge fetch cline --arch {arch} --into DIR`)",
+                    file.display()
+                ),
+            );
             return;
         }
         assert_eq!(
-            sha256_hex(&file),
+            arm::sha256_file(&file),
             a.sha256,
             "{}: not the pinned file",
             a.path
@@ -363,7 +287,7 @@ fn cline_aarch64_graph_is_the_x86_64_one_with_the_recipes_swaps() {
                 .arg(&spec.entry);
             c
         });
-        assert_eq!(code(&o), 0, "{}", text(&o));
+        assert_eq!(code(&o), 0, "{}", arm::both(&o));
         programs.push(into.join(&spec.entry));
     }
     let (x64, arm) = (listed(&programs[0]), listed(&programs[1]));

@@ -24,7 +24,8 @@
 //! is tested by `arch_select`.
 //!
 //! Without qemu-aarch64-static or the aarch64 artifacts: a loud skip, a
-//! failure under SHFORGE_REQUIRE_ARM_PYTHON=1 (CI sets it).
+//! failure under SHFORGE_REQUIRE_ARM_PYTHON=1, or where it lists the
+//! harness (CI sets it to hermes,stirrup).
 
 use crate::support;
 
@@ -33,9 +34,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use sha2::{Digest as _, Sha256};
-use shforge::installer::InstallerSpec;
 use support::output::run;
+use support::{arm, artifacts};
 
 /// (harness, a top module of its bundle, a native module of its wheels).
 const CASES: &[(&str, &str, &str)] = &[
@@ -51,62 +51,16 @@ const CASES: &[(&str, &str, &str)] = &[
     ("mistral-vibe", "vibe.core.config", "pydantic_core"),
 ];
 
-const QEMU: &str = "qemu-aarch64-static";
-
-fn skip_or_fail(why: &str) {
-    let line = format!("SKIPPING the aarch64 Python runtimes under qemu: {why}");
-    if std::env::var("SHFORGE_REQUIRE_ARM_PYTHON").is_ok_and(|v| v == "1") {
-        panic!("{line} (SHFORGE_REQUIRE_ARM_PYTHON=1 forbids skipping)");
-    }
-    support::loud(&line);
-}
-
-/// qemu-aarch64-static on PATH, or None (skipped loudly).
-fn qemu() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let found = std::env::split_paths(&path)
-        .map(|d| d.join(QEMU))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        skip_or_fail("no qemu-aarch64-static on PATH (apt-get install qemu-user-static)");
-    }
-    found
-}
-
-fn spec(name: &str) -> InstallerSpec {
-    let (_, text) = shforge::installer::HARNESS_SPECS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .expect("a shipped spec");
-    InstallerSpec::from_toml(text).unwrap()
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The text relocate.sh expects in a placeholder of `size` bytes.
-fn marker(tag: &str, size: u64) -> Vec<u8> {
-    let mut m = format!("/@shforge-{tag}-placeholder@/");
-    while m.len() < (size - 1) as usize {
-        m.push('x');
-    }
-    m.truncate((size - 1) as usize);
-    m.into_bytes()
-}
+const GATE: arm::Gate<'static> = arm::Gate {
+    what: "the aarch64 Python runtimes",
+    require: "SHFORGE_REQUIRE_ARM_PYTHON",
+};
 
 /// Unpack `name`'s aarch64 rows under `root` and relocate the interpreter
 /// for an install at `root`; the interpreter's path, or None when the
 /// artifacts are missing (skipped loudly).
 fn install(name: &str, root: &Path) -> Option<PathBuf> {
-    let dir = PathBuf::from(
-        std::env::var_os("SHFORGE_SMOKE_ARTIFACTS")
-            .unwrap_or_else(|| "/var/cache/shforge/artifacts".into()),
-    );
-    let spec = spec(name);
+    let spec = artifacts::shipped_spec(name);
     let rows: Vec<_> = spec
         .artifacts
         .iter()
@@ -117,99 +71,11 @@ fn install(name: &str, root: &Path) -> Option<PathBuf> {
         3,
         "{name}: glibc, python and bundle rows for aarch64"
     );
-    let missing: Vec<String> = rows
-        .iter()
-        .map(|a| dir.join(&a.path))
-        .filter(|p| !p.is_file())
-        .map(|p| p.display().to_string())
-        .collect();
-    if !missing.is_empty() {
-        skip_or_fail(&format!(
-            "missing {} (`shforge fetch {name} --arch aarch64 --into DIR`)",
-            missing.join(", ")
-        ));
-        return None;
-    }
-    let mut program = None;
-    for a in &rows {
-        let file = dir.join(&a.path);
-        let bytes = fs::read(&file).unwrap();
-        assert_eq!(
-            sha256_hex(&bytes),
-            a.sha256,
-            "{}: not the pinned file",
-            a.path
-        );
-        let dest = root.join(a.dest.as_deref().expect("every row has a dest"));
-        fs::create_dir_all(&dest).unwrap();
-        let out = run({
-            let mut c = Command::new("tar");
-            c.arg("-xzf").arg(&file).arg("-C").arg(&dest);
-            c
-        });
-        assert!(out.status.success(), "unpacking {}: {out:?}", a.path);
-        for r in &a.relocate {
-            let f = dest.join(&r.file);
-            let mut b = fs::read(&f).unwrap();
-            let (io, is) = (r.interp_offset as usize, r.interp_size as usize);
-            let (ro, rs) = (r.rpath_offset as usize, r.rpath_size as usize);
-            let text = |s: &[u8]| s.iter().copied().filter(|c| *c != 0).collect::<Vec<u8>>();
-            assert_eq!(
-                text(&b[io..io + is]),
-                marker("interp", r.interp_size),
-                "{}: interp placeholder",
-                r.file
-            );
-            assert_eq!(
-                text(&b[ro..ro + rs]),
-                marker("rpath", r.rpath_size),
-                "{}: rpath placeholder",
-                r.file
-            );
-            b[io..io + is].fill(0);
-            b[ro..ro + rs].fill(0);
-            assert_eq!(sha256_hex(&b), r.zeroed_sha256, "{}: zeroed_sha256", r.file);
-            let interp = r
-                .interpreter
-                .clone()
-                .unwrap_or_else(|| "glibc/ld-linux-x86-64.so.2".to_owned());
-            assert_eq!(
-                interp, "glibc/ld-linux-aarch64.so.1",
-                "{}: the aarch64 loader",
-                r.file
-            );
-            let interp = format!("{}/{interp}", root.display());
-            let rpath = r
-                .rpath
-                .clone()
-                .unwrap_or_else(|| vec!["glibc".to_owned()])
-                .iter()
-                .map(|d| format!("{}/{d}", root.display()))
-                .collect::<Vec<_>>()
-                .join(":");
-            assert!(
-                interp.len() < is && rpath.len() < rs,
-                "the temp dir is too long a prefix"
-            );
-            b[io..io + interp.len()].copy_from_slice(interp.as_bytes());
-            b[ro..ro + rpath.len()].copy_from_slice(rpath.as_bytes());
-            fs::write(&f, &b).unwrap();
-            program = Some(f);
-        }
-    }
-    Some(program.expect("a relocated interpreter"))
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    arm::install(&GATE, name, &rows, root)
 }
 
 fn runs_under_qemu(name: &str, module: &str, native: &str) {
-    let Some(qemu) = qemu() else { return };
+    let Some(qemu) = GATE.qemu(name) else { return };
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("i");
     let Some(py) = install(name, &root) else {
@@ -238,9 +104,9 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
     let o = qrun(&["--version"]);
     assert!(o.status.success(), "{name}: python --version: {o:?}");
     assert!(
-        text(&o).starts_with(&format!("Python {version}.")),
+        arm::both(&o).starts_with(&format!("Python {version}.")),
         "{name}: {}",
-        text(&o)
+        arm::both(&o)
     );
 
     let site = root.join(name).join("site-packages");
@@ -250,7 +116,11 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
         site.display().to_string()
     );
     let o = qrun(&["-I", "-B", "-c", &code]);
-    assert!(o.status.success(), "{name}: import {module}: {}", text(&o));
+    assert!(
+        o.status.success(),
+        "{name}: import {module}: {}",
+        arm::both(&o)
+    );
     // Stdout's last line: a package may print a banner on import
     // (mini-swe-agent), and warnings go to stderr (NOOA's litellm).
     assert!(
@@ -259,7 +129,7 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
             .last()
             .is_some_and(|l| l.starts_with(&format!("aarch64 {module} OpenSSL"))),
         "{name}: {}",
-        text(&o)
+        arm::both(&o)
     );
 
     // The entry's --version as the launcher runs it: bin/run PYTHON BOOT
@@ -279,7 +149,7 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
         c.arg("755").arg(&wrapper);
         c
     });
-    let expect = spec(name)
+    let expect = artifacts::shipped_spec(name)
         .check
         .and_then(|c| c.expect)
         .expect("a [check] expect");
@@ -295,11 +165,11 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
             .current_dir(tmp.path());
         c
     });
-    assert!(o.status.success(), "{name} --version: {}", text(&o));
+    assert!(o.status.success(), "{name} --version: {}", arm::both(&o));
     assert!(
-        text(&o).contains(&expect),
+        arm::both(&o).contains(&expect),
         "{name} --version: want {expect:?}: {}",
-        text(&o)
+        arm::both(&o)
     );
     // Nothing was written into the install (-B, unchecked-hash .pyc).
     let out = run({
@@ -316,7 +186,10 @@ fn runs_under_qemu(name: &str, module: &str, native: &str) {
         "",
         "{name}: files written into the install"
     );
-    support::loud(&format!("{name} aarch64 under qemu: {}", text(&o).trim()));
+    support::loud(&format!(
+        "{name} aarch64 under qemu: {}",
+        arm::both(&o).trim()
+    ));
 }
 
 #[test]

@@ -12,6 +12,7 @@
 //! * [`late_read`] — an LD_PRELOAD library that plays bash's `read -t` races.
 //! * [`artifacts`] — the pinned harness artifacts of the real-CLI tests.
 
+pub mod arm;
 pub mod artifacts;
 pub mod chroot;
 pub mod http;
