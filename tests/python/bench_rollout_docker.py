@@ -20,7 +20,9 @@ one rollout counted, and the rollout's time split into phases: on the host
 inside the launch exec (timestamps the benchmark adds to a copy of the
 script: unpack, bootstrap, reuse check, supervised run, end-services, pack,
 removal; what is left of the exec's wall time is the docker client and
-daemon). The launch goes through ``exec_split``: "to the whole result" is
+daemon). The timestamps cost a ``date`` process each, so the phases come
+from a series of their own: the ratios are taken from rollouts of the
+shipped scripts, untouched. The launch goes through ``exec_split``: "to the whole result" is
 the exec until its tar stream's end came, "its tail" what the rollout still
 waited for its end (the removal) after the host read the result; the
 exec's round trip line then also holds the host's reading that overlapped
@@ -78,10 +80,15 @@ def removal_stamped(script: str) -> str:
     return script.replace(anchor, anchor + STAMP.format("remove"))
 
 
-setattr(RO, "_FAST_LAUNCH_SCRIPT", removal_stamped(stamped(getattr(RO, "_FAST_LAUNCH_SCRIPT"), [
-    ('mkdir -p "$d" && cd "$d"', "start"), ('sh "$d/bootstrap.sh"', "unpack"), ("b=$(command -v bash", "bootstrap"),
-    ('echo "shforge-fast-reused', "reuse-check"), *TAIL_MARKS])))  # fmt: skip
-setattr(RO, "_LAUNCH_SCRIPT", removal_stamped(stamped(getattr(RO, "_LAUNCH_SCRIPT"), [('mkdir -p "$s"', "start"), *TAIL_MARKS])))
+# The shipped scripts -> their stamped copies, and the name of each.
+STAMPED: Dict[str, Tuple[str, str]] = {
+    getattr(RO, "_FAST_LAUNCH_SCRIPT"): ("fast launch", removal_stamped(stamped(getattr(RO, "_FAST_LAUNCH_SCRIPT"), [
+        ('mkdir -p "$d" && cd "$d"', "start"), ('sh "$d/bootstrap.sh"', "unpack"), ("b=$(command -v bash", "bootstrap"),
+        ('echo "shforge-fast-reused', "reuse-check"), *TAIL_MARKS]))),
+    getattr(RO, "_LAUNCH_SCRIPT"): ("launch", removal_stamped(stamped(getattr(RO, "_LAUNCH_SCRIPT"),
+                                                                      [('mkdir -p "$s"', "start"), *TAIL_MARKS]))),
+    getattr(RO, "_BOOTSTRAP_SCRIPT"): ("bootstrap", getattr(RO, "_BOOTSTRAP_SCRIPT")),
+}  # fmt: skip
 
 _run = _cli.run
 
@@ -112,18 +119,21 @@ def prompt(tok: str) -> str:
     )
 
 
-def exec_name(command: Union[str, Sequence[str]]) -> str:
-    text = command if isinstance(command, str) else " ".join(command)
-    for script, name in ((RO._FAST_LAUNCH_SCRIPT, "fast launch"), (RO._LAUNCH_SCRIPT, "launch"),
-                         (RO._BOOTSTRAP_SCRIPT, "bootstrap")):  # fmt: skip
-        if script in text:
-            return name
-    return text[:40]
+def exec_name(command: Union[str, Sequence[str]]) -> Tuple[str, Union[str, Sequence[str]]]:
+    """The name of the exec's script, and the command with that script's
+    stamped copy in its place."""
+    words = [command] if isinstance(command, str) else list(command)
+    for i, w in enumerate(words):
+        if w in STAMPED:
+            name, copy = STAMPED[w]
+            words[i] = copy
+            return name, words if not isinstance(command, str) else copy
+    return " ".join(words)[:40], command
 
 
 class Counting(DockerSandbox):
-    """Counts the docker client calls, times each, and splits the launch's
-    exec by the timestamps its script printed."""
+    """Counts the docker client calls, times each, runs the stamped copy of
+    the launch's script and splits its exec by the timestamps printed."""
 
     calls = 0
 
@@ -131,7 +141,7 @@ class Counting(DockerSandbox):
              cwd: Optional[str] = None, user: Optional[str] = None, timeout: Optional[float] = None,
              stdin: Optional[bytes] = None) -> shforge.ExecResult:  # fmt: skip
         Counting.calls += 1
-        name = exec_name(command)
+        name, command = exec_name(command)
         t = time.monotonic()
         r = super().exec(command, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin)
         PHASES[f"exec: {name} (wall)"] += time.monotonic() - t
@@ -142,7 +152,7 @@ class Counting(DockerSandbox):
                    timeout: Optional[float] = None, stdin: Optional[bytes] = None,
                    ) -> Tuple[bytes, Callable[[], shforge.ExecResult]]:  # fmt: skip
         Counting.calls += 1
-        name = exec_name(command)
+        name, command = exec_name(command)
         t = time.monotonic()
         out, end = super().exec_split(command, complete=complete, env=env, cwd=cwd, user=user, timeout=timeout,
                                       stdin=stdin)  # fmt: skip
@@ -252,35 +262,51 @@ def main(n: int) -> None:
             # Reused install: one call vs the bare CLI (a fresh session dir
             # each run; a warm one), interleaved.
             one: List[float] = []
+            stamped_runs: List[float] = []
             whole: List[float] = []
             floor_fresh: List[float] = []
             floor_warm: List[float] = []
             phases: List[Dict[str, float]] = []
+            calls: List[int] = []  # docker client calls of each stamped rollout
             with tempfile.TemporaryDirectory() as tmp:
                 argv, env = stage_bare(c, srv.base_url, Path(tmp), "bare-warm")
                 bare(c, argv, env, "warm-up")
                 fresh_dirs = [stage_bare(c, srv.base_url, Path(tmp), f"bare-{i}") for i in range(n)]
-                for i in range(n):
+                def rolled(box: DockerSandbox, tag: str) -> float:
+                    t = time.monotonic()
+                    r = shforge.rollout(box, "codex", prompt=prompt(tag), base_url=srv.base_url, model="fake-model",
+                                        workdir="/work", api_key_env="OPENAI_API_KEY", deadline=120)  # fmt: skip
+                    took = time.monotonic() - t
+                    assert r.receipt.is_clean and r.installed.reused, r.outcome
+                    return took
+
+                def plain(i: int) -> None:
+                    one.append(rolled(DockerSandbox(c, user="1000:1000"), f"one{i}"))
+
+                def with_stamps(i: int) -> None:
                     PHASES.clear()
                     Counting.calls = 0
-                    t = time.monotonic()
-                    r = shforge.rollout(Counting(c, user="1000:1000"), "codex", prompt=prompt(f"one{i}"),
-                                        base_url=srv.base_url, model="fake-model", workdir="/work",
-                                        api_key_env="OPENAI_API_KEY", deadline=120)  # fmt: skip
-                    one.append(time.monotonic() - t)
-                    warm_calls = Counting.calls
-                    assert r.receipt.is_clean and r.installed.reused, r.outcome
+                    stamped_runs.append(rolled(Counting(c, user="1000:1000"), f"stamped{i}"))
+                    calls.append(Counting.calls)
                     counted = sum(v for k, v in PHASES.items() if not k.startswith("  "))
-                    PHASES["host: the rest (Python: scripts, tar, untar, ...)"] = one[-1] - counted
+                    PHASES["host: the rest (Python: scripts, tar, untar, ...)"] = stamped_runs[-1] - counted
                     phases.append(dict(PHASES))
-                    t = time.monotonic()
-                    r = shforge.rollout(Whole(c, user="1000:1000"), "codex", prompt=prompt(f"whole{i}"),
-                                        base_url=srv.base_url, model="fake-model", workdir="/work",
-                                        api_key_env="OPENAI_API_KEY", deadline=120)  # fmt: skip
-                    whole.append(time.monotonic() - t)
-                    assert r.receipt.is_clean and r.installed.reused, r.outcome
+
+                def exec_whole(i: int) -> None:
+                    whole.append(rolled(Whole(c, user="1000:1000"), f"whole{i}"))
+
+                def fresh_floor(i: int) -> None:
                     floor_fresh.append(bare(c, *fresh_dirs[i], f"fresh{i}"))
+
+                def warm_floor(i: int) -> None:
                     floor_warm.append(bare(c, argv, env, f"warm{i}"))
+
+                # Each round in another order: no series always follows the
+                # same one (the previous run's caches, its removal's tail).
+                series = [plain, with_stamps, exec_whole, fresh_floor, warm_floor]
+                for i in range(n):
+                    for run_one in series[i % len(series):] + series[: i % len(series)]:
+                        run_one(i)
             # Shared read-only prefix: a new container's install step.
             with tempfile.TemporaryDirectory() as shared:
                 os.chmod(shared, 0o755)
@@ -300,14 +326,16 @@ def main(n: int) -> None:
                 sh("docker", "exec", a, "rm", "-rf", "/opt/shforge/codex-0.171.0", "/opt/shforge/.codex-0.171.0")
         print(f"medians of {n}, CLI {os.environ.get('SHFORGE_BIN', 'shforge')}, load average "
               f"{load0[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")  # fmt: skip
-        print(f"reused install: rollout {med(one):.3f} s ({warm_calls} docker calls)")
+        print(f"reused install: rollout {med(one):.3f} s ({max(calls)} docker calls)")
         print(f"  vs the bare CLI, fresh session dir (the floor): {med(floor_fresh):.3f} s: "
               f"{med(one) / med(floor_fresh):.2f}x (target <= 1.3x)")  # fmt: skip
         print(f"  vs the bare CLI, warm session dir: {med(floor_warm):.3f} s: {med(one) / med(floor_warm):.2f}x")
         print(f"  the same rollout with the launch exec whole (no exec_split: the removal before the host reads):"
               f" {med(whole):.3f} s: {med(whole) / med(floor_fresh):.2f}x the fresh floor")  # fmt: skip
-        print("  rollout phases (medians of each; the lines indented: inside an exec's wall time; the readers"
-              " (receipt, snapshot, outcome) run at once, so their times overlap and 'the rest' can be below 0):")
+        print(f"  rollout phases, from a series of their own with the launch script stamped ({med(stamped_runs):.3f} s"
+              " a rollout: each stamp is a process; medians of each; the lines indented: inside an exec's wall time;"
+              " the readers (receipt, snapshot, outcome) run at once, so their times overlap and 'the rest' can be"
+              " below 0):")  # fmt: skip
         for name in sorted({k for p in phases for k in p}, key=lambda k: (k.strip().split(":")[0], k)):
             print(f"    {med([p.get(name, 0.0) for p in phases]):.3f} s  {name}")
         print(f"fresh install: {med(fresh):.3f} s vs cp + tar -x {med(floor_inst):.3f} s: "
