@@ -14,7 +14,7 @@ signal_status() {
 init_globals() {
     confirmed=true rc='' err='' timed_out=false containment=proc
     stop_reason='' hurry='' in_on_signal='' got_signal='' timer_pid='' timer_killed='' lifeline_pid='' lifeline_killed=''
-    helper_pid='' mv_bin='' rm_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled=''
+    helper_pid='' mv_bin='' rm_bin='' cg='' receipt='' receipt_tmp='' pw_last='' pw_disabled='' scan_lost=''
     rs=() pv=() mk=() me=() empty_groups=() sv_argv0=()
     launch_cs='' stop_began_cs='' stop_term_cs='' stop_kill_cs='' stop_end_cs=''
     stop_graceful_end_cs='' stop_grace_cs='' stop_n_term=0 stop_n_kill=0 stop_by_itself=''

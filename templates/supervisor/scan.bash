@@ -5,13 +5,32 @@
 # window holds, PIDs at or below its floor are not even read. In the C
 # locale: a UTF-8 one makes bash's glob of /proc (matched and sorted by
 # strcoll) and its splitting of each stat more than twice as slow.
+#
+# bash gives a glob up while a trapped SIGINT is pending ("make SIGINT traps
+# responsive" in its glob.c, 4.3 and later): the word then stays as written,
+# and such a scan saw no process at all. In a burst of stop signals the stop
+# then "confirmed" an end it had signalled no one (the harness left STOPped,
+# the supervisor waiting on it for good). The trap runs before the next
+# command, so the next try finds nothing pending; a scan whose every try was
+# lost (scan_lost) counts as one undecided process (classify): the stop
+# does not end on it, and looks again.
 scan() {
     local LC_ALL=C
-    local p pid f n=0 floor
+    local p pid f n=0 floor try
+    local -a procs
     c_pid=() c_ppid=() c_pgid=() c_sid=() c_start=() c_state=()
     pid_window_floor
     floor=$pw_floor
-    for p in /proc/[0-9]*; do
+    scan_lost=1
+    for ((try = 0; try < 10; try++)); do
+        procs=(/proc/[0-9]*)
+        if [[ ${procs[0]} != '/proc/[0-9]*' ]]; then
+            scan_lost=''
+            break
+        fi
+    done
+    [[ -n $scan_lost ]] && procs=()
+    for p in ${procs[@]+"${procs[@]}"}; do
         pid=${p#/proc/}
         ((pid > floor)) || continue
         read_stat_fields "$pid" || continue
@@ -124,6 +143,8 @@ environ_settled() {
 classify() {
     local record=$1 i pid start changed state
     added=0 undecided=0
+    # A scan that saw nothing (scan_lost): someone may be alive unseen.
+    [[ -n $scan_lost ]] && undecided=1
     # PID reuse: a reached or preserved PID now held by a younger process is
     # not the process that was reached; forget it (and its group/session).
     for ((i = 0; i < c_n; i++)); do

@@ -276,9 +276,13 @@ fn helper_writes_the_receipt_when_the_supervisor_dies() {
 }
 
 /// Bursts of 200 × TERM, INT and HUP: every run leaves a receipt and none
-/// runs on past main (bash 3.2 to 4.2 crashed in about a run in five and
-/// wrote none, or exited 2 from the script's end). 10 runs on those
-/// releases, 2 on the others. Counts, not times.
+/// runs on past main or hangs (bash 3.2 to 4.2 crashed in about a run in
+/// five and wrote none, or exited 2 from the script's end; 4.2, 5.0, 5.1,
+/// 5.2 and 5.3 hung now and then: a stop scan whose glob of /proc bash gave
+/// up under the burst saw no process, and the stop "confirmed" an end it
+/// had signalled no one, the harness left STOPped and the supervisor
+/// waiting on it). 10 runs on the releases before 5.0, 2 on the others.
+/// Counts, not times.
 #[test]
 fn signal_bursts_always_leave_a_receipt() {
     if !support::require_tool("signal_bursts_always_leave_a_receipt", "setsid") {
@@ -296,18 +300,6 @@ fn signal_bursts_always_leave_a_receipt() {
                 let err = std::fs::read_to_string(d.path().join(format!("run{r}/err")));
                 bad.push((r, status, err.unwrap_or_default()));
             }
-        }
-        // bash 4.4 hung (lost the stop) in a loaded CI rehearsal: the
-        // ignore-after-the-first-signal fix now covers every release before
-        // 5.0, which must have no bad run. 5.0 and later never crashed or
-        // hung here (0 of 480 loaded burst runs); one that does is reported
-        // loudly, not failed, so a first sighting is seen, not lost.
-        if version(shell) >= 500 && !bad.is_empty() {
-            support::loud(&format!(
-                "KNOWN RESIDUAL {}: a burst run hung or left no receipt: {bad:?}",
-                shell.name
-            ));
-            continue;
         }
         assert!(
             bad.is_empty(),
