@@ -6,14 +6,15 @@
 # locale: a UTF-8 one makes bash's glob of /proc (matched and sorted by
 # strcoll) and its splitting of each stat more than twice as slow.
 #
-# bash gives a glob up while a trapped SIGINT is pending ("make SIGINT traps
-# responsive" in its glob.c, 4.3 and later): the word then stays as written,
-# and such a scan saw no process at all. In a burst of stop signals the stop
-# then "confirmed" an end it had signalled no one (the harness left STOPped,
-# the supervisor waiting on it for good). The trap runs before the next
-# command, so the next try finds nothing pending; a scan whose every try was
-# lost (scan_lost) counts as one undecided process (classify): the stop
-# does not end on it, and looks again.
+# bash gives a glob up while a signal it must act on is pending (its glob.c:
+# "make SIGINT traps responsive"): the word then stays as written, and such
+# a scan saw no process at all. In a burst of stop signals the stop then
+# "confirmed" an end it had signalled no one (the harness left STOPped, the
+# supervisor waiting on it for good). So the glob is tried again (the trap
+# runs between tries), and a scan whose every try was lost (scan_lost: most
+# lost scans, while a burst lasts) counts as one undecided process
+# (classify): the stop does not end on it, signals the harness's group as
+# ever, and looks again.
 scan() {
     local LC_ALL=C
     local p pid f n=0 floor try

@@ -22,11 +22,11 @@ script: unpack, bootstrap, reuse check, supervised run, end-services, pack,
 removal; what is left of the exec's wall time is the docker client and
 daemon). The timestamps cost a ``date`` process each, so the phases come
 from a series of their own: the ratios are taken from rollouts of the
-shipped scripts, untouched. The launch goes through ``exec_split``: "to the whole result" is
-the exec until its tar stream's end came, "its tail" what the rollout still
-waited for its end (the removal) after the host read the result; the
-exec's round trip line then also holds the host's reading that overlapped
-the tail. Use a release CLI (``SHFORGE_BIN=target/release/shforge``): the
+shipped scripts, untouched. The launch goes through ``exec_split``: "to
+the whole result" is the exec until its tar stream's end came, "its tail"
+what the rollout still waited for its end (the removal) after the host
+read the result; the exec's round trip line then also holds the host's
+reading that overlapped the tail. Use a release CLI (``SHFORGE_BIN=target/release/shforge``): the
 host-side steps run it. Prints the load average at the start and the end.
 """
 
